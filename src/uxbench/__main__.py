@@ -1,0 +1,3 @@
+from uxbench.cli.main import main
+
+main()

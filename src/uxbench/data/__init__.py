@@ -1,0 +1,1 @@
+"""Data layer: typed cases, taxonomies, loaders and the bundled demo set. Imports nothing else of uxbench."""

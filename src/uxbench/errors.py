@@ -1,0 +1,89 @@
+"""The project's own errors. Library code raises these; the CLI prints them without a traceback."""
+
+from __future__ import annotations
+
+
+class UxbenchError(Exception):
+    """Base class: a problem the user can act on. `str(err)` is the complete message."""
+
+
+class ConfigError(UxbenchError):
+    """A bad option, model spec, template name or other configuration."""
+
+
+class DataError(UxbenchError):
+    """Invalid input data. Names the file, line and field when known, and what to do."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str | None = None,
+        line: int | None = None,
+        field: str | None = None,
+        hint: str | None = None,
+    ) -> None:
+        self.reason = message
+        self.source = source
+        self.line = line
+        self.field = field
+        self.hint = hint
+        where = []
+        if source is not None:
+            where.append(str(source))
+        if line is not None:
+            where.append(f"line {line}")
+        if field is not None:
+            where.append(f"field '{field}'")
+        text = (": ".join([", ".join(where), message]) if where else message)
+        if hint:
+            text += f" ({hint})"
+        super().__init__(text)
+
+
+class ModelError(UxbenchError):
+    """A model call failed. `retryable` says whether the runtime may try again."""
+
+    retryable: bool = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retry_after: float | None = None,
+        retryable: bool | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retry_after = retry_after
+        if retryable is not None:
+            self.retryable = retryable
+
+
+class RateLimitError(ModelError):
+    """429 or an overload answer: back off (honouring Retry-After) and shrink concurrency."""
+
+    retryable = True
+
+
+class TransientModelError(ModelError):
+    """5xx, timeouts, dropped connections, malformed bodies: worth retrying."""
+
+    retryable = True
+
+
+class FatalModelError(ModelError):
+    """400, 401, 403, 404 and the like: retrying cannot help."""
+
+    retryable = False
+
+
+class MissingDependencyError(ConfigError):
+    """An optional extra is needed for what was asked."""
+
+    def __init__(self, package: str, extra: str, purpose: str) -> None:
+        super().__init__(
+            f"{purpose} needs the '{package}' package, which is not installed. "
+            f"Install it with: pip install 'uxbench[{extra}]'"
+        )

@@ -1,0 +1,79 @@
+"""Providers by name. Modules are imported only when their provider is asked for, keeping startup fast."""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from collections.abc import Callable
+from typing import TypeVar
+
+from uxbench.errors import ConfigError
+from uxbench.models.api import ModelAPI
+
+# name -> module that defines (and registers) the provider
+_PROVIDER_MODULES: dict[str, str] = {
+    "openai": "uxbench.models.providers.openai",
+    "anthropic": "uxbench.models.providers.anthropic",
+    "google": "uxbench.models.providers.google",
+    "hf": "uxbench.models.providers.hf",
+    "replay": "uxbench.models.providers.replay",
+    "scripted": "uxbench.models.providers.scripted",
+}
+_REGISTRY: dict[str, type[ModelAPI]] = {}
+
+P = TypeVar("P", bound=type[ModelAPI])
+
+
+def register_provider(name: str) -> Callable[[P], P]:
+    """Class decorator: make a provider available as `name:MODEL`."""
+
+    def deco(cls: P) -> P:
+        cls.provider = name
+        _REGISTRY[name] = cls
+        return cls
+
+    return deco
+
+
+def provider_names() -> list[str]:
+    return sorted(set(_PROVIDER_MODULES) | set(_REGISTRY))
+
+
+def get_provider(name: str) -> type[ModelAPI]:
+    if name not in _REGISTRY:
+        module = _PROVIDER_MODULES.get(name)
+        if module is None:
+            close = difflib.get_close_matches(name, provider_names(), n=1)
+            hint = f" Did you mean '{close[0]}'?" if close else ""
+            raise ConfigError(
+                f"Unknown model provider '{name}'. Known providers: {', '.join(provider_names())}.{hint}"
+            )
+        importlib.import_module(module)
+    return _REGISTRY[name]
+
+
+def parse_model_spec(spec: str) -> tuple[str, str]:
+    """Split `provider:model` (the model part may itself contain colons, e.g. `openai:qwen3:8b`)."""
+    provider, sep, model = spec.partition(":")
+    if not sep or not provider or not model:
+        raise ConfigError(
+            f"Model '{spec}' is not of the form PROVIDER:MODEL (for example openai:gpt-4o-mini, "
+            f"hf:/path/to/model, scripted:always-good). Providers: {', '.join(provider_names())}."
+        )
+    return provider, model
+
+
+def parse_model_args(pairs: list[str] | None) -> dict[str, str]:
+    """Turn `["key=value", ...]` into a dict, with a clear error for a malformed pair."""
+    out: dict[str, str] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--model-arg '{pair}' must be KEY=VALUE (for example base_url=http://localhost:8000/v1)")
+        out[key.strip()] = value
+    return out
+
+
+def create_model_api(spec: str, args: dict[str, str] | None = None) -> ModelAPI:
+    provider, model = parse_model_spec(spec)
+    return get_provider(provider)(model, args or {})

@@ -1,0 +1,1 @@
+"""Run directories: manifest, crash-safe per-sample records, summaries, resume."""

@@ -1,0 +1,146 @@
+"""A run directory on disk.
+
+    RUN_DIR/
+      manifest.json    what was asked: full config, dataset fingerprint, versions, git revision, template hashes
+      samples.sqlite   one row per sample, committed as each completes (WAL): the crash-safe store
+      samples.jsonl    export of the records, written at the end of a run (convenience copy)
+      summary.json     the metrics
+
+Records are keyed by `sample_id` (INSERT OR REPLACE), so a rerun can never duplicate a sample:
+resume reads the set of finished ids instead of re-scanning a JSONL file.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from uxbench.errors import UxbenchError
+from uxbench.runs.records import SampleRecord
+
+MANIFEST = "manifest.json"
+SAMPLES_DB = "samples.sqlite"
+SAMPLES_JSONL = "samples.jsonl"
+SUMMARY = "summary.json"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS records (
+    sample_id TEXT PRIMARY KEY,
+    idx INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    body BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS records_idx ON records(idx);
+"""
+
+
+class RunStore:
+    """Read and write one run directory."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._db: sqlite3.Connection | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------
+    @classmethod
+    def open_existing(cls, path: str | Path) -> RunStore:
+        store = cls(path)
+        if not (store.path / MANIFEST).is_file():
+            raise UxbenchError(
+                f"{store.path} is not a uxbench run directory (no {MANIFEST}). "
+                "Pass a directory printed by `uxbench run`."
+            )
+        return store
+
+    def _conn(self) -> sqlite3.Connection:
+        if self._db is None:
+            self.path.mkdir(parents=True, exist_ok=True)
+            db = sqlite3.connect(self.path / SAMPLES_DB, isolation_level=None, check_same_thread=False)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(_SCHEMA)
+            self._db = db
+        return self._db
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- manifest and summary --------------------------------------------------------------
+    def read_manifest(self) -> dict[str, Any] | None:
+        return _read_json(self.path / MANIFEST)
+
+    def write_manifest(self, manifest: dict[str, Any]) -> None:
+        _write_json_atomic(self.path / MANIFEST, manifest)
+
+    def read_summary(self) -> dict[str, Any] | None:
+        return _read_json(self.path / SUMMARY)
+
+    def write_summary(self, summary: dict[str, Any]) -> None:
+        _write_json_atomic(self.path / SUMMARY, summary)
+
+    # -- records ---------------------------------------------------------------------------
+    def put(self, record: SampleRecord) -> None:
+        """Store one finished sample; committed before returning (autocommit, WAL)."""
+        self._conn().execute(
+            "INSERT OR REPLACE INTO records(sample_id, idx, status, body) VALUES (?, ?, ?, ?)",
+            (record.sample_id, record.index, record.status, orjson.dumps(record.model_dump(mode="json"))),
+        )
+
+    def done_ids(self, *, include_errors: bool = False) -> set[str]:
+        """Ids of finished samples. Errored samples are not 'done' unless asked: they are retried."""
+        sql = "SELECT sample_id FROM records" + ("" if include_errors else " WHERE status = 'ok'")
+        return {row[0] for row in self._conn().execute(sql)}
+
+    def iter_records(self, sample_ids: Iterable[str] | None = None) -> Iterator[SampleRecord]:
+        """Records in data order; restricted to `sample_ids` when given."""
+        wanted = set(sample_ids) if sample_ids is not None else None
+        for (body,) in self._conn().execute("SELECT body FROM records ORDER BY idx, sample_id"):
+            rec = SampleRecord.model_validate(orjson.loads(body))
+            if wanted is None or rec.sample_id in wanted:
+                yield rec
+
+    def count(self) -> int:
+        row = self._conn().execute("SELECT COUNT(*) FROM records").fetchone()
+        return int(row[0])
+
+    def export_jsonl(self, sample_ids: Iterable[str] | None = None) -> Path:
+        """Write samples.jsonl (atomically) from the store."""
+        out = self.path / SAMPLES_JSONL
+        tmp = out.with_suffix(".jsonl.tmp")
+        with tmp.open("wb") as fh:
+            for rec in self.iter_records(sample_ids):
+                fh.write(orjson.dumps(rec.model_dump(mode="json")) + b"\n")
+        tmp.replace(out)
+        return out
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise UxbenchError(f"{path} is not valid JSON ({exc}); the run directory may be damaged.") from exc
+    if not isinstance(data, dict):
+        raise UxbenchError(f"{path} should hold a JSON object.")
+    return data
+
+
+def _write_json_atomic(path: Path, data: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n", encoding="utf-8")
+    tmp.replace(path)

@@ -1,0 +1,48 @@
+"""Progress bar for long runs: done/total, ETA and the running accuracy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from uxbench.runs.runner import ProgressEvent
+
+
+class RichProgress:
+    def __init__(self, console: Console, *, enabled: bool = True) -> None:
+        self.console = console
+        self.enabled = enabled
+        self.run_dir: Path | None = None
+        self._progress = None
+        self._task_id = None
+
+    def __call__(self, event: ProgressEvent) -> None:
+        if event.kind == "start":
+            self.run_dir = event.run_dir
+            resumed = f" (resuming: {event.resumed} samples already done)" if event.resumed else ""
+            self.console.print(f"[bold]Run directory:[/] {event.run_dir}{resumed}")
+            if self.enabled:
+                from rich.progress import (
+                    BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn,
+                )
+
+                self._progress = Progress(
+                    TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                    TextColumn("{task.fields[metric]}"), console=self.console, transient=False,
+                )
+                self._progress.start()
+                self._task_id = self._progress.add_task("samples", total=event.total, metric="")
+        elif event.kind == "sample" and self._progress is not None and self._task_id is not None:
+            metric = f"{event.metric_name} {event.metric_value:.3f}" if event.metric_value is not None else ""
+            self._progress.update(self._task_id, completed=event.done, metric=metric)
+        elif event.kind == "end":
+            self.stop()
+
+    def stop(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None

@@ -1,0 +1,162 @@
+"""Near-duplicate conversations by their user text, with MinHash LSH (datasketch).
+
+Text -> shingles: NFKC, casefold, punctuation dropped and whitespace collapsed; character 3-grams when the
+text is mostly CJK (>= 30% of its characters), else character 5-grams (robust to one changed word in a
+short English query, unlike word 3-grams). Each text gets a MinHash (num_perm 128, fixed seed and
+hashing scheme, so runs are reproducible); one pass inserts and queries an LSH index, so the cost is
+linear in the number of conversations. An LSH candidate is confirmed only when the MinHash estimate of
+the Jaccard similarity reaches the threshold. The first occurrence is kept; later near-duplicates join
+its group (the earliest matching representative when several match).
+
+The index is stateful by nature: run it in one process over the whole stream (it holds one MinHash per
+kept conversation, about 1 KB each), not inside parallel map tasks.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+from datasketch import MinHash, MinHashLSH
+from pydantic import BaseModel, ConfigDict, Field
+
+from uxbench.errors import DataError
+from uxbench.mining.types import Session
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+_PUNCT = re.compile(r"[^\w\s]+|_+")
+_SPACE = re.compile(r"\s+")
+_SCHEME = "affine32"
+
+
+class DedupConfig(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    threshold: float = Field(0.8, gt=0, le=1)
+    """Estimated Jaccard similarity of the shingle sets at or above which two texts are near-duplicates."""
+    num_perm: int = Field(128, ge=16)
+    seed: int = 1
+    cjk_ngram: int = Field(3, ge=1)
+    latin_ngram: int = Field(5, ge=1)
+    text: Literal["user", "first_user"] = "user"
+    """What is compared: all user messages of a conversation joined, or only its first user message."""
+
+
+def normalise_for_shingles(text: str) -> str:
+    """NFKC, casefold, punctuation dropped, whitespace collapsed (and dropped next to CJK characters)."""
+    out = _SPACE.sub(" ", _PUNCT.sub(" ", unicodedata.normalize("NFKC", text).casefold())).strip()
+    return re.sub(r"(?<=[\u3000-\u9fff]) | (?=[\u3000-\u9fff])", "", out)
+
+
+def shingles(text: str, config: DedupConfig | None = None) -> set[str]:
+    """Character n-grams of the normalised text (n by script); the whole text when shorter than n."""
+    cfg = config or DedupConfig()
+    norm = normalise_for_shingles(text)
+    if not norm:
+        return set()
+    n = cfg.cjk_ngram if len(_CJK.findall(norm)) >= 0.3 * len(norm.replace(" ", "")) else cfg.latin_ngram
+    if len(norm) <= n:
+        return {norm}
+    return {norm[i : i + n] for i in range(len(norm) - n + 1)}
+
+
+def session_text(session: Session, which: Literal["user", "first_user"] = "user") -> str:
+    users = [t.content for t in session.turns if t.role == "user"]
+    if which == "first_user":
+        return users[0] if users else ""
+    return "\n".join(users)
+
+
+@dataclass
+class DuplicateGroup:
+    representative: str
+    """Key of the first occurrence (kept)."""
+    duplicates: list[str] = field(default_factory=list)
+    """Keys of its later near-duplicates, in input order."""
+    similarity: list[float] = field(default_factory=list)
+    """Estimated Jaccard similarity of each duplicate to the representative."""
+
+
+class NearDuplicateIndex:
+    """Streaming index: `add(key, text)` returns the representative's key when `text` is a near-duplicate
+    of an earlier text, else None (and the text becomes a representative)."""
+
+    def __init__(self, config: DedupConfig | None = None) -> None:
+        self.config = config or DedupConfig()
+        cfg = self.config
+        self._perm = MinHash(num_perm=cfg.num_perm, seed=cfg.seed, scheme=_SCHEME).permutations
+        self._lsh = MinHashLSH(threshold=cfg.threshold, num_perm=cfg.num_perm)
+        self._order: dict[str, int] = {}
+        self._values: dict[str, np.ndarray] = {}
+        self.groups: dict[str, DuplicateGroup] = {}
+        self.empty: list[str] = []
+        """Keys whose text has no shingles (blank): never compared, never grouped."""
+
+    def _minhash(self, grams: set[str]) -> MinHash:
+        m = MinHash(num_perm=self.config.num_perm, seed=self.config.seed, permutations=self._perm, scheme=_SCHEME)
+        m.update_batch([g.encode("utf-8") for g in sorted(grams)])
+        return m
+
+    def add(self, key: str, text: str) -> str | None:
+        if key in self._order:
+            raise DataError(f"conversation {key!r} appears twice in the input to near-duplicate detection",
+                            hint="group turns into sessions before deduplicating")
+        grams = shingles(text, self.config)
+        self._order[key] = len(self._order)
+        if not grams:
+            self.empty.append(key)
+            return None
+        m = self._minhash(grams)
+        matches = []
+        for cand in self._lsh.query(m):
+            sim = float(np.count_nonzero(self._values[cand] == m.hashvalues)) / self.config.num_perm
+            if sim >= self.config.threshold:
+                matches.append((self._order[cand], cand, sim))
+        if matches:
+            _, rep, sim = min(matches)
+            group = self.groups.setdefault(rep, DuplicateGroup(representative=rep))
+            group.duplicates.append(key)
+            group.similarity.append(round(sim, 4))
+            return rep
+        self._lsh.insert(key, m)
+        self._values[key] = m.hashvalues.copy()
+        return None
+
+
+@dataclass
+class DedupResult:
+    kept: list[str]
+    """Keys kept (first occurrences and texts that have no near-duplicate), in input order."""
+    duplicate_of: dict[str, str]
+    """Dropped key -> the key of the kept representative."""
+    groups: list[DuplicateGroup]
+    """One group per representative that has duplicates, in the representatives' input order."""
+
+
+def find_near_duplicates(items: Iterable[tuple[str, str]], config: DedupConfig | None = None) -> DedupResult:
+    """Near-duplicate groups over (key, text) pairs, one streaming pass."""
+    index = NearDuplicateIndex(config)
+    kept: list[str] = []
+    duplicate_of: dict[str, str] = {}
+    for key, text in items:
+        rep = index.add(key, text)
+        if rep is None:
+            kept.append(key)
+        else:
+            duplicate_of[key] = rep
+    groups = [index.groups[k] for k in kept if k in index.groups]
+    return DedupResult(kept=kept, duplicate_of=duplicate_of, groups=groups)
+
+
+def dedup_sessions(
+    sessions: Iterable[Session], config: DedupConfig | None = None
+) -> tuple[list[Session], DedupResult]:
+    """Keep the first of each group of near-duplicate conversations (compared by their user text)."""
+    cfg = config or DedupConfig()
+    batch = list(sessions)
+    result = find_near_duplicates(((s.conversation_id, session_text(s, cfg.text)) for s in batch), cfg)
+    return [s for s in batch if s.conversation_id not in result.duplicate_of], result

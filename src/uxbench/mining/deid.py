@@ -1,0 +1,262 @@
+"""De-identification: replace personal data with per-conversation pseudonyms, before anything is written.
+
+`deidentify_session` rewrites every turn's text, every string (and long integer) in ``Turn.meta``, the
+replaced replies in ``Session.regenerated`` and ``Session.meta``. Each value found (see `deid_rules` for the
+rules and their limits) becomes a placeholder numbered per conversation and per type in order of first
+appearance: ``[PHONE_1]``, ``[ID_1]``, ``[CARD_1]``, ``[EMAIL_1]``, ``[IP_1]``, ``[URL_1]``, ``[ADDRESS_1]``.
+The same value (after normalisation: digits of a phone or card, lower-case e-mail, ...) gets the same
+placeholder everywhere in the conversation; placeholders restart in every conversation.
+
+The `ChangeRecord` of a session holds only the type, the position (turn, field, start and end in the
+original text), the placeholder and an HMAC-SHA256 of the normalised value keyed with the run salt, never
+the value itself, so the record cannot leak what it replaced and equal values can still be matched across
+conversations by whoever holds the salt.
+
+Salt (`resolve_salt`): the environment variable ``UXBENCH_DEID_SALT`` when set; otherwise a random salt
+created once and kept in ``<workdir>/deid.salt`` (mode 0600), so a rerun over the same work directory gives
+the same hashes. Keep that file private and out of anything you share (it lets a holder test guesses).
+
+`scan_for_values` checks a set of files (JSON, JSON Lines, text, gzip, Parquet) for any original value;
+its hits name the file and the value's index, never the value.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import hmac
+import json
+import os
+import secrets
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+from pydantic import BaseModel, Field
+
+from uxbench.errors import ConfigError
+from uxbench.mining.deid_rules import PII_TYPES, PiiSpan, find_pii
+from uxbench.mining.types import Session, Turn
+
+SALT_ENV = "UXBENCH_DEID_SALT"
+SALT_FILE = "deid.salt"
+_MIN_INT_DIGITS = 7  # shorter integers cannot be any of the detected types
+
+
+class PiiChange(BaseModel):
+    """One replacement, without the original value."""
+
+    type: str
+    """PHONE, ID, CARD, EMAIL, IP, URL or ADDRESS."""
+    turn_index: int | None
+    """Turn of the change; None for Session.meta."""
+    regenerated: bool = False
+    """True when the change is in a replaced reply (Session.regenerated)."""
+    field: str
+    """``content``, ``meta.<path>`` or ``session.meta.<path>``."""
+    start: int
+    end: int
+    """Character offsets in the original text of the field."""
+    placeholder: str
+    value_hash: str
+    """HMAC-SHA256 (hex) of the normalised value, keyed with the run salt."""
+
+
+class ChangeRecord(BaseModel):
+    """All replacements made in one conversation."""
+
+    conversation_id: str
+    changes: list[PiiChange] = Field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        """Number of replacements per type (every type present, zeros included)."""
+        totals = dict.fromkeys(PII_TYPES, 0)
+        for change in self.changes:
+            totals[change.type] += 1
+        return totals
+
+
+def value_hash(pii_type: str, norm: str, salt: bytes) -> str:
+    """Salted hash of a normalised value (the only trace of it that is ever stored)."""
+    return hmac.new(salt, f"{pii_type}\x00{norm}".encode(), hashlib.sha256).hexdigest()
+
+
+def _salt_bytes(salt: bytes | str) -> bytes:
+    key = salt.encode("utf-8") if isinstance(salt, str) else salt
+    if not key:
+        raise ConfigError("the de-identification salt must not be empty")
+    return key
+
+
+class _Pseudonyms:
+    """Placeholder table of one conversation; also collects the change record."""
+
+    def __init__(self, conversation_id: str, salt: bytes) -> None:
+        self.salt = salt
+        self.table: dict[tuple[str, str], str] = {}
+        self.numbers = dict.fromkeys(PII_TYPES, 0)
+        self.record = ChangeRecord(conversation_id=conversation_id)
+
+    def placeholder(self, span: PiiSpan) -> str:
+        key = (span.type, span.norm)
+        if key not in self.table:
+            self.numbers[span.type] += 1
+            self.table[key] = f"[{span.type}_{self.numbers[span.type]}]"
+        return self.table[key]
+
+    def scrub(self, text: str, turn_index: int | None, field: str, regenerated: bool = False) -> str:
+        spans = find_pii(text)
+        if not spans:
+            return text
+        pieces: list[str] = []
+        cursor = 0
+        for span in spans:
+            label = self.placeholder(span)
+            pieces += [text[cursor:span.start], label]
+            cursor = span.end
+            self.record.changes.append(PiiChange(
+                type=span.type, turn_index=turn_index, regenerated=regenerated, field=field,
+                start=span.start, end=span.end, placeholder=label,
+                value_hash=value_hash(span.type, span.norm, self.salt),
+            ))
+        pieces.append(text[cursor:])
+        return "".join(pieces)
+
+    def scrub_value(self, value: Any, turn_index: int | None, field: str, regenerated: bool) -> Any:
+        """Strings and long integers anywhere in a JSON-like value; other values unchanged."""
+        if isinstance(value, str):
+            return self.scrub(value, turn_index, field, regenerated)
+        if isinstance(value, dict):
+            return {k: self.scrub_value(v, turn_index, f"{field}.{k}", regenerated) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self.scrub_value(v, turn_index, f"{field}[{i}]", regenerated)
+                    for i, v in enumerate(value)]
+        if isinstance(value, int) and not isinstance(value, bool) and len(str(abs(value))) >= _MIN_INT_DIGITS:
+            text = str(value)
+            scrubbed = self.scrub(text, turn_index, field, regenerated)
+            return value if scrubbed == text else scrubbed  # a phone number stored as an int
+        return value
+
+    def turn(self, turn: Turn, regenerated: bool) -> Turn:
+        content = self.scrub(turn.content, turn.turn_index, "content", regenerated)
+        meta = self.scrub_value(turn.meta, turn.turn_index, "meta", regenerated) if turn.meta else turn.meta
+        if content is turn.content and meta == turn.meta:
+            return turn
+        return turn.model_copy(update={"content": content, "meta": meta})
+
+
+def deidentify_session(session: Session, salt: bytes | str) -> tuple[Session, ChangeRecord]:
+    """The session with personal data replaced by placeholders, and the record of what was replaced."""
+    table = _Pseudonyms(session.conversation_id, _salt_bytes(salt))
+    turns = [table.turn(turn, regenerated=False) for turn in session.turns]
+    regenerated = [table.turn(turn, regenerated=True) for turn in session.regenerated]
+    meta = table.scrub_value(session.meta, None, "session.meta", False)
+    cleaned = session.model_copy(update={"turns": turns, "regenerated": regenerated, "meta": meta})
+    return cleaned, table.record
+
+
+def deidentify_batch(sessions: Iterable[Session], salt: bytes | str) -> list[tuple[Session, ChangeRecord]]:
+    """Batch form (for ``map_batches``): one (session, record) per session, in order."""
+    key = _salt_bytes(salt)
+    return [deidentify_session(session, key) for session in sessions]
+
+
+def redact_text(text: str) -> str:
+    """Text with every detected value replaced by its bare type (``[PHONE]``): for snippets and logs."""
+    spans = find_pii(text)
+    for span in reversed(spans):
+        text = f"{text[:span.start]}[{span.type}]{text[span.end:]}"
+    return text
+
+
+def new_salt() -> bytes:
+    """A fresh random salt (32 bytes as hex text)."""
+    return secrets.token_hex(32).encode("ascii")
+
+
+def resolve_salt(workdir: str | Path | None = None) -> bytes:
+    """``UXBENCH_DEID_SALT`` if set, else the salt kept in ``<workdir>/deid.salt`` (created on first use).
+
+    Without a work directory and without the variable, a fresh salt is returned (hashes then differ between
+    runs).
+    """
+    env = os.environ.get(SALT_ENV, "")
+    if env:
+        return env.encode("utf-8")
+    if workdir is None:
+        return new_salt()
+    path = Path(workdir) / SALT_FILE
+    if path.exists():
+        stored = path.read_bytes().strip()
+        if stored:
+            return stored
+    path.parent.mkdir(parents=True, exist_ok=True)
+    salt = new_salt()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(salt + b"\n")
+    return salt
+
+
+class ScanHit(BaseModel):
+    """An original value found in a file: where, and which value (by index), never the value."""
+
+    path: str
+    value_index: int
+    offset: int
+    """Byte offset in the file's (decompressed, for .gz; serialised rows, for Parquet) content."""
+
+
+def _needles(values: Sequence[str]) -> list[tuple[int, bytes]]:
+    needles: list[tuple[int, bytes]] = []
+    for index, value in enumerate(values):
+        if not value:
+            continue
+        # as written raw, by orjson (escapes only quotes / controls) and by json.dumps(ensure_ascii=True)
+        forms = {value.encode("utf-8"), orjson.dumps(value)[1:-1], json.dumps(value)[1:-1].encode("ascii")}
+        needles += [(index, form) for form in forms if form]
+    return needles
+
+
+def _chunks(path: Path, size: int = 1 << 20) -> Iterable[bytes]:
+    if path.name.endswith(".parquet"):
+        import pyarrow.parquet as pq
+
+        for batch in pq.ParquetFile(path).iter_batches(batch_size=1024):
+            yield orjson.dumps(batch.to_pylist(), default=str)
+        return
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "rb") as handle:
+        while chunk := handle.read(size):
+            yield chunk
+
+
+def scan_for_values(paths: Iterable[str | Path], values: Sequence[str]) -> list[ScanHit]:
+    """Every occurrence of any of ``values`` in the files under ``paths`` (directories walked recursively).
+
+    Values are looked for as UTF-8, as JSON-escaped text and with ``\\uXXXX`` escapes; .gz files are
+    decompressed and Parquet rows serialised first. Hits carry no value text, so they can be reported.
+    """
+    needles = _needles(values)
+    overlap = max((len(n) for _, n in needles), default=1) - 1
+    files: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        files += sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    hits: list[ScanHit] = []
+    for path in files:
+        seen: set[tuple[int, int]] = set()
+        carry, base = b"", 0
+        for chunk in _chunks(path):
+            data = carry + chunk
+            for index, needle in needles:
+                start = data.find(needle)
+                while start != -1:
+                    if (index, base + start) not in seen:
+                        seen.add((index, base + start))
+                        hits.append(ScanHit(path=str(path), value_index=index, offset=base + start))
+                    start = data.find(needle, start + 1)
+            keep = min(overlap, len(data))
+            carry, base = data[len(data) - keep:], base + len(data) - keep
+    return hits

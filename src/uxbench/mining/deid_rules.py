@@ -1,0 +1,274 @@
+"""Detectors for personal data in free text (used by `deid`). Pure functions, compiled patterns only.
+
+What is found, and the limits of each rule:
+
+- PHONE: Chinese mobiles (``1[3-9]`` + 9 digits, optional ``+86`` / ``0086``, spaces or dashes in 3-4-4
+  groups), Chinese landlines with an area code (``010-12345678``), ``+``-prefixed international numbers of
+  8-15 digits (``+1 (555) 123-4567``, ``+44 20 7946 0958``, E.164), and North American ``(555) 123-4567`` /
+  ``555-123-4567``. A bare 11-digit number starting 13-19 is taken as a mobile even when it is an order
+  number; three-three-four digit groups are taken as a phone.
+- ID: 18-character Chinese resident ID numbers whose region code, birth date (1900-2099, a real day) and
+  ISO 7064 MOD 11-2 check character are all valid. 15-digit legacy IDs are not detected.
+- CARD: 13-19 digits (plain, or in groups of 4, or Amex 4-6-5) that pass the Luhn check and start with 2-6
+  (the card networks' ranges). A number right after an order / tracking / invoice label (订单号, 单号, 快递,
+  order no., tracking, #, ...) is left alone unless the label also says card or bank. 10% of random long
+  numbers pass Luhn, so a long unlabelled reference number can still be masked (the safe side).
+- EMAIL: ``local@domain.tld``.
+- IP: IPv4 (loopback 127.x, 0.0.0.0 and 255.x masks, and numbers after "version" / "v" are not masked) and
+  IPv6 (validated with ``ipaddress``; loopback ``::1`` and ``::`` are not masked).
+- URL: ``http(s)://`` / ``ftp://`` / ``www.`` links that carry a personal token: user info
+  (``user:pass@host``), a query or fragment parameter named like a credential or an identity (token, key,
+  sig, session, auth, password, uid, openid, code, email, phone, ...), or a path segment that looks random
+  (a piece of 16+ characters mixing letters and digits, a UUID, 24+ hex digits). The whole URL is replaced;
+  other URLs are kept (personal data inside them is still found by the other rules).
+- ADDRESS: Chinese street addresses (optional 省 / 市 / 区 / 县 / 镇 parts, then a road (路 / 街 / 大道 / 巷 /
+  弄 / 胡同 / 道) and a house number 号, with building / unit / room), estate addresses (XX小区3栋2单元501室),
+  and English ``123 Main Street`` style addresses (capitalised street name and type, optional apartment /
+  unit, city, state and ZIP). A city or district on its own is not personal and is kept. Addresses without a
+  house number, rural addresses and other countries' formats are not detected.
+
+Not detected: personal names, QQ / WeChat ids, licence plates, passport numbers, dates of birth on their own.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass
+from datetime import date
+from urllib.parse import parse_qsl, urlsplit
+
+PII_TYPES = ("URL", "EMAIL", "ID", "CARD", "PHONE", "IP", "ADDRESS")
+_RANK = {name: rank for rank, name in enumerate(PII_TYPES)}  # tie-break for spans of equal start and length
+
+
+@dataclass(frozen=True)
+class PiiSpan:
+    """One detected value: its type, where it is, and its normalised form (for consistent pseudonyms)."""
+
+    type: str
+    start: int
+    end: int
+    norm: str
+
+
+_B = r"(?<![0-9A-Za-z])"  # not glued to a longer alphanumeric token
+_E = r"(?![0-9A-Za-z])"
+PHONE_CN = re.compile(rf"(?<![0-9A-Za-z+])(?:(?:\+|00)86[\s-]?)?1[3-9]\d(?:[\s-]?\d{{4}}){{2}}{_E}")
+PHONE_LANDLINE = re.compile(rf"{_B}0\d{{2,3}}-\d{{7,8}}{_E}")
+PHONE_INTL = re.compile(rf"(?<![0-9A-Za-z+])\+\d{{1,3}}(?:[ .-]?\(?\d{{1,4}}\)?){{1,5}}{_E}")
+PHONE_NANP = re.compile(rf"{_B}(?:\(\d{{3}}\)[ ]?|\d{{3}}[ .-])\d{{3}}[ .-]\d{{4}}{_E}")
+CN_ID = re.compile(rf"{_B}[1-9]\d{{16}}[\dXx]{_E}")
+CARD = re.compile(
+    rf"{_B}(?:\d{{13,19}}|\d{{4}}(?:[ -]\d{{4}}){{2,3}}(?:[ -]\d{{1,3}})?"
+    rf"|\d{{4}}[ -]\d{{6}}[ -]\d{{4,5}}){_E}"
+)
+EMAIL = re.compile(
+    r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@"
+    r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}(?![A-Za-z0-9-])"
+)
+IPV4 = re.compile(
+    r"(?<![0-9A-Za-z.])(?:(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
+    r"(?![0-9A-Za-z]|\.\d)"
+)
+IPV6 = re.compile(r"(?<![0-9A-Za-z:.])[0-9A-Fa-f:]*:[0-9A-Fa-f:]*:[0-9A-Fa-f:]*(?![0-9A-Za-z:])")
+URL = re.compile(
+    r"(?:(?:https?|ftp)://|www\.)[^\s<>\"'`，。！？；、（）《》「」【】\[\]{}|\\^]+", re.IGNORECASE
+)
+_URL_TRAIL = ".,;:!?)'\"*_~"
+_VERSION_BEFORE = re.compile(r"(?:(?<![A-Za-z])(?:version|ver\.?|v)|版本号?)\s*[:：]?\s*$", re.IGNORECASE)
+_ORDER_BEFORE = re.compile(
+    r"(?:订单|单号|运单|快递|物流|流水|编号|工单|发票|序列号|条码|order|tracking|invoice|serial|ref(?:erence)?|"
+    r"no\.?|number|#)\s*(?:号|号码|id|no\.?|number)?\s*[:：#]?\s*$",
+    re.IGNORECASE,
+)
+_CARD_WORDS = re.compile(r"卡|银行|账号|账户|card|bank|visa|master|amex|unionpay", re.IGNORECASE)
+
+_NAME = r"(?:(?![在住是到我你他她的了从去往址寄送于为和与请把给们家其位离近及或])[\u4e00-\u9fff])"
+_ADMIN = (
+    rf"(?:{_NAME}{{2,7}}?(?:省|自治区))?(?:{_NAME}{{1,7}}?(?:市|自治州|州|盟))?"
+    rf"(?:{_NAME}{{1,7}}?(?:区|县|旗))?(?:{_NAME}{{1,7}}?(?:镇|乡|街道))?"
+)
+_UNIT = rf"(?:{_NAME}{{0,6}}?(?:\d{{1,5}}|[A-Za-z])(?:号楼|栋|幢|座|单元|层|楼|室|号|户))"
+CN_STREET = re.compile(
+    rf"{_ADMIN}(?:{_NAME}|\d){{1,12}}?(?:大道|大街|路|街|巷|弄|胡同|道)"
+    rf"(?:[\d一二三四五六七八九十]{{1,3}}(?:段|巷|弄))?\d{{1,5}}(?:-\d{{1,5}})?号(?:院)?{_UNIT}*(?:\d{{1,5}}室?)?"
+)
+CN_ESTATE = re.compile(
+    rf"{_ADMIN}{_NAME}{{2,10}}?(?:小区|花园|公寓|大厦|家园|新村|社区|苑|村)(?:\d{{1,4}}|[A-Za-z])(?:号楼|栋|幢|座)"
+    rf"(?:\d{{1,3}}单元)?(?:\d{{1,5}}(?:室|号)?)?"
+)
+_STREET_TYPES = (
+    "Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Place|Pl|Way|Terrace|Ter|"
+    "Parkway|Pkwy|Highway|Hwy|Circle|Cir|Square|Sq|Trail|Trl|Crescent|Close"
+)
+EN_ADDRESS = re.compile(
+    rf"\b\d{{1,6}}[A-Za-z]?\s+(?:[A-Z][A-Za-z'-]*\.?\s+){{1,4}}(?P<kind>{_STREET_TYPES})\b\.?"
+    r"(?:\s+(?:N|S|E|W|NE|NW|SE|SW)\b)?"
+    r"(?P<rest>(?:,?\s*(?:Apt|Apartment|Unit|Suite|Ste|Floor|Fl|#)\.?\s*#?[A-Za-z0-9-]+)?"
+    r"(?:,\s*[A-Z][A-Za-z]+(?:\s[A-Z][A-Za-z]+){0,2})?(?:,\s*[A-Z]{2})?(?:,?\s+\d{5}(?:-\d{4})?)?)"
+)
+
+_ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
+_ID_CHECK = "10X98765432"
+_PROVINCES = frozenset(
+    "11 12 13 14 15 21 22 23 31 32 33 34 35 36 37 41 42 43 44 45 46 50 51 52 53 54 61 62 63 64 65 71 81 82 "
+    "83 91".split()
+)
+_SECRET_KEYS = frozenset(
+    "token access_token refresh_token id_token auth authorization key api_key apikey sig signature session "
+    "sessionid session_id sid password passwd pwd pass uid user_id userid openid unionid code secret "
+    "client_secret ticket email mail phone mobile tel credential jwt".split()
+)
+_SECRET_PARTS = ("token", "secret", "passw", "session", "auth", "signature", "credential", "x-amz-")
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
+_HEX24 = re.compile(r"[0-9a-f]{24,}", re.IGNORECASE)
+
+
+def luhn_valid(digits: str) -> bool:
+    """Luhn (mod 10) check of a digit string."""
+    if not digits.isdigit():
+        return False
+    total = 0
+    for position, char in enumerate(reversed(digits)):
+        value = int(char)
+        if position % 2 == 1:
+            value = value * 2 - 9 if value > 4 else value * 2
+        total += value
+    return total % 10 == 0
+
+
+def cn_id_check_char(first17: str) -> str:
+    """ISO 7064 MOD 11-2 check character of the first 17 digits of a resident ID."""
+    return _ID_CHECK[sum(int(c) * w for c, w in zip(first17, _ID_WEIGHTS, strict=True)) % 11]
+
+
+def cn_id_valid(text: str) -> bool:
+    """True for an 18-character resident ID with a valid region, birth date and check character."""
+    value = text.upper()
+    if len(value) != 18 or not value[:17].isdigit() or value[:2] not in _PROVINCES:
+        return False
+    try:
+        born = date(int(value[6:10]), int(value[10:12]), int(value[12:14]))
+    except ValueError:
+        return False
+    return 1900 <= born.year <= 2099 and cn_id_check_char(value[:17]) == value[17]
+
+
+def _digits(text: str) -> str:
+    return "".join(c for c in text if c.isdigit())
+
+
+def _random_segment(segment: str) -> bool:
+    if _UUID.search(segment) or _HEX24.search(segment):
+        return True
+    for piece in re.split(r"[-_.~]", segment):
+        if len(piece) >= 16 and re.search(r"[A-Za-z]", piece) and re.search(r"\d", piece):
+            return True
+    return False
+
+
+def url_is_personal(url: str) -> bool:
+    """A link carrying a credential, an identity parameter, user info, or a random-looking path token."""
+    try:
+        parts = urlsplit(url if "://" in url else "http://" + url)
+        if "@" in parts.netloc:
+            return True
+        params = [*parse_qsl(parts.query, keep_blank_values=True),
+                  *parse_qsl(parts.fragment, keep_blank_values=True)]
+    except ValueError:
+        return True  # malformed enough that we cannot tell: mask it
+    for key, _ in params:
+        name = key.lower()
+        if name in _SECRET_KEYS or any(part in name for part in _SECRET_PARTS):
+            return True
+    return any(_random_segment(segment) for segment in parts.path.split("/"))
+
+
+def _phone_spans(text: str) -> list[PiiSpan]:
+    spans = []
+    for match in PHONE_CN.finditer(text):
+        digits = _digits(match.group())
+        spans.append(PiiSpan("PHONE", match.start(), match.end(), digits[-11:]))
+    for pattern in (PHONE_LANDLINE, PHONE_INTL, PHONE_NANP):
+        for match in pattern.finditer(text):
+            digits = _digits(match.group())
+            if 8 <= len(digits) <= 15 or pattern is not PHONE_INTL:
+                spans.append(PiiSpan("PHONE", match.start(), match.end(), digits))
+    return spans
+
+
+def _card_spans(text: str) -> list[PiiSpan]:
+    spans = []
+    for match in CARD.finditer(text):
+        digits = _digits(match.group())
+        if not (13 <= len(digits) <= 19 and digits[0] in "23456" and luhn_valid(digits)):
+            continue
+        before = text[max(0, match.start() - 16):match.start()]
+        if _ORDER_BEFORE.search(before) and not _CARD_WORDS.search(before):
+            continue
+        spans.append(PiiSpan("CARD", match.start(), match.end(), digits))
+    return spans
+
+
+def _ip_spans(text: str) -> list[PiiSpan]:
+    spans = []
+    if "." in text:
+        for match in IPV4.finditer(text):
+            value = match.group()
+            if value.startswith(("127.", "255.")) or value == "0.0.0.0":
+                continue
+            if _VERSION_BEFORE.search(text[max(0, match.start() - 10):match.start()]):
+                continue
+            spans.append(PiiSpan("IP", match.start(), match.end(), value))
+    if text.count(":") >= 2:
+        for match in IPV6.finditer(text):
+            value = match.group()
+            try:
+                address = ipaddress.IPv6Address(value)
+            except ValueError:
+                continue
+            groups = [g for g in value.split(":") if g]
+            if address.is_loopback or address.is_unspecified:
+                continue
+            if len(groups) >= 3 or (len(value) >= 6 and any(c.isdigit() for c in value)):
+                spans.append(PiiSpan("IP", match.start(), match.end(), address.compressed))
+    return spans
+
+
+def _address_spans(text: str) -> list[PiiSpan]:
+    spans = []
+    if "号" in text:
+        spans += [PiiSpan("ADDRESS", m.start(), m.end(), m.group()) for m in CN_STREET.finditer(text)]
+    if any(mark in text for mark in ("栋", "幢", "号楼", "座")):
+        spans += [PiiSpan("ADDRESS", m.start(), m.end(), m.group()) for m in CN_ESTATE.finditer(text)]
+    for match in EN_ADDRESS.finditer(text):
+        # "10 Best Street Foods": a street type followed by a capitalised word is a title, not an address
+        if not match.group("rest") and re.match(r"[ \t]+[A-Z][a-z]", text[match.end():]):
+            continue
+        spans.append(PiiSpan("ADDRESS", match.start(), match.end(), " ".join(match.group().lower().split())))
+    return spans
+
+
+def find_pii(text: str) -> list[PiiSpan]:
+    """Non-overlapping personal-data spans of ``text``, left to right (the longest wins an overlap)."""
+    found: list[PiiSpan] = []
+    has_digit = any(c.isdigit() for c in text)
+    lowered = text.lower() if ("://" in text or "www." in text.lower()) else ""
+    if lowered:
+        for match in URL.finditer(text):
+            value = match.group().rstrip(_URL_TRAIL)
+            if url_is_personal(value):
+                found.append(PiiSpan("URL", match.start(), match.start() + len(value), value))
+    if "@" in text:
+        found += [PiiSpan("EMAIL", m.start(), m.end(), m.group().lower()) for m in EMAIL.finditer(text)]
+    if has_digit:
+        found += [PiiSpan("ID", m.start(), m.end(), m.group().upper())
+                  for m in CN_ID.finditer(text) if cn_id_valid(m.group())]
+        found += _card_spans(text) + _phone_spans(text) + _ip_spans(text) + _address_spans(text)
+    found.sort(key=lambda s: (s.start, -(s.end - s.start), _RANK[s.type]))
+    chosen: list[PiiSpan] = []
+    for span in found:
+        if not chosen or span.start >= chosen[-1].end:
+            chosen.append(span)
+    return chosen

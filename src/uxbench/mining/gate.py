@@ -1,0 +1,172 @@
+"""Safety gate: keep unsafe conversations out of test cases, and say why.
+
+Four categories, with Chinese and English patterns written for this project (in
+``resources/gate_patterns.yaml``, where the design decisions are written down next to the patterns):
+
+- ``sexual``: explicit sexual content and requests for it; any sexual content involving minors.
+- ``abuse``: identity slurs, threats, death wishes and dehumanising statements about a group. Plain profanity
+  aimed at the assistant is not gated: it is a complaint signal.
+- ``self_harm``: requests for suicide or self-harm methods, first-person lethal-dose questions and stated
+  intent to die. A third-person lethal-dose question (``这个药的致死剂量是多少``) is pharmacology and passes.
+- ``weapons_drugs``: instructions to make weapons, explosives, chemical or biological agents or illegal
+  drugs, and where to buy them.
+
+Each hit is dropped when an allow pattern of its category occurs within ``window`` characters (reporting,
+prevention, law and news, harmless homonyms such as "bath bomb" or "nerf gun"). The patterns target
+explicit content and instruction-seeking, not topics, so ordinary medical (drug doses, side effects,
+treating depression), legal (divorce, lawsuits, drug laws), political (elections, government policy) and
+educational questions pass, as do "kill the process" and 杀毒软件.
+
+Limits: patterns see one message at a time, so a harmful request split over several turns, deliberate
+obfuscation (spaced letters, homophones, pinyin) and languages other than Chinese and English are not
+caught. The gate is a filter for building test sets, not a moderation system.
+
+`gate_session` is a pure function; the snippets in its reasons are at most `SNIPPET_CHARS` characters, with
+any personal data replaced by its type.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, Field
+
+from uxbench.errors import ConfigError
+from uxbench.mining.deid import redact_text
+from uxbench.mining.types import Session
+
+CATEGORIES = ("sexual", "abuse", "self_harm", "weapons_drugs")
+SNIPPET_CHARS = 40
+MAX_REASONS = 10
+_ZERO_WIDTH = re.compile("[\u200b-\u200f\u2060\ufeff\u00ad]")
+_SPACES = re.compile(r"\s+")
+
+
+class GateResult(BaseModel):
+    """Whether a conversation may become a test case, and the reasons when it may not."""
+
+    conversation_id: str
+    allowed: bool
+    reasons: list[str] = Field(default_factory=list)
+    """``category: "snippet" (user turn 4)`` for the first `MAX_REASONS` hits."""
+    categories: list[str] = Field(default_factory=list)
+    """Every category hit, sorted."""
+    hits: int = 0
+
+
+@dataclass(frozen=True)
+class GateHit:
+    """One pattern match in one text: its category and a short, PII-free snippet."""
+
+    category: str
+    snippet: str
+
+
+@dataclass(frozen=True)
+class _Rules:
+    window: int
+    patterns: dict[str, re.Pattern[str]]
+    allow: dict[str, re.Pattern[str] | None]
+
+
+def _join(patterns: list[str]) -> str:
+    return "|".join(f"(?:{p})" for p in patterns)
+
+
+def _compile(data: dict[str, Any]) -> _Rules:
+    categories = data.get("categories")
+    if not isinstance(categories, dict) or set(categories) != set(CATEGORIES):
+        raise ConfigError(f"gate patterns must define exactly the categories {', '.join(CATEGORIES)}")
+    patterns: dict[str, re.Pattern[str]] = {}
+    allow: dict[str, re.Pattern[str] | None] = {}
+    for name in CATEGORIES:
+        spec = categories[name] or {}
+        try:
+            patterns[name] = re.compile(_join(list(spec.get("patterns") or [])))
+            allowed = list(spec.get("allow") or [])
+            allow[name] = re.compile(_join(allowed)) if allowed else None
+        except re.error as exc:
+            raise ConfigError(f"gate category '{name}' has an invalid pattern: {exc}") from None
+        if not spec.get("patterns"):
+            raise ConfigError(f"gate category '{name}' has no patterns")
+    return _Rules(window=int(data.get("window", 24)), patterns=patterns, allow=allow)
+
+
+@lru_cache(maxsize=1)
+def _default_rules() -> _Rules:
+    text = resources.files("uxbench.mining").joinpath("resources/gate_patterns.yaml").read_text("utf-8")
+    return _compile(yaml.safe_load(text))
+
+
+def normalize_for_gate(text: str) -> str:
+    """NFKC (full-width to half-width), lower case, zero-width characters removed, spaces collapsed."""
+    return _SPACES.sub(" ", _ZERO_WIDTH.sub("", unicodedata.normalize("NFKC", text)).lower())
+
+
+def _word_char(char: str) -> bool:
+    return char.isascii() and (char.isalnum() or char == "_")
+
+
+def _snippet(text: str) -> str:
+    clean = redact_text(text).replace('"', "'")
+    return clean if len(clean) <= SNIPPET_CHARS else clean[: SNIPPET_CHARS - 1] + "…"
+
+
+def gate_text(text: str, rules: _Rules | None = None) -> list[GateHit]:
+    """Hits in one text, after the allow-list (empty when the text passes)."""
+    rules = rules or _default_rules()
+    norm = normalize_for_gate(text)
+    hits: list[GateHit] = []
+    for category in CATEGORIES:
+        allow = rules.allow[category]
+        for match in rules.patterns[category].finditer(norm):
+            start = match.start()
+            if not match.group().strip() or (_word_char(norm[start]) and start and _word_char(norm[start - 1])):
+                continue  # empty, or starts inside a word: "xporn" is not "porn"
+            if allow is not None:
+                context = norm[max(0, match.start() - rules.window): match.end() + rules.window]
+                if allow.search(context):
+                    continue
+            hits.append(GateHit(category, _snippet(match.group())))
+    return hits
+
+
+def gate_session(session: Session) -> GateResult:
+    """Check every message (final turns and replaced replies, both roles) of a conversation."""
+    rules = _default_rules()
+    reasons: list[str] = []
+    categories: set[str] = set()
+    count = 0
+    for turn in [*session.turns, *session.regenerated]:
+        for hit in gate_text(turn.content, rules):
+            count += 1
+            categories.add(hit.category)
+            if len(reasons) < MAX_REASONS:
+                reasons.append(f'{hit.category}: "{hit.snippet}" ({turn.role} turn {turn.turn_index})')
+    return GateResult(
+        conversation_id=session.conversation_id, allowed=count == 0, reasons=reasons,
+        categories=sorted(categories), hits=count,
+    )
+
+
+def gate_batch(sessions: Iterable[Session]) -> list[GateResult]:
+    """Batch form (for ``map_batches``): one result per session, in order."""
+    return [gate_session(session) for session in sessions]
+
+
+def summarize_gate(results: Iterable[GateResult]) -> dict[str, int]:
+    """Counts for the data card: checked, gated, and gated conversations per category."""
+    totals = {"checked": 0, "gated": 0, **{f"gated_{name}": 0 for name in CATEGORIES}}
+    for result in results:
+        totals["checked"] += 1
+        totals["gated"] += not result.allowed
+        for name in result.categories:
+            totals[f"gated_{name}"] += 1
+    return totals

@@ -1,0 +1,216 @@
+"""Streaming readers: log files -> (source, line, Turn), with memory flat in the input size.
+
+JSON Lines (``.jsonl``, ``.ndjson``, ``.json`` with one object per line, any of them ``.gz``) are read line
+by line; Parquet is read with ``pyarrow.parquet.ParquetFile.iter_batches``; neither holds a whole file. (A
+pretty-printed ``.json`` array is therefore not accepted: convert it to JSON Lines.)
+A line may also hold a JSON array of rows (the product's batch wrapper). Directories are walked in sorted
+order. Line numbers are 1-based (for Parquet: the row number).
+
+With ``skip_invalid`` a bad row is counted in an `IngestReport` (file, line, field, reason; the first
+`MAX_REPORTED_ERRORS` kept) instead of stopping the run. Reasons never quote row content.
+"""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import islice
+from pathlib import Path
+from typing import IO, Any, TypeVar
+
+import orjson
+from pydantic import BaseModel, Field
+
+from uxbench.errors import DataError
+from uxbench.mining.logformat import check_format, parse_row
+from uxbench.mining.types import Turn
+
+T = TypeVar("T")
+MAX_REPORTED_ERRORS = 20
+PARQUET_BATCH_ROWS = 2048
+JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")
+PARQUET_SUFFIXES = (".parquet", ".pq")
+
+
+class InvalidRow(BaseModel):
+    """Where a skipped row was and why (never its content)."""
+
+    source: str
+    line: int | None
+    field: str | None
+    reason: str
+
+
+class IngestReport(BaseModel):
+    """Counts of one read; pass one in to `iter_log_rows` to have it filled."""
+
+    files: int = 0
+    rows: int = 0
+    turns: int = 0
+    invalid_rows: int = 0
+    errors: list[InvalidRow] = Field(default_factory=list)
+    """The first `MAX_REPORTED_ERRORS` invalid rows."""
+
+    def add_invalid(self, err: DataError) -> None:
+        self.invalid_rows += 1
+        if len(self.errors) < MAX_REPORTED_ERRORS:
+            self.errors.append(InvalidRow(
+                source=err.source or "", line=err.line, field=err.field, reason=err.reason,
+            ))
+
+
+def batched(iterable: Iterable[T], n: int) -> Iterator[list[T]]:
+    """Lists of up to ``n`` consecutive items (the last one may be shorter)."""
+    if n < 1:
+        raise ValueError("batch size must be at least 1")
+    iterator = iter(iterable)
+    while chunk := list(islice(iterator, n)):
+        yield chunk
+
+
+def _kind(path: Path) -> str | None:
+    name = path.name.lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    if name.endswith(JSONL_SUFFIXES):
+        return "jsonl"
+    if name.endswith(PARQUET_SUFFIXES):
+        return "parquet"
+    return None
+
+
+def _hidden(relative: Path) -> bool:
+    return any(part.startswith(".") for part in relative.parts)
+
+
+def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
+    """Files named, plus the readable log files under any directory named (sorted; hidden ones skipped)."""
+    out: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found = (p for p in path.rglob("*") if p.is_file() and _kind(p))
+            out.extend(sorted(p for p in found if not _hidden(p.relative_to(path))))
+        elif path.is_file():
+            if _kind(path) is None:
+                raise DataError(
+                    "unsupported file type", source=str(path),
+                    hint="use .jsonl / .ndjson / .json (optionally .gz) or .parquet",
+                )
+            out.append(path)
+        else:
+            raise DataError("no such file or directory", source=str(path))
+    return out
+
+
+def _open_text(path: Path) -> IO[bytes]:
+    if path.name.lower().endswith(".gz"):
+        return gzip.GzipFile(path, "rb")  # type: ignore[return-value]  # GzipFile is a binary IO
+    return path.open("rb")
+
+
+def iter_jsonl_rows(path: Path) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed value) per non-blank line; a bad line yields a DataError instead of a value."""
+    with _open_text(path) as handle:
+        try:
+            for number, raw in enumerate(handle, start=1):
+                if not raw.strip():
+                    continue
+                try:
+                    yield number, orjson.loads(raw)
+                except orjson.JSONDecodeError as exc:
+                    yield number, DataError(f"not valid JSON (at character {exc.pos})")
+        except (OSError, EOFError) as exc:  # truncated or corrupt gzip stream
+            raise DataError(f"cannot read the file: {type(exc).__name__}", source=str(path)) from None
+
+
+def iter_parquet_rows(path: Path, batch_rows: int = PARQUET_BATCH_ROWS) -> Iterator[tuple[int, Any]]:
+    """(row number, row dict), one record batch in memory at a time."""
+    import pyarrow.parquet as pq
+
+    try:
+        parquet = pq.ParquetFile(path)
+    except Exception as exc:  # pyarrow raises several unrelated types for a bad file
+        raise DataError(f"not a readable Parquet file: {type(exc).__name__}", source=str(path)) from None
+    number = 0
+    for batch in parquet.iter_batches(batch_size=batch_rows):
+        for row in batch.to_pylist():
+            number += 1
+            yield number, row
+
+
+def iter_raw_rows(paths: Iterable[str | Path]) -> Iterator[tuple[str, int, Any]]:
+    """(source, line, row object or DataError) over every file, streaming."""
+    for path in expand_paths(paths):
+        rows = iter_parquet_rows(path) if _kind(path) == "parquet" else iter_jsonl_rows(path)
+        for number, value in rows:
+            if isinstance(value, list):  # a batch wrapper: one line holding several rows
+                for item in value:
+                    yield str(path), number, item
+            else:
+                yield str(path), number, value
+
+
+def _located(err: DataError, source: str, line: int | None) -> DataError:
+    return DataError(err.reason, source=source, line=line, field=err.field, hint=err.hint)
+
+
+def iter_log_rows(
+    paths: Iterable[str | Path] | str | Path,
+    format: str = "auto",
+    *,
+    skip_invalid: bool = False,
+    report: IngestReport | None = None,
+) -> Iterator[tuple[str, int, Turn]]:
+    """Every turn of every file as (source, line, Turn), streaming.
+
+    A bad row raises `DataError` naming file, line and field, unless ``skip_invalid`` (then it is counted
+    in ``report``). ``format`` is ``auto`` (detected per row) or an adapter name from `logformat`.
+    """
+    check_format(format)
+    # Resolve files now, so a missing path fails at the call and not at the first next().
+    files = expand_paths([paths] if isinstance(paths, (str, Path)) else paths)
+    report = report if report is not None else IngestReport()
+    report.files += len(files)
+    return _iter_turns(files, format, skip_invalid, report)
+
+
+def _iter_turns(
+    files: list[Path], format: str, skip_invalid: bool, report: IngestReport
+) -> Iterator[tuple[str, int, Turn]]:
+    for source, line, row in iter_raw_rows(files):
+        report.rows += 1
+        try:
+            if isinstance(row, DataError):
+                raise row
+            turns = parse_row(row, format)
+        except DataError as exc:
+            located = _located(exc, source, line)
+            if not skip_invalid:
+                raise located from None
+            report.add_invalid(located)
+            continue
+        report.turns += len(turns)
+        for turn in turns:
+            yield source, line, turn
+
+
+def parse_rows(
+    rows: Sequence[Any], format: str = "auto", *, source: str = "", first_line: int = 1,
+    skip_invalid: bool = False,
+) -> tuple[list[Turn], list[InvalidRow]]:
+    """Batch form for Ray ``map_batches``: rows -> (turns, invalid rows), no I/O."""
+    check_format(format)
+    turns: list[Turn] = []
+    invalid: list[InvalidRow] = []
+    for offset, row in enumerate(rows):
+        try:
+            turns.extend(parse_row(row, format))
+        except DataError as exc:
+            located = _located(exc, source, first_line + offset)
+            if not skip_invalid:
+                raise located from None
+            invalid.append(InvalidRow(
+                source=source, line=located.line, field=located.field, reason=located.reason,
+            ))
+    return turns, invalid

@@ -1,0 +1,224 @@
+"""Turns -> sessions: group by conversation, drop duplicate rows, order, and set regenerations apart.
+
+Rules, per conversation (`build_session`):
+
+1. Duplicates: rows with the same ``message_id`` (or, without one, the same turn_index + role +
+   regeneration_index) are one message; the latest by ``created_at`` is kept (the later row on a tie or
+   without times). ``meta["duplicates_dropped"]`` counts the others.
+2. Order: by (turn_index, user before assistant, regeneration_index, created_at, input order).
+3. Regenerations: a reply answered again is never a new turn. When several replies share a turn_index, the
+   last regeneration stays in ``turns`` and the replaced ones go to ``Session.regenerated``. A reply flagged
+   as a regeneration (``regeneration_index > 0`` or ``meta["regenerated"]``) that got its own turn_index
+   replaces the reply just before it, and a copy of the prompt logged between them is dropped. In the
+   product export every regenerated row repeats its prompt with the same turn_index: the prompt is kept
+   once (``meta["repeated_prompt_rows"]``; the first copy, whose time is when the user asked, unless the text
+   was edited, in which case the edited prompt that the final reply answers is kept and
+   ``meta["edited_prompts"]`` counts it). Signals therefore never see a regeneration as a repeated question.
+4. ``meta["alternation_issues"]`` lists ``{"turn_index", "issue"}`` for ``consecutive_user``,
+   ``consecutive_assistant`` and ``starts_with_assistant``; the turns are kept as they are.
+5. ``has_timestamps`` is true when every kept turn has ``created_at``.
+
+Turn indices are kept as in the source (the product export numbers 2*convidx and 2*convidx+1, so gaps are
+possible); use list positions for adjacency.
+
+`build_sessions` is a pure function over one batch of turns (in memory). For inputs larger than memory,
+`group_to_sessions` hashes conversation ids into K bucket files, then groups one bucket at a time, so memory
+is bounded by the largest bucket. The bucket files hold raw (not yet de-identified) text: they are written
+in a private directory (mode 0700) under ``workdir``, each is deleted as soon as it has been grouped, and the
+directory is removed when the iteration ends or is abandoned. Put ``workdir`` outside any output directory.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import zlib
+from collections.abc import Generator, Iterable, Sequence
+from datetime import datetime, timezone
+from itertools import pairwise
+from pathlib import Path
+from typing import IO, Any
+
+from uxbench.errors import DataError
+from uxbench.mining.types import Session, Turn
+
+BUCKET_DIR = "session-buckets"
+_ROLE_RANK = {"user": 0, "assistant": 1}
+_SPACES = re.compile(r"\s+")
+
+
+def _ts(moment: datetime | None) -> float:
+    if moment is None:
+        return float("-inf")
+    return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp()
+
+
+def dedupe_key(turn: Turn) -> tuple[Any, ...]:
+    """Identity of a message: its source id, else its position (turn, role, regeneration)."""
+    if turn.message_id:
+        return ("id", turn.message_id)
+    return ("pos", turn.turn_index, turn.role, turn.regeneration_index)
+
+
+def dedupe_turns(turns: Sequence[Turn]) -> tuple[list[Turn], int]:
+    """Latest row per `dedupe_key` (later input wins ties) -> (kept rows in input order, number dropped)."""
+    best: dict[tuple[Any, ...], int] = {}
+    for position, turn in enumerate(turns):
+        key = dedupe_key(turn)
+        held = best.get(key)
+        if held is None or _ts(turn.created_at) >= _ts(turns[held].created_at):
+            best[key] = position
+    kept = sorted(best.values())
+    return [turns[i] for i in kept], len(turns) - len(kept)
+
+
+def is_regeneration(turn: Turn) -> bool:
+    """True for a reply that replaced an earlier reply to the same prompt."""
+    return turn.role == "assistant" and (turn.regeneration_index > 0 or turn.meta.get("regenerated") is True)
+
+
+def _same_text(a: str, b: str) -> bool:
+    return _SPACES.sub(" ", a).strip() == _SPACES.sub(" ", b).strip()
+
+
+def alternation_issues(turns: Sequence[Turn]) -> list[dict[str, Any]]:
+    """Places where the conversation does not alternate user / assistant."""
+    issues: list[dict[str, Any]] = []
+    if turns and turns[0].role == "assistant":
+        issues.append({"turn_index": turns[0].turn_index, "issue": "starts_with_assistant"})
+    for prev, turn in pairwise(turns):
+        if prev.role == turn.role:
+            issues.append({"turn_index": turn.turn_index, "issue": f"consecutive_{turn.role}"})
+    return issues
+
+
+def build_session(conversation_id: str, turns: Sequence[Turn]) -> Session:
+    """One conversation's rows (any order, duplicates allowed) -> a Session, by the rules above."""
+    for turn in turns:
+        if turn.conversation_id != conversation_id:
+            raise DataError("a session was given turns of another conversation", field="conversation_id")
+    unique, dropped = dedupe_turns(turns)
+    order = sorted(
+        range(len(unique)),
+        key=lambda i: (unique[i].turn_index, _ROLE_RANK[unique[i].role], unique[i].regeneration_index,
+                       _ts(unique[i].created_at), i),
+    )
+    out: list[Turn] = []
+    regenerated: list[Turn] = []
+    repeated_prompts = edited_prompts = 0
+    for turn in (unique[i] for i in order):
+        last = out[-1] if out else None
+        if last is not None and last.turn_index == turn.turn_index and last.role == turn.role:
+            if turn.role == "assistant":
+                regenerated.append(last)
+                out[-1] = turn
+            else:
+                repeated_prompts += 1
+                if not _same_text(last.content, turn.content):
+                    edited_prompts += 1
+                    out[-1] = turn
+            continue
+        if last is not None and is_regeneration(turn):
+            if last.role == "assistant":
+                regenerated.append(out.pop())
+            elif (len(out) >= 3 and out[-2].role == "assistant" and out[-3].role == "user"
+                  and _same_text(out[-3].content, last.content)):
+                out.pop()  # the prompt logged again for the regeneration
+                repeated_prompts += 1
+                regenerated.append(out.pop())
+        out.append(turn)
+    return Session(
+        conversation_id=conversation_id,
+        turns=out,
+        regenerated=regenerated,
+        has_timestamps=bool(out) and all(t.created_at is not None for t in out),
+        meta={
+            "duplicates_dropped": dropped,
+            "repeated_prompt_rows": repeated_prompts,
+            "edited_prompts": edited_prompts,
+            "alternation_issues": alternation_issues(out),
+        },
+    )
+
+
+def build_sessions(turns: Iterable[Turn]) -> list[Session]:
+    """Pure batch function: turns of any conversations -> Sessions sorted by conversation_id."""
+    groups: dict[str, list[Turn]] = {}
+    for turn in turns:
+        groups.setdefault(turn.conversation_id, []).append(turn)
+    return [build_session(cid, groups[cid]) for cid in sorted(groups)]
+
+
+def bucket_of(conversation_id: str, n_buckets: int) -> int:
+    """Stable bucket of a conversation (the same in every process; Python's hash() is salted)."""
+    return zlib.crc32(conversation_id.encode("utf-8")) % n_buckets
+
+
+def _bucket_path(spill: Path, bucket: int) -> Path:
+    return spill / f"bucket-{bucket:05d}.jsonl"
+
+
+def group_to_sessions(
+    turns: Iterable[Turn], workdir: str | Path, n_buckets: int = 64
+) -> Generator[Session, None, None]:
+    """Sessions of an input of any size and order, through K bucket files on disk.
+
+    Sessions come bucket by bucket, sorted by conversation_id within a bucket: the order is deterministic
+    for a given ``n_buckets`` (sort downstream if a global order is needed). Memory holds one bucket.
+    """
+    if n_buckets < 1:
+        raise ValueError("n_buckets must be at least 1")
+    spill = Path(workdir) / BUCKET_DIR
+    return _grouped(turns, spill, n_buckets)
+
+
+def _grouped(turns: Iterable[Turn], spill: Path, n_buckets: int) -> Generator[Session, None, None]:
+    if spill.exists():
+        shutil.rmtree(spill)  # leftovers of an interrupted run; this stage always restarts whole
+    spill.mkdir(parents=True, mode=0o700)
+    os.chmod(spill, 0o700)  # mkdir's mode is filtered by the umask
+    try:
+        _spill(turns, spill, n_buckets)
+        for bucket in range(n_buckets):
+            path = _bucket_path(spill, bucket)
+            if not path.exists():
+                continue
+            with path.open("rb") as handle:
+                bucket_turns = [Turn.model_validate_json(line) for line in handle if line.strip()]
+            path.unlink()
+            yield from build_sessions(bucket_turns)
+    finally:
+        shutil.rmtree(spill, ignore_errors=True)
+
+
+def _spill(turns: Iterable[Turn], spill: Path, n_buckets: int) -> None:
+    handles: dict[int, IO[bytes]] = {}
+    try:
+        for turn in turns:
+            bucket = bucket_of(turn.conversation_id, n_buckets)
+            handle = handles.get(bucket)
+            if handle is None:
+                fd = os.open(_bucket_path(spill, bucket), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                handle = handles[bucket] = os.fdopen(fd, "wb", buffering=1 << 16)
+            handle.write(turn.model_dump_json().encode("utf-8") + b"\n")
+    finally:
+        for handle in handles.values():
+            handle.close()
+
+
+def summarize_sessions(sessions: Iterable[Session]) -> dict[str, int]:
+    """Totals for a data card: sessions, turns, regenerations, dropped duplicates, issues, timestamps."""
+    totals = dict.fromkeys(
+        ("sessions", "turns", "regenerated_replies", "duplicates_dropped", "repeated_prompt_rows",
+         "edited_prompts", "sessions_with_alternation_issues", "sessions_with_timestamps"), 0,
+    )
+    for session in sessions:
+        totals["sessions"] += 1
+        totals["turns"] += len(session.turns)
+        totals["regenerated_replies"] += len(session.regenerated)
+        for key in ("duplicates_dropped", "repeated_prompt_rows", "edited_prompts"):
+            totals[key] += int(session.meta.get(key, 0))
+        totals["sessions_with_alternation_issues"] += bool(session.meta.get("alternation_issues"))
+        totals["sessions_with_timestamps"] += session.has_timestamps
+    return totals

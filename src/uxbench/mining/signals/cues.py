@@ -1,0 +1,135 @@
+"""Cues that tell a continuation or a follow-up built on the answer from a repeat or a rephrase.
+
+Overlap with the previous request is not dissatisfaction by itself: "continue", "now the same for X",
+the next chunk of a text with the same instruction, "chapter 2" after "chapter 1" all overlap heavily
+and are the user going on, not asking again. Each detector returns the evidence (a short string) or None.
+"""
+
+from __future__ import annotations
+
+import re
+
+from uxbench.mining.signals.similarity import (
+    STOP_WORDS,
+    changed_tokens,
+    extension,
+    normalise,
+    similarity,
+    tokens,
+)
+
+_F = re.IGNORECASE
+
+# The whole message asks to go on / for more / for the next piece.
+_CONTINUE_EN = re.compile(
+    r"^\s*(?:ok(?:ay)?[,.!]?\s+|good[,.!]?\s+|great[,.!]?\s+|now\s+|please\s+|and\s+)*"
+    r"(?:continue|go on|keep going|carry on|more|next|proceed|and then\??|what happens next"
+    r"|(?:give me |write |show me |tell me |one )?(?:another|one more|some more|more)(?: one| please)?"
+    r"|(?:and |what about )?the rest(?: of (?:it|the \w+))?)\s*[.!?]*\s*(?:please)?\s*[.!?]*\s*$",
+    _F,
+)
+_CONTINUE_EN_ANY = re.compile(
+    r"\b(?:the |write the |show the )?next (?:part|chapter|scene|section|paragraph|chunk|page|step|one|verse"
+    r"|episode|batch|lines?)\b|\b(?:do|doing) the same\b|\bthe same (?:for|with|thing for|in)\b"
+    r"|\bsame (?:for|with)\b|\bnow (?:do|write|explain|translate|try|make|give|convert|the)\b"
+    r"|\b(?:\d+|five|ten|three|a few|some) more\b|\bkeep (?:going|writing)\b|\bcontinue (?:with|the|from|writing)\b"
+    r"|\bthe rest of (?:the|it|your)\b|\bpart (?:\d+|two|three|four|ii|iii)\b",
+    _F,
+)
+_CONTINUE_ZH = re.compile(
+    r"^(?:好的?[，,。]?|嗯[，,]?|然后)?(?:继续|接着|接下来|往下|下一|再来|再写|再讲|再给|再出|再说|再列|再举|再用"
+    r"|还有吗|还有呢|还有别的|后面呢|然后呢|之后呢|再多|多来)"
+    r"|继续写|接着写|接着讲|下一(?:章|段|节|部分|个|题|幕|步|集|篇|页|批|组|首)|第[二三四五六七八九十两\d]+(?:章|段|节|部分|幕|集|篇|页|题)"
+    r"|同样的方法|照这样|按照这个|按这个|用同样|也(?:列|写|翻译|做|来|弄|改|算|分析|解释|整理)一下"
+    r"|再(?:来|写|讲|给|出|举|列)[一两几\d]*(?:个|篇|段|首|道|些|条|种|部|组)"
+)
+# A message that points back at the reply ("what about", "那", "这个").
+_ANAPHORA_EN = re.compile(
+    r"^\s*(?:and|then|so|but|also|what about|how about|what if|and if|and what|ok(?:ay)?,? (?:and|so|but|what|how)"
+    r"|is (?:it|that|this|there)|are (?:they|those|these)|does (?:it|that|this)|do (?:they|i need)"
+    r"|can (?:it|they)|could it|why (?:not|is (?:that|it))|in that case|if so)\b"
+    r"|\b(?:it|its|that one|those|these|they|them|that|then|instead)\s*\??\s*$|\bfor (?:it|that|them)\b|\b(?:it|that)'?s\b"
+    r"|\b(?:is|does|do|did|was|will|would|can) (?:it|that|they)\b|\b(?:use|with|of|about|from|in) (?:it|that|them)\b",
+    _F,
+)
+_ANAPHORA_ZH = re.compile(
+    r"^(?:(?:好的?|嗯|哦|明白了?|懂了|了解|ok)[，,。！!]?)?(?:那|那么|如果|要是|这个|那个|这样|这种|这些|那些|它|它们"
+    r"|为什么要|为啥要|所以|然后|还有|除了|和它|跟它|相比)"
+    r"|上面|刚才|你说的|你刚|前面(?:说|提)|其中|这一步|这么做|这样做|这样的话|按你说的|照你说的"
+)
+# The user says what they meant: a rephrase whatever the wording.
+_REPHRASE = re.compile(
+    r"\bi mean\b|\bi meant\b|\bwhat i mean\b|\bin other words\b|\blet me rephrase\b|\bto be clear\b"
+    r"|\bi need the actual\b|\bi want the actual\b|\bi'?m asking (?:about|how|what|for)\b|\bmy question is\b"
+    r"|我的意思是|我是说|我是想|我想问的是|我想要的是|换个说法|换句话说|我需要的是|我要问的是|准确地说|具体来说",
+    _F,
+)
+# Words that only intensify a repeat ("again", "啊"): adding them does not extend a request.
+_FILLER = frozenset(
+    "again please pls plz now still really exactly then ok okay just 啊 呀 呢 吗 吧 上 的 了 呐 哦 嘛 再 说 一 遍 次"
+    " 到 底 是".split()
+)
+_NUMERIC = re.compile(r"^(?:\d+|[一二三四五六七八九十两零百千]+|first|second|third|fourth|fifth|last|next"
+                      r"|one|two|three|four|five|six|seven|eight|nine|ten|ii|iii|iv)$")
+_SPLIT = re.compile(r"[:：]")
+
+
+def continuation_cue(text: str) -> str | None:
+    """An explicit ask to go on ("continue", "继续", "now the same for X", "再来一个", "next scene")."""
+    stripped = text.strip()
+    for pattern in (_CONTINUE_EN, _CONTINUE_ZH, _CONTINUE_EN_ANY):
+        m = pattern.search(stripped)
+        if m:
+            return m.group(0).strip() or stripped
+    return None
+
+
+def anaphora_cue(text: str) -> str | None:
+    """A reference back to the reply ("what about ...", "and if ...", "那...", "这个...")."""
+    stripped = text.strip()
+    m = _ANAPHORA_EN.search(stripped) or _ANAPHORA_ZH.search(stripped)
+    return m.group(0).strip() if m else None
+
+
+def rephrase_cue(text: str) -> str | None:
+    """The user restates what they meant ("I mean", "我的意思是")."""
+    m = _REPHRASE.search(text)
+    return m.group(0) if m else None
+
+
+def same_instruction_new_payload(prev: str, nxt: str) -> str | None:
+    """"Translate: A" then "Translate: B": the same instruction before a colon, a different text after."""
+    pp, pn = _SPLIT.split(prev, maxsplit=1), _SPLIT.split(nxt, maxsplit=1)
+    if len(pp) < 2 or len(pn) < 2 or not normalise(pp[1]) or not normalise(pn[1]):
+        return None
+    if similarity(pp[0], pn[0]) >= 0.6 and similarity(pp[1], pn[1]) < 0.7:
+        return f"same instruction '{pn[0].strip()[:40]}', new text"
+    return None
+
+
+def slot_change(prev: str, nxt: str) -> str | None:
+    """A number or an ordinal changed ("chapter 1" -> "chapter 2", "第一章" -> "第二章"), and otherwise
+    at most a few function words ("a" -> "the")."""
+    removed, added = changed_tokens(prev, nxt)
+    if not removed or not added or len(removed) + len(added) > 8:
+        return None
+    num_removed = [t for t in removed if _NUMERIC.match(t)]
+    num_added = [t for t in added if _NUMERIC.match(t)]
+    others = [t for t in (*removed, *added) if not _NUMERIC.match(t)]
+    if num_removed and num_added and all(t in STOP_WORDS for t in others):
+        return f"{''.join(num_removed)} -> {''.join(num_added)}"
+    return None
+
+
+def extends(prev: str, nxt: str, min_added: int = 3) -> str | None:
+    """`nxt` keeps the previous request and adds to it (not mere fillers such as "again" or "啊")."""
+    added = [t for t in extension(prev, nxt) if t not in _FILLER]
+    if len(added) >= min_added:
+        return "adds: " + " ".join(added)[:60]
+    return None
+
+
+def repeat_marker(prev: str, nxt: str) -> bool:
+    """`nxt` differs from `prev` only by fillers such as "again", "?", "啊"."""
+    removed, added = changed_tokens(prev, nxt)
+    return not removed and bool(tokens(nxt)) and all(t in _FILLER for t in added)

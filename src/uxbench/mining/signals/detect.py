@@ -1,0 +1,138 @@
+"""The signal stage: every signal on every assistant turn of a session, with its evidence.
+
+`compute_signals` is a pure function of (session, config); `signals_batch` maps it over a batch of sessions
+and `signals_table` flattens the result to rows (Parquet/CSV ready), so the same code runs in-process and
+in Ray Data `map_batches`.
+
+`dissatisfied` rule (configurable in SignalConfig): any strong signal (thumbs_down, regenerate, complaint,
+dismiss, repeat, rephrase) fires, or at least `weak_needed` (2) weak ones (skim, topic_change,
+conversation_end) do. Skim alone, a topic change alone and a conversation ending alone are not enough:
+each is as often a satisfied user moving on. `satisfied`: a positive signal (thumbs_up, praise, builds_on,
+copied) on a turn that is not dissatisfied.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Iterable
+from typing import Any
+
+from uxbench.mining.signals.config import DEFAULT_CONFIG, SignalConfig
+from uxbench.mining.signals.feedback import engagement, regenerations, thumbs
+from uxbench.mining.signals.followup import Followup, Hit, analyse_followup
+from uxbench.mining.signals.recovery import attach_recovery
+from uxbench.mining.signals.results import SignalValue, TurnSignals
+from uxbench.mining.signals.timing import SkimResult, detect_skim
+from uxbench.mining.types import Session, Turn
+
+_FOLLOWUP_SIGNALS = (
+    "complaint", "dismiss", "repeat", "rephrase", "continuation", "topic_change", "praise", "builds_on",
+)
+_NO_FOLLOWUP = SignalValue(fired=None, evidence="no follow-up message")
+
+
+def _value(hit: Hit) -> SignalValue:
+    return SignalValue(fired=hit.fired, evidence=hit.evidence)
+
+
+def _flag(fired: bool, evidence: str | None) -> SignalValue:
+    return SignalValue(fired=fired, evidence=evidence if fired else None)
+
+
+def _replaced_per_turn(session: Session) -> dict[int, int]:
+    """Replaced replies per final assistant turn (by list position). A regenerated reply belongs to the
+    first kept assistant turn at or after its turn_index: the same index when the product logs the
+    regeneration on the same turn, the next one when it got a turn of its own."""
+    positions = [p for p, t in enumerate(session.turns) if t.role == "assistant"]
+    indices = [session.turns[p].turn_index for p in positions]
+    out: dict[int, int] = {}
+    for old in session.regenerated:
+        k = bisect_left(indices, old.turn_index)
+        if k < len(positions):
+            out[positions[k]] = out.get(positions[k], 0) + 1
+    return out
+
+
+def _explicit(turn: Turn, replaced: int) -> dict[str, SignalValue]:
+    down, up = thumbs(turn)
+    regen = regenerations(turn, replaced)
+    copied = engagement(turn)
+    return {
+        "thumbs_down": _flag(down, "thumbs-down"),
+        "thumbs_up": _flag(up, "thumbs-up"),
+        "regenerate": _flag(regen is not None, regen),
+        "copied": _flag(copied is not None, copied),
+    }
+
+
+def _skim(reply: Turn, nxt: Turn | None, config: SignalConfig) -> SkimResult:
+    if nxt is None:
+        return SkimResult(None, "no follow-up message")
+    return detect_skim(
+        reply.content, reply.created_at, nxt.created_at,
+        seconds_per_unit=config.skim_seconds_per_unit, max_gap_s=config.skim_max_gap_s,
+        min_reply_chars=config.skim_min_reply_chars,
+    )
+
+
+def _verdicts(values: dict[str, SignalValue], config: SignalConfig) -> dict[str, Any]:
+    strong = [n for n in config.strong_signals if values[n].fired]
+    weak = [n for n in config.weak_signals if values[n].fired]
+    dissatisfied = bool(strong) or len(weak) >= config.weak_needed
+    positive = [n for n in config.positive_signals if values[n].fired] if not dissatisfied else []
+    return {
+        "dissatisfied": dissatisfied,
+        "dissatisfied_by": strong + weak if dissatisfied else [],
+        "satisfied": bool(positive),
+        "satisfied_by": positive,
+    }
+
+
+def compute_signals(session: Session, config: SignalConfig = DEFAULT_CONFIG) -> list[TurnSignals]:
+    """One `TurnSignals` per assistant turn of `session`, in order, recovery chains attached."""
+    turns = session.turns
+    replaced = _replaced_per_turn(session) if session.regenerated else {}
+    out: list[TurnSignals] = []
+    prev_user: Turn | None = None
+    for pos, turn in enumerate(turns):
+        if turn.role == "user":
+            prev_user = turn
+            continue
+        nxt = turns[pos + 1] if pos + 1 < len(turns) and turns[pos + 1].role == "user" else None
+        values = _explicit(turn, replaced.get(pos, 0))
+        is_last = pos == len(turns) - 1
+        values["conversation_end"] = _flag(is_last, "no message after this reply")
+        follow: Followup | None = None
+        if nxt is None:
+            values.update({name: _NO_FOLLOWUP for name in _FOLLOWUP_SIGNALS})
+        else:
+            follow = analyse_followup(prev_user.content if prev_user else None, turn.content, nxt.content, config)
+            values.update({name: _value(getattr(follow, name)) for name in _FOLLOWUP_SIGNALS})
+        skim = _skim(turn, nxt, config)
+        values["skim"] = SignalValue(fired=skim.fired, evidence=skim.evidence)
+        out.append(
+            TurnSignals(
+                conversation_id=session.conversation_id,
+                turn_index=turn.turn_index,
+                prev_user_turn=prev_user.turn_index if prev_user else None,
+                next_user_turn=nxt.turn_index if nxt else None,
+                similarity=follow.similarity if follow else None,
+                gap_s=skim.gap_s,
+                seconds_per_unit=skim.seconds_per_unit,
+                followup_label=follow.label if follow else None,
+                **values,
+                **_verdicts(values, config),
+            )
+        )
+    attach_recovery(out, config.recovery_max_turns)
+    return out
+
+
+def signals_batch(sessions: Iterable[Session], config: SignalConfig = DEFAULT_CONFIG) -> list[TurnSignals]:
+    """`compute_signals` over a batch of sessions, concatenated."""
+    return [ts for session in sessions for ts in compute_signals(session, config)]
+
+
+def signals_table(sessions: Iterable[Session], config: SignalConfig = DEFAULT_CONFIG) -> list[dict[str, Any]]:
+    """Flat rows, one per assistant turn: ids, each signal and its evidence, numbers, verdicts, recovery."""
+    return [ts.row() for ts in signals_batch(sessions, config)]

@@ -1,0 +1,158 @@
+"""Optional LLM check of follow-up messages: which kind of reaction is the user's next message?
+
+String rules cannot always tell a rephrase from a continuation; a model reads the three messages and
+answers one label of `FOLLOWUP_LABELS` as strict JSON. An output that cannot be read is asked for once
+more (the request repeated with a reminder in front); a second unreadable output, or a model error, is
+recorded as `failed`, never guessed. The prompt is in Chinese when the conversation is mostly Chinese.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Sequence
+from typing import Literal, Protocol
+
+from pydantic import BaseModel, Field
+
+from uxbench.data.schema import Message
+from uxbench.errors import ModelError
+from uxbench.mining.signals.followup import FOLLOWUP_LABELS, FollowupLabel, rule_label
+from uxbench.mining.signals.similarity import cjk_share
+from uxbench.models.api import GenerateConfig, ModelOutput
+
+
+__all__ = ["FollowupPair", "FollowupVerdict", "GenerateModel", "classify_followups", "parse_label", "rule_label"]
+
+
+class GenerateModel(Protocol):
+    async def generate(self, messages: list[Message], config: GenerateConfig) -> ModelOutput: ...
+
+
+class FollowupPair(BaseModel):
+    prev_user: str | None
+    """The user message the reply answered (None when the reply opened the conversation)."""
+    assistant: str
+    next_user: str
+
+
+class FollowupVerdict(BaseModel):
+    label: FollowupLabel | Literal["failed"]
+    reason: str | None = None
+    attempts: int = 0
+    raw: list[str] = Field(default_factory=list)
+    """The model's raw outputs, one per attempt."""
+    error: str | None = None
+
+
+_SYSTEM_EN = """You classify how a user reacted to an AI assistant's reply, from the user's next message.
+Labels:
+- repeat: asks the same thing again, almost word for word (the reply missed it).
+- rephrase: asks the same thing again in other words, or says what they meant (the reply missed it).
+- complaint: says the reply is wrong, useless, off-target or not what they asked.
+- dismiss: gives up ("never mind", "forget it", "whatever").
+- topic_change: a new, unrelated request that ignores the reply.
+- continue: goes on with the same task or builds on the reply: "continue", more of the same, the same
+  instruction for the next piece of text, the next chapter, a follow-up question about the reply.
+- other: thanks, praise, agreement, acknowledgement, or anything else.
+Overlap with the previous message alone does not make a repeat: "now the same for X" is continue.
+Words like "wrong" or "not" alone do not make a complaint: "not bad" and "nothing wrong" are other.
+Answer with one JSON object and nothing else: {"label": "<label>", "reason": "<at most 15 words>"}"""
+
+_SYSTEM_ZH = """你的任务：根据用户的下一条消息，判断用户对 AI 助手上一条回复的反应属于哪一类。
+标签：
+- repeat：几乎原样再问一遍（回复没答到点上）。
+- rephrase：换个说法再问同一件事，或说明自己本来的意思（回复没答到点上）。
+- complaint：指出回复错误、没用、答非所问或不是自己要的。
+- dismiss：放弃（“算了”“不用了”“随便吧”）。
+- topic_change：转向一个不相关的新请求，不理会刚才的回复。
+- continue：在同一任务上继续或基于回复追问：“继续”、再来一个、对下一段文字用同样的指令、下一章、就回复内容提问。
+- other：感谢、称赞、认同、确认收到，或其他情况。
+只是和上一条消息重合多并不等于 repeat：“同样的方法再写一个 Java 版”属于 continue。
+出现“错”“不”等字也不一定是 complaint：“不错”“没错”属于 other。
+只输出一个 JSON 对象，不要输出其他内容：{"label": "<标签>", "reason": "<不超过 20 字>"}"""
+
+_USER_EN = "Previous user message:\n<<<{prev}>>>\n\nAssistant reply:\n<<<{reply}>>>\n\nNext user message:\n<<<{next}>>>"
+_USER_ZH = "用户上一条消息：\n<<<{prev}>>>\n\n助手回复：\n<<<{reply}>>>\n\n用户下一条消息：\n<<<{next}>>>"
+_RETRY_EN = "Your previous answer could not be read. Reply with only the JSON object, e.g. {\"label\": \"other\"}.\n\n"
+_RETRY_ZH = "上一次的回答无法解析。请只输出 JSON 对象，例如 {\"label\": \"other\"}。\n\n"
+_MAX_REPLY_CHARS = 3000
+
+_SYNONYMS: dict[str, FollowupLabel] = {
+    "topic change": "topic_change", "topic-change": "topic_change", "topicchange": "topic_change",
+    "continuation": "continue", "continued": "continue", "follow_up": "continue", "followup": "continue",
+    "praise": "other", "thanks": "other", "neutral": "other",
+    "重复": "repeat", "改述": "rephrase", "换个说法": "rephrase", "抱怨": "complaint", "投诉": "complaint",
+    "放弃": "dismiss", "换话题": "topic_change", "转移话题": "topic_change", "继续": "continue", "其他": "other",
+}
+_FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S | re.I)
+
+
+def build_messages(pair: FollowupPair, retry: bool = False) -> list[Message]:
+    """The chat request for one follow-up (Chinese prompt when the texts are mostly Chinese)."""
+    texts = f"{pair.prev_user or ''}{pair.next_user}"
+    zh = cjk_share(texts) >= 0.3
+    reply = pair.assistant if len(pair.assistant) <= _MAX_REPLY_CHARS else pair.assistant[:_MAX_REPLY_CHARS] + " …"
+    body = (_USER_ZH if zh else _USER_EN).format(prev=pair.prev_user or "", reply=reply, next=pair.next_user)
+    if retry:
+        body = (_RETRY_ZH if zh else _RETRY_EN) + body
+    return [Message(role="system", content=_SYSTEM_ZH if zh else _SYSTEM_EN), Message(role="user", content=body)]
+
+
+def parse_label(text: str) -> tuple[FollowupLabel, str | None] | None:
+    """(label, reason) from a model output holding one JSON object (fences and prose around it are
+    tolerated); None when no object with a known label is found."""
+    candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
+    decoder = json.JSONDecoder()
+    for chunk in candidates:
+        for start in (i for i, ch in enumerate(chunk) if ch == "{"):
+            try:
+                obj, _ = decoder.raw_decode(chunk, start)
+            except json.JSONDecodeError:
+                continue
+            if not isinstance(obj, dict) or not isinstance(obj.get("label"), str):
+                continue
+            raw = obj["label"].strip().lower()
+            label = raw if raw in FOLLOWUP_LABELS else _SYNONYMS.get(raw)
+            if label is None:
+                continue
+            reason = obj.get("reason")
+            return label, str(reason) if reason is not None else None  # type: ignore[return-value]
+    return None
+
+
+async def classify_followup(pair: FollowupPair, model: GenerateModel,
+                            config: GenerateConfig | None = None) -> FollowupVerdict:
+    """One follow-up: up to two attempts, then `failed`."""
+    cfg = config or GenerateConfig(temperature=0.0, max_tokens=120)
+    raw: list[str] = []
+    for attempt in (1, 2):
+        try:
+            out = await model.generate(build_messages(pair, retry=attempt > 1), cfg)
+        except ModelError as err:
+            return FollowupVerdict(label="failed", attempts=attempt, raw=raw, error=str(err))
+        raw.append(out.text)
+        parsed = parse_label(out.text)
+        if parsed is not None:
+            return FollowupVerdict(label=parsed[0], reason=parsed[1], attempts=attempt, raw=raw)
+    return FollowupVerdict(label="failed", attempts=2, raw=raw, error="no readable label in two attempts")
+
+
+async def classify_followups(
+    pairs: Sequence[FollowupPair | tuple[str | None, str, str]],
+    model: GenerateModel,
+    *,
+    config: GenerateConfig | None = None,
+    concurrency: int = 8,
+) -> list[FollowupVerdict]:
+    """Label each (previous user message, reply, next user message), in input order."""
+    gate = asyncio.Semaphore(max(1, concurrency))
+
+    async def one(item: FollowupPair | tuple[str | None, str, str]) -> FollowupVerdict:
+        pair = item if isinstance(item, FollowupPair) else FollowupPair(
+            prev_user=item[0], assistant=item[1], next_user=item[2])
+        async with gate:
+            return await classify_followup(pair, model, config)
+
+    return list(await asyncio.gather(*(one(p) for p in pairs)))

@@ -1,0 +1,115 @@
+"""The per-turn result of the signal stage: one `TurnSignals` per assistant turn, and its flat table row."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from uxbench.mining.signals.config import SIGNAL_NAMES
+
+RecoveryOutcome = Literal["recovered", "failed", "user_gave_up", "unknown"]
+
+
+class SignalValue(BaseModel):
+    """One signal on one assistant turn."""
+
+    fired: bool | None = False
+    """None when the signal could not be computed (no timestamps, no follow-up message, ...)."""
+    evidence: str | None = None
+    """What made it fire (a snippet, a similarity, a gap), or why it was not computed."""
+
+
+class RecoveryChain(BaseModel):
+    """What happened after a dissatisfied reply (one chain per dissatisfied assistant turn)."""
+
+    outcome: RecoveryOutcome
+    """recovered: a later reply got a reaction that was not dissatisfied; failed: dissatisfaction went on
+    to the end of the chain; user_gave_up: a give-up reply, or the conversation ended right after the failure;
+    unknown: the conversation ended right after a retry, so whether it worked is not known."""
+    turns: list[int] = Field(default_factory=list)
+    """turn_index of every message the chain walked, in order (the failed reply first)."""
+    actions: list[str] = Field(default_factory=list)
+    """One per entry of `turns`: failure, retry, complain, dismiss, repeat, rephrase, followup, satisfied."""
+    recovered_at: int | None = None
+    """turn_index of the reply that recovered, when outcome is recovered."""
+
+
+class TurnSignals(BaseModel):
+    """Every signal on one assistant turn, with its evidence, and the verdicts they add up to."""
+
+    conversation_id: str
+    turn_index: int
+    """turn_index of the assistant turn."""
+    prev_user_turn: int | None = None
+    """turn_index of the user message this reply answered."""
+    next_user_turn: int | None = None
+    """turn_index of the user message right after it, if any."""
+
+    thumbs_down: SignalValue = Field(default_factory=SignalValue)
+    thumbs_up: SignalValue = Field(default_factory=SignalValue)
+    regenerate: SignalValue = Field(default_factory=SignalValue)
+    """The user asked for another reply at this turn (replaced replies are in Session.regenerated)."""
+    skim: SignalValue = Field(default_factory=SignalValue)
+    complaint: SignalValue = Field(default_factory=SignalValue)
+    dismiss: SignalValue = Field(default_factory=SignalValue)
+    repeat: SignalValue = Field(default_factory=SignalValue)
+    rephrase: SignalValue = Field(default_factory=SignalValue)
+    continuation: SignalValue = Field(default_factory=SignalValue)
+    """The next message goes on with the task ("continue", "now the same for X"): neutral."""
+    topic_change: SignalValue = Field(default_factory=SignalValue)
+    conversation_end: SignalValue = Field(default_factory=SignalValue)
+    praise: SignalValue = Field(default_factory=SignalValue)
+    builds_on: SignalValue = Field(default_factory=SignalValue)
+    """The next message builds on the reply (refers back to it or picks up its content)."""
+    copied: SignalValue = Field(default_factory=SignalValue)
+
+    similarity: float | None = None
+    """Similarity of the next user message to the previous one."""
+    gap_s: float | None = None
+    """Seconds from the reply to the next user message."""
+    seconds_per_unit: float | None = None
+    """gap_s per reading unit of the reply (skim)."""
+    followup_label: str | None = None
+    """The rules' label of the next message (repeat, rephrase, complaint, dismiss, topic_change, continue, other)."""
+
+    dissatisfied: bool = False
+    """Any strong signal fired, or `weak_needed` weak ones (SignalConfig)."""
+    dissatisfied_by: list[str] = Field(default_factory=list)
+    satisfied: bool = False
+    """A positive signal fired and the turn is not dissatisfied."""
+    satisfied_by: list[str] = Field(default_factory=list)
+    recovery: RecoveryChain | None = None
+    """Set on dissatisfied turns."""
+
+    def signal(self, name: str) -> SignalValue:
+        value = getattr(self, name)
+        assert isinstance(value, SignalValue)
+        return value
+
+    def row(self) -> dict[str, Any]:
+        """A flat row: ids, `<signal>` and `<signal>_evidence` columns, numbers, verdicts, recovery."""
+        out: dict[str, Any] = {
+            "conversation_id": self.conversation_id,
+            "turn_index": self.turn_index,
+            "prev_user_turn": self.prev_user_turn,
+            "next_user_turn": self.next_user_turn,
+        }
+        for name in SIGNAL_NAMES:
+            value = self.signal(name)
+            out[name] = value.fired
+            out[f"{name}_evidence"] = value.evidence
+        out.update(
+            similarity=self.similarity,
+            gap_s=self.gap_s,
+            seconds_per_unit=self.seconds_per_unit,
+            followup_label=self.followup_label,
+            dissatisfied=self.dissatisfied,
+            dissatisfied_by=",".join(self.dissatisfied_by),
+            satisfied=self.satisfied,
+            satisfied_by=",".join(self.satisfied_by),
+            recovery_outcome=self.recovery.outcome if self.recovery else None,
+            recovery_turns=",".join(map(str, self.recovery.turns)) if self.recovery else None,
+            recovery_actions=",".join(self.recovery.actions) if self.recovery else None,
+        )
+        return out

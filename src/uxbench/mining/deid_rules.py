@@ -82,6 +82,8 @@ _ORDER_BEFORE = re.compile(
     r"no\.?|number|#)\s*(?:号|号码|id|no\.?|number)?\s*[:：#]?\s*$",
     re.IGNORECASE,
 )
+_DIGIT = re.compile(r"\d")
+_URL_HINT = re.compile(r"://|www\.", re.IGNORECASE)
 _CARD_WORDS = re.compile(r"卡|银行|账号|账户|card|bank|visa|master|amex|unionpay", re.IGNORECASE)
 
 _NAME = r"(?:(?![在住是到我你他她的了从去往址寄送于为和与请把给们家其位离近及或])[\u4e00-\u9fff])"
@@ -253,9 +255,8 @@ def _address_spans(text: str) -> list[PiiSpan]:
 def find_pii(text: str) -> list[PiiSpan]:
     """Non-overlapping personal-data spans of ``text``, left to right (the longest wins an overlap)."""
     found: list[PiiSpan] = []
-    has_digit = any(c.isdigit() for c in text)
-    lowered = text.lower() if ("://" in text or "www." in text.lower()) else ""
-    if lowered:
+    has_digit = _DIGIT.search(text) is not None  # most detectors need a digit: skip them cheaply
+    if _URL_HINT.search(text):
         for match in URL.finditer(text):
             value = match.group().rstrip(_URL_TRAIL)
             if url_is_personal(value):

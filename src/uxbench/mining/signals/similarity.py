@@ -2,10 +2,12 @@
 
 Normalisation: NFKC, casefold, drop punctuation, symbols and whitespace. Texts are compared as token
 sequences where a CJK character is one token and a run of Latin letters or digits is one token, so a
-Chinese character weighs about as much as an English word. The default measure is the normalised
-Indel similarity (1 - edit distance with insertions and deletions / total length) over those tokens:
-order-aware, and unlike a Jaccard index over character *sets* it does not score two unrelated
-long texts as similar just because they share common characters.
+Chinese character weighs about as much as an English word. The default measure (`content_indel`) is the
+normalised Indel similarity (1 - edit distance with insertions and deletions / total length) over those
+tokens with function words removed: order-aware; unlike a Jaccard index over character *sets* it does not
+score two unrelated texts as similar because they share common characters, and unlike plain token
+similarity it does not score "how do I X" and "how do I Y" as similar for their frame. It was chosen
+against the alternatives here on the dev split of `signal_sets/followups.jsonl` (`evaluate.sweep_similarity`).
 """
 
 from __future__ import annotations
@@ -74,7 +76,7 @@ def cjk_share(text: str) -> float:
     return len(_CJK_CHAR.findall(norm)) / len(norm) if norm else 0.0
 
 
-def similarity(a: str, b: str, method: SimilarityMethod = "token_indel") -> float:
+def similarity(a: str, b: str, method: SimilarityMethod = "content_indel") -> float:
     """Similarity in [0, 1] of two texts after normalisation."""
     if method == "content_indel":
         ta, tb = content_tokens(a), content_tokens(b)

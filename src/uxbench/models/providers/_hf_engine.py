@@ -127,6 +127,11 @@ def load(source: ModelSource, dtype: str, device: str, allow_download: bool) -> 
         kwargs: dict[str, Any] = {"local_files_only": not allow_download}
         if source.gguf_file:
             kwargs["gguf_file"] = source.gguf_file
+        from transformers.utils import logging as hf_logging
+
+        # Library code must not draw tqdm bars over the CLI's own progress display.
+        bars = hf_logging.is_progress_bar_enabled()
+        hf_logging.disable_progress_bar()
         try:
             tokenizer: Any = AutoTokenizer.from_pretrained(source.path, **kwargs)
             model: Any = AutoModelForCausalLM.from_pretrained(source.path, dtype=torch_dtype, **kwargs)
@@ -144,6 +149,9 @@ def load(source: ModelSource, dtype: str, device: str, allow_download: bool) -> 
                 else "check that the directory holds a transformers model (config.json, weights, tokenizer)"
             )
             raise FatalModelError(f"Could not load model '{source.label}': {err} ({hint})") from None
+        finally:
+            if bars:
+                hf_logging.enable_progress_bar()
         model.to(device)
         model.eval()
         tokenizer.padding_side = "left"  # decoder-only batching: prompts end where generation starts

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import gzip
 import json
+from datetime import date
 from pathlib import Path
 
 import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from uxbench.errors import ConfigError
 from uxbench.mining.deid import (
@@ -234,3 +237,33 @@ def test_deidentified_output_passes_the_scan(tmp_path: Path) -> None:
     originals = ["13812345678", "138-1234-5678", "139 1234 5678", "a.b@example.com", "A.B@EXAMPLE.COM", ID_A,
                  CARD_A, "10.1.2.3"]
     assert scan_for_values([tmp_path], originals) == []
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    region=st.sampled_from(["11", "31", "44", "51", "65"]),
+    rest=st.integers(0, 9999).map(lambda n: f"{n:04d}"),
+    born=st.dates(min_value=date(1920, 1, 1), max_value=date(2020, 12, 31)),
+    seq=st.integers(0, 999).map(lambda n: f"{n:03d}"),
+    left=st.sampled_from(["身份证号", "ID: ", "号码是", ""]),
+    right=st.sampled_from(["。", " thanks", "，请核对", ""]),
+)
+def test_every_valid_id_is_found_and_a_wrong_check_never(
+    region: str, rest: str, born: date, seq: str, left: str, right: str
+) -> None:
+    valid = make_id(f"{region}{rest}{born:%Y%m%d}{seq}")
+    assert kinds(f"{left}{valid}{right}") == [("ID", valid)]
+    assert all(t != "ID" for t, _ in kinds(f"{left}{bad_check(valid)}{right}"))
+
+
+@settings(max_examples=100, deadline=None)
+@given(number=st.integers(13_000_000_000, 19_999_999_999), sep=st.sampled_from(["", " ", "-"]))
+def test_mobiles_never_survive(number: int, sep: str) -> None:
+    digits = str(number)
+    if digits[1] in "012":  # not a mobile prefix (13-19)
+        return
+    shown = sep.join([digits[:3], digits[3:7], digits[7:]])
+    session = Session(conversation_id="c", turns=[
+        Turn(conversation_id="c", turn_index=0, role="user", content=f"电话{shown}，谢谢")])
+    cleaned, _ = deidentify_session(session, SALT)
+    assert cleaned.turns[0].content == "电话[PHONE_1]，谢谢"

@@ -10,7 +10,13 @@ from typing import Any
 
 import pytest
 
-from uxbench.mining.signals.evaluate import COARSE, FOLLOWUPS_PATH, evaluate_llm, evaluate_rules, load_followups
+from uxbench.mining.signals.evaluate import (
+    COARSE,
+    FOLLOWUPS_PATH,
+    evaluate_llm,
+    evaluate_rules,
+    load_followups,
+)
 from uxbench.mining.signals.llm_check import (
     FollowupPair,
     build_messages,

@@ -24,7 +24,7 @@ import numpy as np
 from datasketch import MinHash, MinHashLSH
 from pydantic import BaseModel, ConfigDict, Field
 
-from uxbench.errors import DataError
+from uxbench.errors import ConfigError, DataError
 from uxbench.mining.types import Session
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
@@ -89,7 +89,13 @@ class NearDuplicateIndex:
         self.config = config or DedupConfig()
         cfg = self.config
         self._perm = MinHash(num_perm=cfg.num_perm, seed=cfg.seed, scheme=_SCHEME).permutations
-        self._lsh = MinHashLSH(threshold=cfg.threshold, num_perm=cfg.num_perm)
+        try:
+            self._lsh = MinHashLSH(threshold=cfg.threshold, num_perm=cfg.num_perm)
+        except ValueError as err:
+            raise ConfigError(
+                f"near-duplicate threshold {cfg.threshold} with num_perm {cfg.num_perm} is not usable: {err}; "
+                "lower the threshold or raise num_perm"
+            ) from None
         self._order: dict[str, int] = {}
         self._values: dict[str, np.ndarray] = {}
         self.groups: dict[str, DuplicateGroup] = {}

@@ -106,7 +106,11 @@ def _required(items: Any) -> Prefilter:
             candidates.append(sub)
     if not candidates:
         return None
-    return max(candidates, key=lambda lits: (min(len(x) for x in lits) >= 3, -len(lits), min(len(x) for x in lits)))
+    def selectivity(literals: frozenset[str]) -> tuple[bool, int, int]:  # few literals of 3+ chars first
+        shortest = min(len(x) for x in literals)
+        return shortest >= 3, -len(literals), shortest
+
+    return max(candidates, key=selectivity)
 
 
 def required_literals(pattern: str) -> Prefilter:
@@ -178,12 +182,13 @@ def gate_text(text: str, rules: _Rules | None = None) -> list[GateHit]:
             if literals is not None and not any(literal in norm for literal in literals):
                 continue
             for match in pattern.finditer(norm):
-                start = match.start()
-                if not match.group().strip() or (_word_char(norm[start]) and start and _word_char(norm[start - 1])):
-                    continue  # empty, or starts inside a word: "xporn" is not "porn"
-                if allow is not None and allow.search(norm[max(0, start - rules.window): match.end() + rules.window]):
+                start, end = match.span()
+                inside_word = start > 0 and _word_char(norm[start]) and _word_char(norm[start - 1])
+                if inside_word or not match.group().strip():
+                    continue  # "xporn" is not "porn"
+                if allow is not None and allow.search(norm[max(0, start - rules.window): end + rules.window]):
                     continue
-                spans.append(match.span())
+                spans.append((start, end))
         last_end = -1
         for start, end in sorted(spans):  # one hit per stretch of text, however many patterns matched it
             if start >= last_end:

@@ -32,29 +32,36 @@ _CONTINUE_EN_ANY = re.compile(
     r"\b(?:the |write the |show the )?next (?:part|chapter|scene|section|paragraph|chunk|page|step|one|verse"
     r"|episode|batch|lines?)\b|\b(?:do|doing) the same\b|\bthe same (?:for|with|thing for|in)\b"
     r"|\bsame (?:for|with)\b|\bnow (?:do|write|explain|translate|try|make|give|convert|the)\b"
-    r"|\b(?:\d+|five|ten|three|a few|some) more\b|\bkeep (?:going|writing)\b|\bcontinue (?:with|the|from|writing)\b"
+    r"|\b(?:\d+|five|ten|three|a few|some) more\b|\bkeep (?:going|writing)\b|\bcontinue (?:with|the|from"
+    r"|writing)\b"
     r"|\bthe rest of (?:the|it|your)\b|\bpart (?:\d+|two|three|four|ii|iii)\b",
     _F,
 )
 _CONTINUE_ZH = re.compile(
-    r"^(?:好的?[，,。]?|嗯[，,]?|然后)?(?:(?:继续|接着)(?=$|[，,。.!！~～]|写|讲|说|来|吧|呀|啊|下去|生成|回答|输出|翻译|往下)"
+    r"^(?:好的?[，,。]?|嗯[，,]?|然后)?(?:(?:继续|接着)(?=$|[，,。.!！~～]|写|讲|说|来|吧|呀|啊|下去|生成"
+    r"|回答|输出|翻译|往下)"
     r"|接下来|往下|下一|再来|再写|再讲|再给|再出|再说|再列|再举|再用"
     r"|还有吗|还有呢|还有别的|后面呢|然后呢|之后呢|再多|多来)"
-    r"|继续写|接着写|接着讲|下一(?:章|段|节|部分|个|题|幕|步|集|篇|页|批|组|首)|第[二三四五六七八九十两\d]+(?:章|段|节|部分|幕|集|篇|页|题)"
+    r"|继续写|接着写|接着讲|下一(?:章|段|节|部分|个|题|幕|步|集|篇|页|批|组|首)"
+    r"|第[二三四五六七八九十两\d]+(?:章|段|节|部分|幕|集|篇|页|题)"
     r"|同样的方法|照这样|按照这个|按这个|用同样|也(?:列|写|翻译|做|来|弄|改|算|分析|解释|整理)一下"
     r"|再(?:来|写|讲|给|出|举|列)[一两几\d]*(?:个|篇|段|首|道|些|条|种|部|组)"
 )
 # A message that points back at the reply ("what about", "那", "这个").
 _ANAPHORA_EN = re.compile(
-    r"^\s*(?:and|then|so|but|also|what about|how about|what if|and if|and what|ok(?:ay)?,? (?:and|so|but|what|how)"
+    r"^\s*(?:and|then|so|but|also|what about|how about|what if|and if|and what|ok(?:ay)?,? (?:and|so|but|what"
+    r"|how)"
     r"|is (?:it|that|this|there)|are (?:they|those|these)|does (?:it|that|this)|do (?:they|i need)"
     r"|can (?:it|they)|could it|why (?:not|is (?:that|it))|in that case|if so)\b"
-    r"|\b(?:it|its|that one|those|these|they|them|that|then|instead)\s*\??\s*$|\bfor (?:it|that|them)\b|\b(?:it|that)'?s\b"
-    r"|\b(?:is|does|do|did|was|will|would|can) (?:it|that|they)\b|\b(?:use|with|of|about|from|in) (?:it|that|them)\b",
+    r"|\b(?:it|its|that one|those|these|they|them|that|then|instead)\s*\??\s*$|\bfor (?:it|that|them)\b"
+    r"|\b(?:it|that)'?s\b"
+    r"|\b(?:is|does|do|did|was|will|would|can) (?:it|that|they)\b|\b(?:use|with|of|about|from|in) (?:it|that"
+    r"|them)\b",
     _F,
 )
 _ANAPHORA_ZH = re.compile(
-    r"^(?:(?:好的?|嗯|哦|明白了?|懂了|了解|ok)[，,。！!]?)?(?:那|那么|如果|要是|这个|那个|这样|这种|这些|那些|它|它们"
+    r"^(?:(?:好的?|嗯|哦|明白了?|懂了|了解|ok)[，,。！!]?)?(?:那|那么|如果|要是|这个|那个|这样|这种|这些|那些"
+    r"|它|它们"
     r"|为什么要|为啥要|所以|然后|还有|除了|和它|跟它|相比)"
     r"|上面|刚才|你说的|你刚|前面(?:说|提)|其中|这一步|这么做|这样做|这样的话|按你说的|照你说的"
 )
@@ -62,7 +69,8 @@ _ANAPHORA_ZH = re.compile(
 _REPHRASE = re.compile(
     r"\bi mean\b|\bi meant\b|\bwhat i mean\b|\bin other words\b|\blet me rephrase\b|\bto be clear\b"
     r"|\bi need the actual\b|\bi want the actual\b|\bi'?m asking (?:about|how|what|for)\b|\bmy question is\b"
-    r"|我的意思是|我是说|我是想|我想问的是|我想要的是|换个说法|换句话说|我需要的是|我要问的是|准确地说|具体来说",
+    r"|我的意思是|我是说|我是想|我想问的是|我想要的是|换个说法|换句话说|我需要的是|我要问的是|准确地说"
+    r"|具体来说",
     _F,
 )
 # Words that only intensify a repeat ("again", "啊"): adding them does not extend a request.

@@ -11,17 +11,23 @@ _F = re.IGNORECASE
 # Negated praise ("not helpful", "不太好", "not perfect") must not count as praise.
 _NEGATED = re.compile(
     r"\b(?:not|isn'?t|wasn'?t|no longer|hardly|never)\s+(?:very |that |so |really |quite |too )?"
-    r"(?:good|great|helpful|useful|right|correct|perfect|clear|working|what)\b|不(?:太|怎么|是很|够)?(?:好|对|行|清楚|有用|准确|完美)",
+    r"(?:good|great|helpful|useful|right|correct|perfect|clear|working|what)\b|不(?:太|怎么|是很|够)?(?:好"
+    r"|对|行|清楚|有用|准确|完美)",
     _F,
 )
 _PRAISE_ZH = re.compile(
-    r"谢谢|多谢|感谢|谢啦|谢了|太棒|太好了|很棒|真棒|好棒|完美|厉害|牛啊|牛逼|赞|不错|没错|对的|正确|很有用|有用|有帮助"
-    r"|解决了|可以可以|好用(?!的)|明白了|懂了|学到了|没毛病|说得对|就是这样|正是|就用这个|很好|非常好|清楚了|有道理|靠谱"
+    r"谢谢|多谢|感谢|谢啦|谢了|太棒|太好了|很棒|真棒|好棒|完美|厉害|牛啊|牛逼|赞|不错|没错|对的|正确|很有用"
+    r"|有用|有帮助"
+    r"|解决了|可以可以|好用(?!的)|明白了|懂了|学到了|没毛病|说得对|就是这样|正是|就用这个|很好|非常好|清楚了"
+    r"|有道理|靠谱"
 )
 _PRAISE_EN = re.compile(
-    r"\b(?:thanks?|thank you|thx|ty|tysm|cheers|perfect|great|awesome|excellent|amazing|brilliant|fantastic|helpful"
-    r"|wonderful|nice|cool|exactly|love it|good job|well done|not bad|makes sense|got it|that (?:works|worked|helps"
-    r"|helped|fixed it)|it works|works now|you'?re right|that'?s (?:right|correct)|(?:yes|yep|all|is) correct|spot on"
+    r"\b(?:thanks?|thank you|thx|ty|tysm|cheers|perfect|great|awesome|excellent|amazing|brilliant|fantastic"
+    r"|helpful"
+    r"|wonderful|nice|cool|exactly|love it|good job|well done|not bad|makes sense|got it|that (?:works|worked"
+    r"|helps"
+    r"|helped|fixed it)|it works|works now|you'?re right|that'?s (?:right|correct)|(?:yes|yep|all|is) correct"
+    r"|spot on"
     r"|nothing wrong|no problem)\b",
     _F,
 )

@@ -22,7 +22,6 @@ from uxbench.mining.signals.followup import FOLLOWUP_LABELS, FollowupLabel, rule
 from uxbench.mining.signals.similarity import cjk_share
 from uxbench.models.api import GenerateConfig, ModelOutput
 
-
 __all__ = ["FollowupPair", "FollowupVerdict", "GenerateModel", "classify_followups", "parse_label", "rule_label"]
 
 

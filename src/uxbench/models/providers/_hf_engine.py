@@ -6,10 +6,12 @@ lazily so that `import uxbench` stays fast and works without the `local` extra.
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -132,6 +134,7 @@ def load(source: ModelSource, dtype: str, device: str, allow_download: bool) -> 
         # Library code must not draw tqdm bars over the CLI's own progress display.
         bars = hf_logging.is_progress_bar_enabled()
         hf_logging.disable_progress_bar()
+        restore_gguf_bar = _silence_gguf_bar() if source.gguf_file else None
         try:
             tokenizer: Any = AutoTokenizer.from_pretrained(source.path, **kwargs)
             model: Any = AutoModelForCausalLM.from_pretrained(source.path, dtype=torch_dtype, **kwargs)
@@ -152,6 +155,8 @@ def load(source: ModelSource, dtype: str, device: str, allow_download: bool) -> 
         finally:
             if bars:
                 hf_logging.enable_progress_bar()
+            if restore_gguf_bar is not None:
+                restore_gguf_bar()
         model.to(device)
         model.eval()
         tokenizer.padding_side = "left"  # decoder-only batching: prompts end where generation starts
@@ -162,6 +167,23 @@ def load(source: ModelSource, dtype: str, device: str, allow_download: bool) -> 
         )
         _CACHE[key] = loaded
         return loaded
+
+
+def _silence_gguf_bar() -> Callable[[], None] | None:
+    """The GGUF converter calls plain tqdm, which the transformers switch does not reach."""
+    try:
+        import transformers.modeling_gguf_pytorch_utils as gguf_utils
+    except ImportError:
+        return None
+    original = getattr(gguf_utils, "tqdm", None)
+    if original is None:
+        return None
+    gguf_utils.tqdm = functools.partial(original, disable=True)
+
+    def restore() -> None:
+        gguf_utils.tqdm = original
+
+    return restore
 
 
 def _eos_ids(tokenizer: Any, model: Any) -> frozenset[int]:

@@ -1,0 +1,93 @@
+"""Near-duplicate detection with MinHash LSH: Chinese and English, first occurrence kept, deterministic."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from uxbench.errors import ConfigError, DataError
+from uxbench.mining.dedup import (
+    DedupConfig,
+    NearDuplicateIndex,
+    dedup_sessions,
+    find_near_duplicates,
+    normalise_for_shingles,
+    shingles,
+)
+from uxbench.mining.types import Session, Turn
+
+ITEMS = [
+    ("a", "How do I undo the last git commit?"),
+    ("b", "what is the capital of France"),
+    ("c", "how do i undo the last git commit"),
+    ("d", "怎么把Excel里的两列合并成一列"),
+    ("e", "How do I undo the last Git commit??"),
+    ("f", "怎么把 Excel 里的两列合并成一列？"),
+    ("g", "怎么把Excel里的两行合并成一行"),
+    ("h", "What is the capital of Germany"),
+    ("i", ""),
+]
+
+
+def test_shingles_by_script() -> None:
+    assert normalise_for_shingles("  How, do   I?  ") == "how do i"
+    assert normalise_for_shingles("怎么把 Excel 里的") == "怎么把excel里的"
+    assert shingles("你好吗") == {"你好吗"}
+    assert shingles("你好世界") == {"你好世", "好世界"}
+    assert all(len(g) == 5 for g in shingles("hello world"))
+    assert shingles("  ,. ") == set()
+
+
+def test_groups_keep_the_first_occurrence() -> None:
+    result = find_near_duplicates(ITEMS)
+    assert result.duplicate_of == {"c": "a", "e": "a", "f": "d"}
+    assert result.kept == ["a", "b", "d", "g", "h", "i"]
+    assert [(g.representative, g.duplicates) for g in result.groups] == [("a", ["c", "e"]), ("d", ["f"])]
+    assert all(s >= 0.8 for g in result.groups for s in g.similarity)
+
+
+def test_threshold_is_configurable() -> None:
+    loose = find_near_duplicates(ITEMS, DedupConfig(threshold=0.3))
+    assert loose.duplicate_of.get("g") == "d"  # 两列 -> 两行 is a near-duplicate at a low threshold
+    strict = find_near_duplicates(ITEMS, DedupConfig(threshold=0.95))
+    assert strict.duplicate_of == {"c": "a", "e": "a", "f": "d"}  # identical after normalisation
+    with pytest.raises(ConfigError, match="lower the threshold"):
+        NearDuplicateIndex(DedupConfig(threshold=0.99, num_perm=32))
+
+
+def test_deterministic_across_runs_and_independent_of_later_items() -> None:
+    rng = random.Random(7)
+    words = "apple banana cherry delta echo fox golf hotel india juliet kilo lima".split()
+    items = []
+    for i in range(300):
+        base = " ".join(rng.choice(words) for _ in range(8))
+        items.append((f"k{i}", base))
+        if i % 10 == 0:
+            items.append((f"k{i}-dup", base + "!"))
+    first = find_near_duplicates(items)
+    second = find_near_duplicates(items)
+    assert first.duplicate_of == second.duplicate_of and first.kept == second.kept
+    assert all(first.duplicate_of.get(f"k{i}-dup") == f"k{i}" for i in range(0, 300, 10))
+    prefix = find_near_duplicates(items[:100])
+    assert {k: v for k, v in first.duplicate_of.items() if k in dict(items[:100])} == prefix.duplicate_of
+
+
+def test_dedup_sessions_compares_user_text_and_rejects_repeated_ids() -> None:
+    def conv(cid: str, *users: str) -> Session:
+        turns = []
+        for i, u in enumerate(users):
+            turns.append(Turn(conversation_id=cid, turn_index=2 * i, role="user", content=u))
+            turns.append(Turn(conversation_id=cid, turn_index=2 * i + 1, role="assistant", content=f"reply {cid}"))
+        return Session(conversation_id=cid, turns=turns)
+
+    batch = [conv("x", "你好", "帮我写一首关于秋天的诗"), conv("y", "你好", "帮我写一首关于秋天的诗。"),
+             conv("z", "你好", "明天天气怎么样")]
+    kept, result = dedup_sessions(batch)
+    assert [s.conversation_id for s in kept] == ["x", "z"] and result.duplicate_of == {"y": "x"}
+    first_only = dedup_sessions(batch, DedupConfig(text="first_user"))[1]
+    assert first_only.duplicate_of == {"y": "x", "z": "x"}
+    index = NearDuplicateIndex()
+    index.add("x", "text")
+    with pytest.raises(DataError, match="appears twice"):
+        index.add("x", "text")

@@ -78,11 +78,16 @@ def test_dedup_sessions_compares_user_text_and_rejects_repeated_ids() -> None:
         turns = []
         for i, u in enumerate(users):
             turns.append(Turn(conversation_id=cid, turn_index=2 * i, role="user", content=u))
-            turns.append(Turn(conversation_id=cid, turn_index=2 * i + 1, role="assistant", content=f"reply {cid}"))
+            turns.append(
+                Turn(conversation_id=cid, turn_index=2 * i + 1, role="assistant", content=f"reply {cid}")
+            )
         return Session(conversation_id=cid, turns=turns)
 
-    batch = [conv("x", "你好", "帮我写一首关于秋天的诗"), conv("y", "你好", "帮我写一首关于秋天的诗。"),
-             conv("z", "你好", "明天天气怎么样")]
+    batch = [
+        conv("x", "你好", "帮我写一首关于秋天的诗"),
+        conv("y", "你好", "帮我写一首关于秋天的诗。"),
+        conv("z", "你好", "明天天气怎么样"),
+    ]
     kept, result = dedup_sessions(batch)
     assert [s.conversation_id for s in kept] == ["x", "z"] and result.duplicate_of == {"y": "x"}
     first_only = dedup_sessions(batch, DedupConfig(text="first_user"))[1]

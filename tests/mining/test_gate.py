@@ -148,3 +148,14 @@ def test_pattern_file_is_validated() -> None:
     bad = {"categories": {name: {"patterns": ["("]} for name in gate.CATEGORIES}}
     with pytest.raises(ConfigError):
         gate._compile(bad)
+
+
+def test_prefilter_literals_are_necessary() -> None:
+    assert gate.required_literals("how to (?:make|build) (?:a )?bombs?") == frozenset({"how to "})
+    assert gate.required_literals("(?:porn|hentai)x") == frozenset({"porn", "hentai"})
+    assert gate.required_literals("[ab]+") is None
+    texts = [gate.normalize_for_gate(t) for t in [*(t for t, _ in POSITIVES), *NEGATIVES]]
+    for literals, pattern in (p for ps in gate._default_rules().patterns.values() for p in ps):
+        for text in texts:
+            if pattern.search(text):  # whenever a pattern matches, its prefilter must have let the text in
+                assert literals is None or any(lit in text for lit in literals), pattern.pattern

@@ -42,7 +42,8 @@ LABEL_ACCURACY_FLOOR = 0.90
 
 @pytest.fixture(scope="module")
 def result() -> dict[str, Any]:
-    return evaluate_rules()
+    measured: dict[str, Any] = evaluate_rules()
+    return measured
 
 
 def test_followup_set_shape() -> None:
@@ -55,19 +56,38 @@ def test_followup_set_shape() -> None:
             assert per[(label, lang)] >= 4, (label, lang)
     assert {r["split"] for r in rows} == {"dev", "test", "holdout"}
     traps = " ".join(r.get("trap", "") for r in rows)
-    for trap in ("不错", "没错", "not bad", "好的谢谢", "continue", "now the same for X", "next chunk of code",
-                 "story next scene", "错误码", "nothing wrong", "no problem"):
+    for trap in (
+        "不错",
+        "没错",
+        "not bad",
+        "好的谢谢",
+        "continue",
+        "now the same for X",
+        "next chunk of code",
+        "story next scene",
+        "错误码",
+        "nothing wrong",
+        "no problem",
+    ):
         assert trap in traps, trap
-    assert {r["label"] for r in rows if "不错" in r["next_user"] or "没错" in r["next_user"]} <= {"praise", "followup"}
+    assert {r["label"] for r in rows if "不错" in r["next_user"] or "没错" in r["next_user"]} <= {
+        "praise",
+        "followup",
+    }
 
 
 def test_timing_set_shape() -> None:
     rows = load_jsonl(TIMING_PATH, ("reply", "gap_s", "label"))
-    assert len(rows) >= 20 and {r["label"] for r in rows} == {"skim", "read"} and {r["lang"] for r in rows} == {"zh", "en"}
+    assert (
+        len(rows) >= 20
+        and {r["label"] for r in rows} == {"skim", "read"}
+        and {r["lang"] for r in rows} == {"zh", "en"}
+    )
 
 
-def test_rules_precision_and_recall_stay_above_the_floors(result: dict[str, Any],
-                                                          record_property: Any) -> None:
+def test_rules_precision_and_recall_stay_above_the_floors(
+    result: dict[str, Any], record_property: Any
+) -> None:
     print("\nRules on the labelled follow-up set (all splits) and the timing set:")
     print(format_table(result))
     print(f"rule_label accuracy (7 labels): {result['rule_labels']['accuracy']:.3f} on {result['n']} triples")
@@ -87,27 +107,35 @@ def test_each_split_is_reported_with_intervals() -> None:
         print(format_table(r))
         m = r["signals"]["dissatisfied"]
         assert m["precision_ci"][0] <= m["precision"] <= m["precision_ci"][1]
-        assert m["n_gold"] == sum(1 for row in load_followups(split=split)
-                                  if row["label"] in {"repeat", "rephrase", "complaint", "dismiss"})
+        assert m["n_gold"] == sum(
+            1
+            for row in load_followups(split=split)
+            if row["label"] in {"repeat", "rephrase", "complaint", "dismiss"}
+        )
 
 
 def test_default_thresholds_are_the_dev_optimum() -> None:
     best = sweep_similarity(methods=("content_indel",), split="dev")[0]
     score = (best["repeat_f1"] + best["rephrase_f1"]) / 2
-    mine = [r for r in sweep_similarity(methods=("content_indel",), split="dev",
-                                        repeat_grid=(DEFAULT_CONFIG.repeat_threshold,),
-                                        rephrase_grid=(DEFAULT_CONFIG.rephrase_threshold,))][0]
+    [mine] = sweep_similarity(
+        methods=("content_indel",),
+        split="dev",
+        repeat_grid=(DEFAULT_CONFIG.repeat_threshold,),
+        rephrase_grid=(DEFAULT_CONFIG.rephrase_threshold,),
+    )
     assert DEFAULT_CONFIG.similarity_method == "content_indel"
     assert (mine["repeat_f1"] + mine["rephrase_f1"]) / 2 == pytest.approx(score)
 
 
 def test_labelled_set_errors_are_reported(tmp_path: Path) -> None:
     bad = tmp_path / "bad.jsonl"
-    bad.write_text('{"prev_user": "a", "assistant": "b", "next_user": "c", "label": "angry"}\n', encoding="utf-8")
+    bad.write_text(
+        '{"prev_user": "a", "assistant": "b", "next_user": "c", "label": "angry"}\n', encoding="utf-8"
+    )
     with pytest.raises(DataError, match="unknown label"):
         load_followups(bad)
     bad.write_text('{"prev_user": "a"}\n', encoding="utf-8")
-    with pytest.raises(DataError, match="next_user|assistant"):
+    with pytest.raises(DataError, match=r"next_user|assistant"):
         load_followups(bad)
     with pytest.raises(DataError, match="cannot read"):
         load_followups(tmp_path / "missing.jsonl")

@@ -25,19 +25,33 @@ from uxbench.mining.signals import (
 from uxbench.mining.types import Session, Turn
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=timezone.utc)
-LONG_ZH = "首先打开系统设置，进入网络页面，找到当前连接的无线网络，点击齿轮图标，把IP设置改为静态，再填写地址、网关和DNS。" * 4
-LONG_EN = ("Open the settings, go to the network page, choose your wireless network, open the advanced options and "
-           "switch the IP setting from automatic to static, then fill in the address, gateway and DNS servers. ") * 3
+LONG_ZH = (
+    "首先打开系统设置，进入网络页面，找到当前连接的无线网络，点击齿轮图标，把IP设置改为静态，再填写地址、网关和DNS。"
+    * 4
+)
+LONG_EN = (
+    "Open the settings, go to the network page, choose your wireless network, open the advanced options and "
+    "switch the IP setting from automatic to static, then fill in the address, gateway and DNS servers. "
+) * 3
 
 
-def session(*msgs: tuple[Any, ...], cid: str = "c1", times: bool = True,
-            regenerated: list[Turn] | None = None) -> Session:
+def session(
+    *msgs: tuple[Any, ...], cid: str = "c1", times: bool = True, regenerated: list[Turn] | None = None
+) -> Session:
     """msgs: (role, content, seconds_after_start, extra turn fields...)."""
     turns = []
     for i, (role, content, sec, *extra) in enumerate(msgs):
         kw = extra[0] if extra else {}
-        turns.append(Turn(conversation_id=cid, turn_index=i, role=role, content=content,
-                          created_at=T0 + timedelta(seconds=sec) if times else None, **kw))
+        turns.append(
+            Turn(
+                conversation_id=cid,
+                turn_index=i,
+                role=role,
+                content=content,
+                created_at=T0 + timedelta(seconds=sec) if times else None,
+                **kw,
+            )
+        )
     return Session(conversation_id=cid, turns=turns, regenerated=regenerated or [], has_timestamps=times)
 
 
@@ -46,8 +60,12 @@ def only(result: list[TurnSignals], turn_index: int) -> TurnSignals:
 
 
 def test_skim_fires_on_a_fast_answer_to_a_long_reply_and_not_on_a_slow_one() -> None:
-    fast = compute_signals(session(("user", "怎么设置静态IP", 0), ("assistant", LONG_ZH, 5), ("user", "好", 12)))[0]
-    slow = compute_signals(session(("user", "怎么设置静态IP", 0), ("assistant", LONG_ZH, 5), ("user", "好", 200)))[0]
+    fast = compute_signals(
+        session(("user", "怎么设置静态IP", 0), ("assistant", LONG_ZH, 5), ("user", "好", 12))
+    )[0]
+    slow = compute_signals(
+        session(("user", "怎么设置静态IP", 0), ("assistant", LONG_ZH, 5), ("user", "好", 200))
+    )[0]
     assert fast.skim.fired is True and fast.gap_s == 7
     assert fast.seconds_per_unit is not None and fast.seconds_per_unit < 0.15
     assert "reading units" in (fast.skim.evidence or "")
@@ -56,26 +74,37 @@ def test_skim_fires_on_a_fast_answer_to_a_long_reply_and_not_on_a_slow_one() -> 
 
 def test_skim_counts_english_words_not_letters() -> None:
     # ~100 English words read in 25 s is about 240 words a minute: a normal read, not a skim.
-    ts = compute_signals(session(("user", "how do I set a static IP", 0), ("assistant", LONG_EN, 5),
-                                 ("user", "ok", 30)))[0]
+    ts = compute_signals(
+        session(("user", "how do I set a static IP", 0), ("assistant", LONG_EN, 5), ("user", "ok", 30))
+    )[0]
     assert ts.skim.fired is False
-    quick = compute_signals(session(("user", "how do I set a static IP", 0), ("assistant", LONG_EN, 5),
-                                    ("user", "ok", 9)))[0]
+    quick = compute_signals(
+        session(("user", "how do I set a static IP", 0), ("assistant", LONG_EN, 5), ("user", "ok", 9))
+    )[0]
     assert quick.skim.fired is True
 
 
 def test_skim_is_not_computed_without_timestamps_and_short_replies_cannot_be_skimmed() -> None:
-    no_time = compute_signals(session(("user", "q", 0), ("assistant", LONG_ZH, 0), ("user", "好", 0), times=False))[0]
+    no_time = compute_signals(
+        session(("user", "q", 0), ("assistant", LONG_ZH, 0), ("user", "好", 0), times=False)
+    )[0]
     assert no_time.skim.fired is None and "no timestamps" in (no_time.skim.evidence or "")
-    short = compute_signals(session(("user", "几点了", 0), ("assistant", "现在是上午九点。", 1), ("user", "好", 2)))[0]
+    short = compute_signals(
+        session(("user", "几点了", 0), ("assistant", "现在是上午九点。", 1), ("user", "好", 2))
+    )[0]
     assert short.skim.fired is False
 
 
 def test_regeneration_is_its_own_signal_and_never_a_repeat() -> None:
-    old = Turn(conversation_id="c1", turn_index=1, role="assistant", content="第一次的回答", regeneration_index=0)
-    s = session(("user", "北京到上海的高铁要多久", 0),
-                ("assistant", "最快约4小时18分钟。", 30, {"regeneration_index": 1}),
-                ("user", "好的谢谢", 60), regenerated=[old])
+    old = Turn(
+        conversation_id="c1", turn_index=1, role="assistant", content="第一次的回答", regeneration_index=0
+    )
+    s = session(
+        ("user", "北京到上海的高铁要多久", 0),
+        ("assistant", "最快约4小时18分钟。", 30, {"regeneration_index": 1}),
+        ("user", "好的谢谢", 60),
+        regenerated=[old],
+    )
     ts = compute_signals(s)[0]
     assert ts.regenerate.fired is True and "1 earlier reply replaced" in (ts.regenerate.evidence or "")
     assert ts.repeat.fired is False and ts.rephrase.fired is False
@@ -84,12 +113,21 @@ def test_regeneration_is_its_own_signal_and_never_a_repeat() -> None:
 
 def test_repeat_rephrase_and_the_continuation_guard() -> None:
     reply = "JSON是一种轻量级的数据交换格式，广泛用于Web开发。"
-    rep = compute_signals(session(("user", "python里怎么读取json文件", 0), ("assistant", reply, 3),
-                                  ("user", "python怎么读取json文件？？", 20)))[0]
+    rep = compute_signals(
+        session(
+            ("user", "python里怎么读取json文件", 0),
+            ("assistant", reply, 3),
+            ("user", "python怎么读取json文件？？", 20),
+        )
+    )[0]
     assert rep.repeat.fired is True and rep.similarity is not None and rep.similarity >= 0.85
-    reph = compute_signals(session(("user", "how do I reverse a list in python", 0),
-                                   ("assistant", "Lists in Python are ordered collections.", 3),
-                                   ("user", "I mean what's the code to reverse a python list", 20)))[0]
+    reph = compute_signals(
+        session(
+            ("user", "how do I reverse a list in python", 0),
+            ("assistant", "Lists in Python are ordered collections.", 3),
+            ("user", "I mean what's the code to reverse a python list", 20),
+        )
+    )[0]
     assert reph.rephrase.fired is True and reph.repeat.fired is False
     for prev, nxt in [
         ("帮我解释一下第一章的内容", "帮我解释一下第二章的内容"),
@@ -98,39 +136,61 @@ def test_repeat_rephrase_and_the_continuation_guard() -> None:
         ("写一个关于小猫的故事", "继续"),
         ("给我出一道数学题", "再来一个"),
     ]:
-        ts = compute_signals(session(("user", prev, 0), ("assistant", "一段回复 some reply text", 3),
-                                     ("user", nxt, 60)))[0]
+        ts = compute_signals(
+            session(("user", prev, 0), ("assistant", "一段回复 some reply text", 3), ("user", nxt, 60))
+        )[0]
         assert ts.continuation.fired is True, nxt
         assert not ts.repeat.fired and not ts.rephrase.fired and not ts.dissatisfied, nxt
 
 
 @pytest.mark.parametrize(
     ("text", "complaint"),
-    [("不对，应该是2.2磅", True), ("答非所问", True), ("你没理解我的意思", True), ("that's wrong", True),
-     ("this doesn't work", True), ("useless", True), ("不错，谢谢", False), ("没错", False),
-     ("错误码404是什么意思", False), ("not bad", False), ("no problem", False), ("nothing wrong with it", False),
-     ("you're right", False)],
+    [
+        ("不对，应该是2.2磅", True),
+        ("答非所问", True),
+        ("你没理解我的意思", True),
+        ("that's wrong", True),
+        ("this doesn't work", True),
+        ("useless", True),
+        ("不错，谢谢", False),
+        ("没错", False),
+        ("错误码404是什么意思", False),
+        ("not bad", False),
+        ("no problem", False),
+        ("nothing wrong with it", False),
+        ("you're right", False),
+    ],
 )
 def test_complaint_fires_on_complaints_only(text: str, complaint: bool) -> None:
-    ts = compute_signals(session(("user", "问题 question", 0), ("assistant", "回复 reply", 2), ("user", text, 30)))[0]
+    ts = compute_signals(
+        session(("user", "问题 question", 0), ("assistant", "回复 reply", 2), ("user", text, 30))
+    )[0]
     assert ts.complaint.fired is complaint
     assert ts.dissatisfied is complaint
 
 
 def test_dismiss_is_a_give_up_and_thanks_is_positive() -> None:
-    gave_up = compute_signals(session(("user", "帮我写一份年终总结", 0), ("assistant", "请问您做什么工作？", 2),
-                                      ("user", "算了", 20)))[0]
+    gave_up = compute_signals(
+        session(
+            ("user", "帮我写一份年终总结", 0), ("assistant", "请问您做什么工作？", 2), ("user", "算了", 20)
+        )
+    )[0]
     assert gave_up.dismiss.fired is True and gave_up.dissatisfied
     for thanks in ("好的谢谢", "ok thanks", "谢谢", "got it, thanks"):
-        ts = compute_signals(session(("user", "怎么查IP", 0), ("assistant", "输入 ipconfig 即可。", 2),
-                                     ("user", thanks, 20)))[0]
+        ts = compute_signals(
+            session(("user", "怎么查IP", 0), ("assistant", "输入 ipconfig 即可。", 2), ("user", thanks, 20))
+        )[0]
         assert ts.dismiss.fired is False and ts.praise.fired is True
         assert ts.satisfied and not ts.dissatisfied
 
 
 def test_topic_change_and_conversation_end_are_separate_weak_signals() -> None:
-    s = session(("user", "怎么做番茄炒蛋", 0), ("assistant", "先炒蛋盛出，再炒番茄，倒回鸡蛋翻炒。", 5),
-                ("user", "帮我写一封辞职信", 300), ("assistant", "尊敬的领导：……", 305))
+    s = session(
+        ("user", "怎么做番茄炒蛋", 0),
+        ("assistant", "先炒蛋盛出，再炒番茄，倒回鸡蛋翻炒。", 5),
+        ("user", "帮我写一封辞职信", 300),
+        ("assistant", "尊敬的领导：……", 305),
+    )
     first, last = compute_signals(s)
     assert first.topic_change.fired is True and first.conversation_end.fired is False
     assert not first.dissatisfied  # weak alone
@@ -148,10 +208,12 @@ def test_two_weak_signals_make_a_dissatisfied_turn() -> None:
 
 
 def test_explicit_feedback_copy_and_builds_on() -> None:
-    s = session(("user", "Python怎么读取CSV文件", 0),
-                ("assistant", "用 pandas.read_csv 即可。", 3, {"feedback": "like", "counters": {"copy": 2}}),
-                ("user", "那如果文件是GBK编码的呢", 40),
-                ("assistant", "加 encoding='gbk' 参数。", 43, {"feedback": "dislike"}))
+    s = session(
+        ("user", "Python怎么读取CSV文件", 0),
+        ("assistant", "用 pandas.read_csv 即可。", 3, {"feedback": "like", "counters": {"copy": 2}}),
+        ("user", "那如果文件是GBK编码的呢", 40),
+        ("assistant", "加 encoding='gbk' 参数。", 43, {"feedback": "dislike"}),
+    )
     first, second = compute_signals(s)
     assert first.thumbs_up.fired and first.copied.fired and first.copied.evidence == "copy=2"
     assert first.builds_on.fired and first.satisfied
@@ -160,36 +222,62 @@ def test_explicit_feedback_copy_and_builds_on() -> None:
 
 
 def test_recovery_chains() -> None:
-    recovered = session(("user", "1公斤等于多少磅", 0), ("assistant", "约1.5磅。", 2), ("user", "不对吧", 10),
-                        ("assistant", "抱歉，约2.2磅。", 12), ("user", "好的谢谢", 30))
+    recovered = session(
+        ("user", "1公斤等于多少磅", 0),
+        ("assistant", "约1.5磅。", 2),
+        ("user", "不对吧", 10),
+        ("assistant", "抱歉，约2.2磅。", 12),
+        ("user", "好的谢谢", 30),
+    )
     chain = compute_signals(recovered)[0].recovery
     assert chain is not None and chain.outcome == "recovered" and chain.recovered_at == 3
     assert chain.turns == [1, 2, 3, 4] and chain.actions == ["failure", "complain", "retry", "satisfied"]
 
-    failed = session(("user", "23乘以47", 0), ("assistant", "1071", 2), ("user", "错了", 9),
-                     ("assistant", "1071", 11), ("user", "还是不对", 20), ("assistant", "1071", 22),
-                     ("user", "答非所问", 30), ("assistant", "1081", 32, {"feedback": "dislike"}))
+    failed = session(
+        ("user", "23乘以47", 0),
+        ("assistant", "1071", 2),
+        ("user", "错了", 9),
+        ("assistant", "1071", 11),
+        ("user", "还是不对", 20),
+        ("assistant", "1071", 22),
+        ("user", "答非所问", 30),
+        ("assistant", "1081", 32, {"feedback": "dislike"}),
+    )
     result = compute_signals(failed)
     assert result[0].recovery is not None and result[0].recovery.outcome == "failed"
     # the last reply is disliked and nothing follows: that failure ends with the user leaving
     assert [c.outcome for c in recovery_chains(result)] == ["failed", "failed", "failed", "user_gave_up"]
 
-    gave_up = session(("user", "帮我改简历", 0), ("assistant", "简历很重要。", 2), ("user", "没用", 5),
-                      ("assistant", "请提供简历内容。", 7), ("user", "算了", 9))
-    assert compute_signals(gave_up)[0].recovery.outcome == "user_gave_up"  # type: ignore[union-attr]
+    gave_up = session(
+        ("user", "帮我改简历", 0),
+        ("assistant", "简历很重要。", 2),
+        ("user", "没用", 5),
+        ("assistant", "请提供简历内容。", 7),
+        ("user", "算了", 9),
+    )
+    assert compute_signals(gave_up)[0].recovery.outcome == "user_gave_up"
 
     ended = session(("user", "q", 0), ("assistant", "answer", 2, {"feedback": "dislike"}))
-    assert compute_signals(ended)[0].recovery.outcome == "user_gave_up"  # type: ignore[union-attr]
+    assert compute_signals(ended)[0].recovery.outcome == "user_gave_up"
 
-    unknown = session(("user", "how many legs does a spider have", 0), ("assistant", "six", 2),
-                      ("user", "wrong", 5), ("assistant", "eight, sorry", 7))
-    assert compute_signals(unknown)[0].recovery.outcome == "unknown"  # type: ignore[union-attr]
+    unknown = session(
+        ("user", "how many legs does a spider have", 0),
+        ("assistant", "six", 2),
+        ("user", "wrong", 5),
+        ("assistant", "eight, sorry", 7),
+    )
+    assert compute_signals(unknown)[0].recovery.outcome == "unknown"
 
 
 def test_table_has_one_row_per_assistant_turn_and_writes_to_parquet_and_csv(tmp_path: Path) -> None:
     sessions = [
-        session(("user", "怎么设置静态IP", 0), ("assistant", LONG_ZH, 5), ("user", "不对", 8),
-                ("assistant", "好的", 9), cid="a"),
+        session(
+            ("user", "怎么设置静态IP", 0),
+            ("assistant", LONG_ZH, 5),
+            ("user", "不对", 8),
+            ("assistant", "好的", 9),
+            cid="a",
+        ),
         session(("user", "hi", 0), ("assistant", "hello, how can I help?", 1), cid="b", times=False),
     ]
     rows = signals_table(sessions)

@@ -32,7 +32,10 @@ from uxbench.models.registry import create_model_api
     [
         ('{"label": "repeat", "reason": "same words"}', "repeat"),
         ('```json\n{"label": "topic_change"}\n```', "topic_change"),
-        ('Sure. Here is my answer: {"label": "continue", "reason": "asks for more"} Hope it helps.', "continue"),
+        (
+            'Sure. Here is my answer: {"label": "continue", "reason": "asks for more"} Hope it helps.',
+            "continue",
+        ),
         ('{"label": "Topic Change"}', "topic_change"),
         ('{"label": "继续"}', "continue"),
         ('{"label": "praise"}', "other"),
@@ -44,14 +47,18 @@ def test_parse_label_reads_json_wherever_it_is(text: str, label: str) -> None:
     assert parsed is not None and parsed[0] == label
 
 
-@pytest.mark.parametrize("text", ["repeat", "", '{"label": "angry"}', '{"label": 3}', "{label: repeat}", "[1, 2]"])
+@pytest.mark.parametrize(
+    "text", ["repeat", "", '{"label": "angry"}', '{"label": 3}', "{label: repeat}", "[1, 2]"]
+)
 def test_parse_label_rejects_anything_else(text: str) -> None:
     assert parse_label(text) is None
 
 
 def test_prompt_language_follows_the_conversation() -> None:
     zh = build_messages(FollowupPair(prev_user="怎么读取文件", assistant="用 open()", next_user="继续"))
-    en = build_messages(FollowupPair(prev_user="how to read a file", assistant="use open()", next_user="go on"))
+    en = build_messages(
+        FollowupPair(prev_user="how to read a file", assistant="use open()", next_user="go on")
+    )
     assert "标签" in zh[0].content and "<<<继续>>>" in zh[1].content
     assert "Labels" in en[0].content and en[1].content.endswith("<<<go on>>>")
     retry = build_messages(FollowupPair(prev_user=None, assistant="a", next_user="b"), retry=True)
@@ -67,7 +74,11 @@ def _scripted_rules(rows: list[dict[str, Any]]) -> tuple[list[dict[str, str]], l
     some unreadable once (then fine), some unreadable twice. Returns the rules and the expected labels."""
     retry_rules, first_rules, expected = [], [], []
     retry_prefix = r"^(?:Your previous answer|上一次的回答)[\s\S]*"
-    shapes = ['{{"label": "{}", "reason": "scripted"}}', '```json\n{{"label": "{}"}}\n```', 'Label: {{"label": "{}"}}']
+    shapes = [
+        '{{"label": "{}", "reason": "scripted"}}',
+        '```json\n{{"label": "{}"}}\n```',
+        'Label: {{"label": "{}"}}',
+    ]
     for i, row in enumerate(rows):
         gold = COARSE.get(row["label"], row["label"])
         pattern = _body_pattern(row)
@@ -108,7 +119,9 @@ async def test_scripted_model_through_classify_and_evaluate(tmp_path: Path) -> N
     gold = [COARSE.get(r["label"], r["label"]) for r in rows]
     assert result["n"] == len(rows) and result["failed"] == n_failed
     assert result["retried"] == sum(1 for i in range(len(rows)) if i % 10 in (5, 7))
-    assert result["accuracy"] == pytest.approx(sum(g == e for g, e in zip(gold, expected)) / len(rows))
+    assert result["accuracy"] == pytest.approx(
+        sum(g == e for g, e in zip(gold, expected, strict=True)) / len(rows)
+    )
     print(f"\nscripted LLM check on dev: accuracy {result['accuracy']:.3f}, failed {n_failed}")
 
 

@@ -31,7 +31,9 @@ class Fake:
             return web.json_response(err, status=429, headers={"retry-after": "2"})
         for code, kind in ((529, "overloaded_error"), (500, "api_error"), (401, "authentication_error")):
             if f"FAIL{code}" in last:
-                return web.json_response({"type": "error", "error": {"type": kind, "message": "no"}}, status=code)
+                return web.json_response(
+                    {"type": "error", "error": {"type": kind, "message": "no"}}, status=code
+                )
         if "SLOW" in last:
             await asyncio.sleep(3)
         content: list[dict[str, Any]] = []
@@ -67,7 +69,9 @@ def key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def model(url: str, **args: str) -> Any:
-    return create_model_api("anthropic:claude-test", {"base_url": url, "api_key_env": "UXBENCH_TEST_ANTHROPIC", **args})
+    return create_model_api(
+        "anthropic:claude-test", {"base_url": url, "api_key_env": "UXBENCH_TEST_ANTHROPIC", **args}
+    )
 
 
 CONVO = [

@@ -6,7 +6,7 @@ import email.utils
 
 import pytest
 
-from uxbench.errors import FatalModelError, RateLimitError, TransientModelError
+from uxbench.errors import FatalModelError, ModelError, RateLimitError, TransientModelError
 from uxbench.models.providers._errors import error_for_status, parse_retry_after, scrub
 
 
@@ -39,7 +39,7 @@ def test_retry_after_forms() -> None:
         (422, FatalModelError),
     ],
 )
-def test_status_mapping(status: int, kind: type[Exception]) -> None:
+def test_status_mapping(status: int, kind: type[ModelError]) -> None:
     err = error_for_status(status, "detail", where="srv", key_hint="the key in $K", retry_after=2.0)
     assert type(err) is kind
     assert err.status == status

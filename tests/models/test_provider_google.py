@@ -1,4 +1,4 @@
-"""The google provider through the real google-genai SDK, against a loopback server speaking generateContent."""
+"""The google provider through the real google-genai SDK, against a loopback generateContent server."""
 
 from __future__ import annotations
 
@@ -34,7 +34,9 @@ class Fake:
             return web.json_response(err, status=429, headers={"Retry-After": "3"})
         for code, status in ((500, "INTERNAL"), (403, "PERMISSION_DENIED"), (404, "NOT_FOUND")):
             if f"FAIL{code}" in last:
-                return web.json_response({"error": {"code": code, "message": "no", "status": status}}, status=code)
+                return web.json_response(
+                    {"error": {"code": code, "message": "no", "status": status}}, status=code
+                )
         if "SLOW" in last:
             await asyncio.sleep(3)
         if "BLOCKED" in last:
@@ -74,7 +76,9 @@ def key(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def model(url: str, **args: str) -> Any:
-    return create_model_api("google:gemini-test", {"base_url": url, "api_key_env": "UXBENCH_TEST_GOOGLE", **args})
+    return create_model_api(
+        "google:gemini-test", {"base_url": url, "api_key_env": "UXBENCH_TEST_GOOGLE", **args}
+    )
 
 
 CONVO = [

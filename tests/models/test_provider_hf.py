@@ -19,7 +19,9 @@ from uxbench.models.providers import _hf_engine as engine  # noqa: E402
 from uxbench.models.providers.hf import HFModel  # noqa: E402
 from uxbench.models.registry import create_model_api  # noqa: E402
 
-WORDS = "the user asked a question and assistant gave good answer that was bad or fine 好 差 hello world system"
+WORDS = (
+    "the user asked a question and assistant gave good answer that was bad or fine 好 差 hello world system"
+)
 TEMPLATE = (
     "{% for m in messages %}<|im_start|> {{ m['role'] }} {{ m['content'] }} <|im_end|> {% endfor %}"
     "{% if add_generation_prompt %}<|im_start|> assistant {% endif %}"
@@ -34,7 +36,7 @@ def build_tiny_model(folder: Path, *, with_template: bool) -> Path:
     vocab = {t: i for i, t in enumerate(specials + sorted(set(WORDS.split())))}
     core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
     core.pre_tokenizer = pre_tokenizers.Whitespace()
-    tok = PreTrainedTokenizerFast(
+    tok = PreTrainedTokenizerFast(  # type: ignore[no-untyped-call]
         tokenizer_object=core,
         pad_token="<pad>",
         unk_token="<unk>",

@@ -63,6 +63,11 @@ async def test_say_marker_and_reasoning_content(make: Callable[..., ModelAPI]) -
     assert out.usage.reasoning_tokens > 0
 
 
+async def test_inline_think_block_becomes_reasoning(make: Callable[..., ModelAPI]) -> None:
+    out = await make().generate(user("[[SAY:<think>check tone</think>\n差]]"), GenerateConfig())
+    assert (out.text, out.reasoning) == ("差", "check tone")
+
+
 async def test_reasoning_field_variant() -> None:
     with LoopbackServer(LoopbackConfig(reasoning_field="reasoning")) as srv:
         model = create_model_api("openai:m", {"base_url": srv.base_url, "api_key_env": NO_KEY_ENV})
@@ -139,9 +144,16 @@ async def test_rate_limit_then_success(make: Callable[..., ModelAPI], server: Lo
 
 @pytest.mark.parametrize(
     ("marker", "status"),
-    [("[[FAULT:500]]", 500), ("[[FAULT:503]]", 503), ("[[FAULT:malformed]]", None), ("[[FAULT:empty]]", None)],
+    [
+        ("[[FAULT:500]]", 500),
+        ("[[FAULT:503]]", 503),
+        ("[[FAULT:malformed]]", None),
+        ("[[FAULT:empty]]", None),
+    ],
 )
-async def test_transient_failures_then_success(make: Callable[..., ModelAPI], marker: str, status: int | None) -> None:
+async def test_transient_failures_then_success(
+    make: Callable[..., ModelAPI], marker: str, status: int | None
+) -> None:
     model, msgs = make(), user(f"{marker} transient prompt")
     expected = RateLimitError if status == 503 else TransientModelError
     with pytest.raises(expected) as info:
@@ -151,7 +163,7 @@ async def test_transient_failures_then_success(make: Callable[..., ModelAPI], ma
 
 
 async def test_timeout_is_transient(make: Callable[..., ModelAPI]) -> None:
-    with pytest.raises(TransientModelError, match="did not answer within 0.3 s"):
+    with pytest.raises(TransientModelError, match=r"did not answer within 0\.3 s"):
         await make(timeout="0.3").generate(user("[[FAULT:timeout]] slow prompt"), GenerateConfig())
 
 
@@ -159,7 +171,9 @@ async def test_timeout_is_transient(make: Callable[..., ModelAPI]) -> None:
     ("marker", "hint"),
     [("[[FAULT:400]]", "HTTP 400"), ("[[FAULT:401]]", f"${NO_KEY_ENV}"), ("[[FAULT:404]]", "base URL")],
 )
-async def test_fatal_statuses_say_what_to_check(make: Callable[..., ModelAPI], marker: str, hint: str) -> None:
+async def test_fatal_statuses_say_what_to_check(
+    make: Callable[..., ModelAPI], marker: str, hint: str
+) -> None:
     model = make()
     for _ in range(2):  # always fails: 4xx faults have no attempt limit
         with pytest.raises(FatalModelError) as info:
@@ -183,7 +197,11 @@ async def test_key_from_named_env_var_and_never_in_identity(
     await model.generate(user("with key"), GenerateConfig())
     assert server.stats.last_headers["Authorization"] == "Bearer sk-test-secret-123"
     assert "sk-test-secret-123" not in repr(model.cache_identity()) + model.connection_key()
-    assert model.cache_identity() == {"provider": "openai", "base_url": server.base_url, "model": "test-model"}
+    assert model.cache_identity() == {
+        "provider": "openai",
+        "base_url": server.base_url,
+        "model": "test-model",
+    }
 
 
 async def test_key_is_scrubbed_from_error_messages(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -216,7 +234,9 @@ async def test_connection_refused_is_transient() -> None:
 async def test_concurrent_calls_overlap_on_the_wire() -> None:
     with LoopbackServer(LoopbackConfig(latency_ms=30)) as srv:
         model = create_model_api("openai:m", {"base_url": srv.base_url, "api_key_env": NO_KEY_ENV})
-        outs = await asyncio.gather(*[model.generate(user(f"[[SAY:{i}]]"), GenerateConfig()) for i in range(64)])
+        outs = await asyncio.gather(
+            *[model.generate(user(f"[[SAY:{i}]]"), GenerateConfig()) for i in range(64)]
+        )
         await model.aclose()
         assert [o.text for o in outs] == [str(i) for i in range(64)]
         assert srv.stats.max_in_flight > 8

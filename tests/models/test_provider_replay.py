@@ -56,7 +56,11 @@ async def test_lookup_order_hash_then_match_then_default(tmp_path: Path) -> None
 
 async def test_logprobs_and_usage_replayed(tmp_path: Path) -> None:
     logprobs = [
-        {"token": "好", "logprob": -0.2, "top": [{"token": "好", "logprob": -0.2}, {"token": "差", "logprob": -1.7}]},
+        {
+            "token": "好",
+            "logprob": -0.2,
+            "top": [{"token": "好", "logprob": -0.2}, {"token": "差", "logprob": -1.7}],
+        },
         {"token": "。", "logprob": -0.01, "top": []},
     ]
     usage = {"input_tokens": 9, "output_tokens": 2}

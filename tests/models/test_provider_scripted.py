@@ -58,7 +58,10 @@ async def test_rules_file(tmp_path: Path) -> None:
     rules.write_bytes(
         orjson.dumps(
             {
-                "rules": [{"pattern": r"^\s*hello", "response": "hi there"}, {"pattern": "bye", "response": "ciao"}],
+                "rules": [
+                    {"pattern": r"^\s*hello", "response": "hi there"},
+                    {"pattern": "bye", "response": "ciao"},
+                ],
                 "default": "what?",
             }
         )
@@ -121,4 +124,3 @@ async def test_logprobs_follow_probability_marker() -> None:
     first = out.logprobs[0]
     assert first.token == "好" and first.logprob == pytest.approx(math.log(0.9))
     assert [t.token for t in first.top[:2]] == ["好", "差"] and len(first.top) == 3
-

@@ -47,6 +47,6 @@ def stats(
     if format == "json":
         typer.echo(json.dumps(result, ensure_ascii=False, indent=2, default=str))
         return
-    from uxbench.report.render import render_data_stats
+    from uxbench.cli.data_view import render_data_stats
 
     typer.echo(render_data_stats(result))

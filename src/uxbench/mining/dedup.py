@@ -36,12 +36,12 @@ _SCHEME = "affine32"
 class DedupConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    threshold: float = Field(0.8, gt=0, le=1)
+    threshold: float = Field(default=0.8, gt=0, le=1)
     """Estimated Jaccard similarity of the shingle sets at or above which two texts are near-duplicates."""
-    num_perm: int = Field(128, ge=16)
+    num_perm: int = Field(default=128, ge=16)
     seed: int = 1
-    cjk_ngram: int = Field(3, ge=1)
-    latin_ngram: int = Field(5, ge=1)
+    cjk_ngram: int = Field(default=3, ge=1)
+    latin_ngram: int = Field(default=5, ge=1)
     text: Literal["user", "first_user"] = "user"
     """What is compared: all user messages of a conversation joined, or only its first user message."""
 
@@ -93,7 +93,8 @@ class NearDuplicateIndex:
             self._lsh = MinHashLSH(threshold=cfg.threshold, num_perm=cfg.num_perm)
         except ValueError as err:
             raise ConfigError(
-                f"near-duplicate threshold {cfg.threshold} with num_perm {cfg.num_perm} is not usable: {err}; "
+                f"near-duplicate threshold {cfg.threshold} with num_perm {cfg.num_perm} is not usable: "
+                f"{err}; "
                 "lower the threshold or raise num_perm"
             ) from None
         self._order: dict[str, int] = {}
@@ -103,7 +104,8 @@ class NearDuplicateIndex:
         """Keys whose text has no shingles (blank): never compared, never grouped."""
 
     def _minhash(self, grams: set[str]) -> MinHash:
-        m = MinHash(num_perm=self.config.num_perm, seed=self.config.seed, permutations=self._perm, scheme=_SCHEME)
+        cfg = self.config
+        m = MinHash(num_perm=cfg.num_perm, seed=cfg.seed, permutations=self._perm, scheme=_SCHEME)
         m.update_batch([g.encode("utf-8") for g in sorted(grams)])
         return m
 
@@ -117,7 +119,8 @@ class NearDuplicateIndex:
             self.empty.append(key)
             return None
         m = self._minhash(grams)
-        matches = []
+        matches: list[tuple[int, str, float]] = []
+        cand: str
         for cand in self._lsh.query(m):
             sim = float(np.count_nonzero(self._values[cand] == m.hashvalues)) / self.config.num_perm
             if sim >= self.config.threshold:

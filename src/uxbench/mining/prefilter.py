@@ -36,9 +36,9 @@ DEFAULT_MARKERS: tuple[str, ...] = (
 class PrefilterConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    min_turns: int = Field(2, ge=1)
+    min_turns: int = Field(default=2, ge=1)
     """Conversations with fewer messages are too short."""
-    min_reply_chars: int = Field(4, ge=0)
+    min_reply_chars: int = Field(default=4, ge=0)
     """A reply shorter than this (after stripping) counts as interrupted (method notes: 4)."""
     markers: tuple[str, ...] = DEFAULT_MARKERS
     """System texts that stand in for a reply that never came; matched on the whole reply, ignoring case,

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
 from pydantic import BaseModel, Field
 
 from uxbench.errors import ConfigError
@@ -134,7 +133,8 @@ async def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResul
         for index, case in enumerate(source):
             if chosen is not None and index not in chosen:
                 continue
-            sid = _sample_id(orjson.dumps(case.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS), identity_hash)
+            # pydantic's own JSON encoder: field order is fixed by the schema, so the bytes are stable
+            sid = _sample_id(case.__pydantic_serializer__.to_json(case), identity_hash)
             selected.append(sid)
             if sid in done:
                 already += 1

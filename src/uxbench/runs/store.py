@@ -96,7 +96,7 @@ class RunStore:
         """Store one finished sample; committed before returning (autocommit, WAL)."""
         self._conn().execute(
             "INSERT OR REPLACE INTO records(sample_id, idx, status, body) VALUES (?, ?, ?, ?)",
-            (record.sample_id, record.index, record.status, orjson.dumps(record.model_dump(mode="json"))),
+            (record.sample_id, record.index, record.status, record.__pydantic_serializer__.to_json(record)),
         )
 
     def done_ids(self, *, include_errors: bool = False) -> set[str]:
@@ -122,7 +122,7 @@ class RunStore:
         tmp = out.with_suffix(".jsonl.tmp")
         with tmp.open("wb") as fh:
             for rec in self.iter_records(sample_ids):
-                fh.write(orjson.dumps(rec.model_dump(mode="json")) + b"\n")
+                fh.write(rec.__pydantic_serializer__.to_json(rec) + b"\n")
         tmp.replace(out)
         return out
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+import weakref
 from collections import deque
 from types import TracebackType
 
@@ -174,24 +175,39 @@ class AdaptiveLimiter:
         )
 
 
-_SHARED: dict[str, AdaptiveLimiter] = {}
+# One table per event loop: models created in the same loop (one run) share limiters per endpoint, and a
+# later `asyncio.run` (the next run in a long-lived process) starts afresh with its own caps.
+_SHARED: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, AdaptiveLimiter]] = (
+    weakref.WeakKeyDictionary()
+)
+_NO_LOOP: dict[str, AdaptiveLimiter] = {}
+
+
+def _table() -> dict[str, AdaptiveLimiter]:
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return _NO_LOOP
+    return _SHARED.setdefault(loop, {})
 
 
 def shared_limiter(key: str, max_concurrency: int, min_concurrency: int = 1) -> AdaptiveLimiter:
-    """The process-wide limiter for a connection key, created on first use.
+    """The limiter for a connection key within the running event loop, created on first use.
 
     Models that share a key (same provider endpoint and model) share one limiter, so their calls add up
-    against one rate limit. If a later caller asks for a lower cap, the lower cap wins for everyone.
+    against one rate limit. If a later caller in the same loop asks for a lower cap, the lower cap wins.
     """
-    limiter = _SHARED.get(key)
+    table = _table()
+    limiter = table.get(key)
     if limiter is None:
         limiter = AdaptiveLimiter(max_concurrency, min(min_concurrency, max_concurrency))
-        _SHARED[key] = limiter
+        table[key] = limiter
     else:
         limiter.lower_max(max_concurrency)
     return limiter
 
 
 def reset_shared_limiters() -> None:
-    """Forget all shared limiters (tests, or a long-lived process starting a fresh run)."""
+    """Forget all shared limiters (tests)."""
     _SHARED.clear()
+    _NO_LOOP.clear()

@@ -60,9 +60,9 @@ _SUBJ = (
 )
 _COMPLAINT_EN = re.compile(
     rf"\b{_SUBJ}(?:'s|'re| is| are| was| were)"
-    r"(?: (?:still|just|completely|totally|all|clearly|definitely|so|plain|simply|obviously|also))? (?:wrong|incorrect|false|inaccurate|broken|useless|nonsense|garbage"
-    r"|not (?:right"
-    r"|correct|true|accurate|what i)|not it)\b"
+    r"(?: (?:still|just|completely|totally|all|clearly|definitely|so|plain|simply|obviously|also))?"
+    r" (?:wrong|incorrect|false|inaccurate|broken|useless|nonsense|garbage"
+    r"|not (?:right|correct|true|accurate|what i)|not it)\b"
     r"|^\s*(?:wrong|incorrect|nope|false)\b|\bwrong (?:answer|again|result|number|language|file|one)\b"
     r"|\b(?:doesn'?t|does not|didn'?t|did not|won'?t|will not|isn'?t|is not) (?:even )?(?:work|working"
     r"|compile|run"

@@ -1,4 +1,7 @@
-"""Thresholds and rules of the behavioural signals. Frozen and picklable: one object travels to every worker."""
+"""Thresholds and rules of the behavioural signals.
+
+Frozen and picklable: one object travels to every worker.
+"""
 
 from __future__ import annotations
 
@@ -27,37 +30,37 @@ class SignalConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     # skim (timing)
-    skim_seconds_per_unit: float = Field(0.15, gt=0)
+    skim_seconds_per_unit: float = Field(default=0.15, gt=0)
     """Skim when the gap per reading unit (CJK character or other word) is below this..."""
-    skim_max_gap_s: float = Field(30.0, gt=0)
+    skim_max_gap_s: float = Field(default=30.0, gt=0)
     """...and the gap itself is below this (method notes)."""
-    skim_min_reply_chars: int = Field(50, ge=0)
+    skim_min_reply_chars: int = Field(default=50, ge=0)
     """Replies of this many characters or fewer cannot be skimmed (method notes: > 50)."""
 
     # repeat / rephrase / topic change
     similarity_method: SimilarityMethod = "content_indel"
     """Measure between the next and the previous user message (see `similarity.similarity`)."""
-    repeat_threshold: float = Field(0.85, ge=0, le=1)
+    repeat_threshold: float = Field(default=0.85, ge=0, le=1)
     """Similarity at or above which the next message repeats the previous one."""
-    rephrase_threshold: float = Field(0.4, ge=0, le=1)
+    rephrase_threshold: float = Field(default=0.4, ge=0, le=1)
     """Similarity at or above which (below the repeat threshold) it rephrases it."""
-    min_followup_chars: int = Field(2, ge=0)
+    min_followup_chars: int = Field(default=2, ge=0)
     """Repeat and rephrase need a next message with more normalised characters than this."""
-    topic_change_threshold: float = Field(0.2, ge=0, le=1)
+    topic_change_threshold: float = Field(default=0.2, ge=0, le=1)
     """A topic change has similarity to the previous message below this..."""
-    topic_change_max_overlap: float = Field(0.1, ge=0, le=1)
+    topic_change_max_overlap: float = Field(default=0.1, ge=0, le=1)
     """...and at most this share of its content words in the previous message and the reply."""
-    topic_min_chars: int = Field(5, ge=0)
+    topic_min_chars: int = Field(default=5, ge=0)
     """Both messages need at least this many characters for a topic change (method notes)."""
-    extension_min_tokens: int = Field(3, ge=1)
+    extension_min_tokens: int = Field(default=3, ge=1)
     """A next message that keeps the previous one and adds this many tokens extends it (not a repeat)."""
 
     # text patterns
-    complaint_max_chars: int = Field(300, ge=1)
+    complaint_max_chars: int = Field(default=300, ge=1)
     """Longer user messages are not tested for complaints (method notes)."""
-    dismiss_max_chars: int = Field(40, ge=1)
+    dismiss_max_chars: int = Field(default=40, ge=1)
     """Longer messages are not give-ups, whatever they start with."""
-    praise_max_chars: int = Field(200, ge=1)
+    praise_max_chars: int = Field(default=200, ge=1)
 
     # how signals add up
     strong_signals: tuple[SignalName, ...] = (
@@ -66,12 +69,12 @@ class SignalConfig(BaseModel):
     """Any one of these makes the turn `dissatisfied`."""
     weak_signals: tuple[SignalName, ...] = ("skim", "topic_change", "conversation_end")
     """Ambiguous alone; `weak_needed` of them together make the turn `dissatisfied`."""
-    weak_needed: int = Field(2, ge=1)
+    weak_needed: int = Field(default=2, ge=1)
     positive_signals: tuple[SignalName, ...] = ("thumbs_up", "praise", "builds_on", "copied")
     """Any one of these, on a turn that is not dissatisfied, makes it `satisfied`."""
 
     # recovery chains
-    recovery_max_turns: int = Field(6, ge=1)
+    recovery_max_turns: int = Field(default=6, ge=1)
     """How many messages after a failure a recovery chain follows (method notes: 6)."""
 
     @model_validator(mode="after")

@@ -75,7 +75,8 @@ _REPHRASE = re.compile(
 )
 # Words that only intensify a repeat ("again", "啊"): adding them does not extend a request.
 _FILLER = frozenset(
-    "again please pls plz now still really exactly then ok okay just 啊 呀 呢 吗 吧 上 的 了 呐 哦 嘛 再 说 一 遍 次"
+    "again please pls plz now still really exactly then ok okay just"
+    " 啊 呀 呢 吗 吧 上 的 了 呐 哦 嘛 再 说 一 遍 次"
     " 到 底 是".split()
 )
 _NUMERIC = re.compile(r"^(?:\d+|[一二三四五六七八九十两零百千]+|first|second|third|fourth|fifth|last|next"

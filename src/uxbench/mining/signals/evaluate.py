@@ -72,7 +72,8 @@ def load_followups(path: Path | str = FOLLOWUPS_PATH, split: str | None = None) 
     rows = load_jsonl(path, ("prev_user", "assistant", "next_user", "label"))
     for n, row in enumerate(rows, 1):
         if row["label"] not in GOLD_LABELS:
-            raise DataError(f"unknown label {row['label']!r}; expected one of {GOLD_LABELS}", source=str(path),
+            raise DataError(f"unknown label {row['label']!r}; expected one of {GOLD_LABELS}",
+                            source=str(path),
                             line=n, field="label")
     return [r for r in rows if split is None or r.get("split") == split]
 
@@ -94,19 +95,21 @@ def prf(tp: int, fp: int, fn: int) -> dict[str, Any]:
 
 
 def _score(gold: Sequence[bool], pred: Sequence[bool]) -> dict[str, Any]:
-    tp = sum(g and p for g, p in zip(gold, pred))
-    fp = sum(p and not g for g, p in zip(gold, pred))
-    fn = sum(g and not p for g, p in zip(gold, pred))
+    tp = sum(g and p for g, p in zip(gold, pred, strict=True))
+    fp = sum(p and not g for g, p in zip(gold, pred, strict=True))
+    fn = sum(g and not p for g, p in zip(gold, pred, strict=True))
     return prf(tp, fp, fn)
 
 
 def label_metrics(gold: Sequence[str], pred: Sequence[str]) -> dict[str, Any]:
     """Per-label P/R/F1 over the shared label set, accuracy, and the dissatisfied flag implied by labels."""
     coarse = [COARSE.get(g, g) for g in gold]
-    per = {lab: _score([g == lab for g in coarse], [p == lab for p in pred]) for lab in FOLLOWUP_LABELS}
+    per: dict[str, dict[str, Any]] = {
+        lab: _score([g == lab for g in coarse], [p == lab for p in pred]) for lab in FOLLOWUP_LABELS
+    }
     bad = {"repeat", "rephrase", "complaint", "dismiss"}
     per["dissatisfied"] = _score([g in bad for g in coarse], [p in bad for p in pred])
-    correct = sum(g == p for g, p in zip(coarse, pred))
+    correct = sum(g == p for g, p in zip(coarse, pred, strict=True))
     return {"n": len(gold), "accuracy": correct / len(gold) if gold else None, "labels": per}
 
 
@@ -152,7 +155,7 @@ def evaluate_rules(
         signals["skim"] = evaluate_skim(timing_path, config)
     errors = [
         {"id": r.get("id"), "gold": r["label"], "rule": f.label, "next_user": r["next_user"]}
-        for r, f in zip(rows, found) if COARSE.get(r["label"], r["label"]) != f.label
+        for r, f in zip(rows, found, strict=True) if COARSE.get(r["label"], r["label"]) != f.label
     ]
     return {
         "n": len(rows),
@@ -211,7 +214,8 @@ def sweep_similarity(
 
 def format_table(result: dict[str, Any]) -> str:
     """A plain-text table of per-signal figures (for test output and the README)."""
-    lines = [f"{'signal':<20}{'n_gold':>7}{'n_pred':>7}{'prec':>7}{'  95% CI':<15}{'recall':>7}{'  95% CI':<15}"
+    lines = [f"{'signal':<20}{'n_gold':>7}{'n_pred':>7}{'prec':>7}{'  95% CI':<15}"
+             f"{'recall':>7}{'  95% CI':<15}"
              f"{'F1':>6}"]
     for name, m in result["signals"].items():
         def fmt(v: float | None) -> str:

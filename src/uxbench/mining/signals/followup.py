@@ -26,7 +26,7 @@ from uxbench.mining.signals.cues import (
 )
 from uxbench.mining.signals.dismiss import find_dismiss
 from uxbench.mining.signals.feedback import find_praise
-from uxbench.mining.signals.similarity import content_units, normalise, overlap, similarity
+from uxbench.mining.signals.similarity import content_units, normalise, overlap, similarity, units_in
 
 FollowupLabel = Literal["repeat", "rephrase", "complaint", "dismiss", "topic_change", "continue", "other"]
 FOLLOWUP_LABELS: tuple[FollowupLabel, ...] = (
@@ -43,7 +43,9 @@ class Hit:
 
 
 _NONE = Hit(False)
-_QUESTION = re.compile(r"[?？]|[吗呢么]\s*$|^\s*(?:what|how|why|and|can|does|is|should)\b|什么|怎么|为什么|哪", re.I)
+_QUESTION = re.compile(
+    r"[?？]|[吗呢么]\s*$|^\s*(?:what|how|why|and|can|does|is|should)\b|什么|怎么|为什么|哪", re.I
+)
 
 
 @dataclass(frozen=True)
@@ -62,8 +64,8 @@ class Followup:
 
 def _new_from_reply(nxt: str, prev: str, reply: str) -> list[str]:
     """Content units of `nxt` that come from the reply and were not in the question."""
-    units = content_units(nxt) & content_units(reply)
-    return sorted(u for u in units - content_units(prev) if len(u) > 1 or not u.isascii())
+    fresh = content_units(nxt) - content_units(prev)
+    return sorted(u for u in units_in(fresh, reply) if len(u) > 1 or not u.isascii())
 
 
 def analyse_followup(
@@ -95,9 +97,9 @@ def analyse_followup(
     engaged = not (complaint or dismiss or repeat.fired or rephrase.fired)
     from_reply = _new_from_reply(next_user, prev, assistant) if engaged and not praise else []
     builds_on = _NONE
-    if praise and not _QUESTION.search(next_user):
-        pass  # "thanks, that fixed it": praise, and "it" is no follow-up question
-    elif engaged and ana:
+    # "thanks, that fixed it" is praise: its "it" points back, but it asks nothing more
+    asks = not praise or _QUESTION.search(next_user) is not None
+    if engaged and ana and asks:
         builds_on = Hit(True, f"refers back: '{ana}'")
     elif from_reply:
         builds_on = Hit(True, "picks up from the reply: " + ", ".join(from_reply[:5]))

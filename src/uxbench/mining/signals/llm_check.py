@@ -22,7 +22,9 @@ from uxbench.mining.signals.followup import FOLLOWUP_LABELS, FollowupLabel, rule
 from uxbench.mining.signals.similarity import cjk_share
 from uxbench.models.api import GenerateConfig, ModelOutput
 
-__all__ = ["FollowupPair", "FollowupVerdict", "GenerateModel", "classify_followups", "parse_label", "rule_label"]
+__all__ = [
+    "FollowupPair", "FollowupVerdict", "GenerateModel", "classify_followups", "parse_label", "rule_label",
+]
 
 
 class GenerateModel(Protocol):
@@ -66,15 +68,22 @@ _SYSTEM_ZH = """你的任务：根据用户的下一条消息，判断用户对 
 - complaint：指出回复错误、没用、答非所问或不是自己要的。
 - dismiss：放弃（“算了”“不用了”“随便吧”）。
 - topic_change：转向一个不相关的新请求，不理会刚才的回复。
-- continue：在同一任务上继续或基于回复追问：“继续”、再来一个、对下一段文字用同样的指令、下一章、就回复内容提问。
+- continue：在同一任务上继续或基于回复追问：“继续”、再来一个、对下一段文字用同样的指令、
+  下一章、就回复内容提问。
 - other：感谢、称赞、认同、确认收到，或其他情况。
 只是和上一条消息重合多并不等于 repeat：“同样的方法再写一个 Java 版”属于 continue。
 出现“错”“不”等字也不一定是 complaint：“不错”“没错”属于 other。
 只输出一个 JSON 对象，不要输出其他内容：{"label": "<标签>", "reason": "<不超过 20 字>"}"""
 
-_USER_EN = "Previous user message:\n<<<{prev}>>>\n\nAssistant reply:\n<<<{reply}>>>\n\nNext user message:\n<<<{next}>>>"
+_USER_EN = (
+    "Previous user message:\n<<<{prev}>>>\n\nAssistant reply:\n<<<{reply}>>>\n\n"
+    "Next user message:\n<<<{next}>>>"
+)
 _USER_ZH = "用户上一条消息：\n<<<{prev}>>>\n\n助手回复：\n<<<{reply}>>>\n\n用户下一条消息：\n<<<{next}>>>"
-_RETRY_EN = "Your previous answer could not be read. Reply with only the JSON object, e.g. {\"label\": \"other\"}.\n\n"
+_RETRY_EN = (
+    "Your previous answer could not be read. "
+    "Reply with only the JSON object, e.g. {\"label\": \"other\"}.\n\n"
+)
 _RETRY_ZH = "上一次的回答无法解析。请只输出 JSON 对象，例如 {\"label\": \"other\"}。\n\n"
 _MAX_REPLY_CHARS = 3000
 
@@ -83,7 +92,8 @@ _SYNONYMS: dict[str, FollowupLabel] = {
     "continuation": "continue", "continued": "continue", "follow_up": "continue", "followup": "continue",
     "praise": "other", "thanks": "other", "neutral": "other",
     "重复": "repeat", "改述": "rephrase", "换个说法": "rephrase", "抱怨": "complaint", "投诉": "complaint",
-    "放弃": "dismiss", "换话题": "topic_change", "转移话题": "topic_change", "继续": "continue", "其他": "other",
+    "放弃": "dismiss", "换话题": "topic_change", "转移话题": "topic_change", "继续": "continue",
+    "其他": "other",
 }
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.S | re.I)
 
@@ -92,11 +102,14 @@ def build_messages(pair: FollowupPair, retry: bool = False) -> list[Message]:
     """The chat request for one follow-up (Chinese prompt when the texts are mostly Chinese)."""
     texts = f"{pair.prev_user or ''}{pair.next_user}"
     zh = cjk_share(texts) >= 0.3
-    reply = pair.assistant if len(pair.assistant) <= _MAX_REPLY_CHARS else pair.assistant[:_MAX_REPLY_CHARS] + " …"
+    reply = pair.assistant
+    if len(reply) > _MAX_REPLY_CHARS:
+        reply = reply[:_MAX_REPLY_CHARS] + " …"
     body = (_USER_ZH if zh else _USER_EN).format(prev=pair.prev_user or "", reply=reply, next=pair.next_user)
     if retry:
         body = (_RETRY_ZH if zh else _RETRY_EN) + body
-    return [Message(role="system", content=_SYSTEM_ZH if zh else _SYSTEM_EN), Message(role="user", content=body)]
+    system = Message(role="system", content=_SYSTEM_ZH if zh else _SYSTEM_EN)
+    return [system, Message(role="user", content=body)]
 
 
 def parse_label(text: str) -> tuple[FollowupLabel, str | None] | None:
@@ -117,7 +130,7 @@ def parse_label(text: str) -> tuple[FollowupLabel, str | None] | None:
             if label is None:
                 continue
             reason = obj.get("reason")
-            return label, str(reason) if reason is not None else None  # type: ignore[return-value]
+            return label, str(reason) if reason is not None else None
     return None
 
 

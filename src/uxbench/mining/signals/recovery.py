@@ -48,7 +48,8 @@ def recovery_chain(signals: list[TurnSignals], i: int, max_turns: int) -> Recove
         if not retry.dissatisfied:
             if retry.next_user_turn is None and not retry.satisfied:
                 return RecoveryChain(outcome="unknown", turns=turns, actions=actions)
-            return RecoveryChain(outcome="recovered", turns=turns, actions=actions, recovered_at=retry.turn_index)
+            return RecoveryChain(outcome="recovered", turns=turns, actions=actions,
+                                 recovered_at=retry.turn_index)
         if retry.next_user_turn is None:
             break
     return RecoveryChain(outcome="failed", turns=turns, actions=actions)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from uxbench.mining.signals.config import SIGNAL_NAMES
 
@@ -12,7 +12,9 @@ RecoveryOutcome = Literal["recovered", "failed", "user_gave_up", "unknown"]
 
 
 class SignalValue(BaseModel):
-    """One signal on one assistant turn."""
+    """One signal on one assistant turn (frozen: equal values are shared between turns)."""
+
+    model_config = ConfigDict(frozen=True)
 
     fired: bool | None = False
     """None when the signal could not be computed (no timestamps, no follow-up message, ...)."""
@@ -71,7 +73,8 @@ class TurnSignals(BaseModel):
     seconds_per_unit: float | None = None
     """gap_s per reading unit of the reply (skim)."""
     followup_label: str | None = None
-    """The rules' label of the next message (repeat, rephrase, complaint, dismiss, topic_change, continue, other)."""
+    """The rules' label of the next message: repeat, rephrase, complaint, dismiss, topic_change, continue
+    or other."""
 
     dissatisfied: bool = False
     """Any strong signal fired, or `weak_needed` weak ones (SignalConfig)."""

@@ -36,12 +36,14 @@ _STOP_EN = frozenset(
     " explain tell show write help want need know like please describe find recommend suggest list".split()
 )
 _STOP_ZH = frozenset(
-    "什么 怎么 一下 一个 这个 那个 如何 为什么 是不 不是 可以 的话 一些 多少 哪些 哪个 有没 没有 我们 你们 他们"
+    "什么 怎么 一下 一个 这个 那个 如何 为什么 是不 不是 可以 的话 一些 多少"
+    " 哪些 哪个 有没 没有 我们 你们 他们"
     " 帮我 给我 请问 告诉 知道 现在 今天 还是 就是 然后 因为 所以 如果 但是 而且 吗 呢 吧".split()
 )
 
 STOP_WORDS = _STOP_EN | frozenset(
-    "的 了 是 在 和 与 把 给 也 都 就 又 这 那 个 吗 呢 吧 啊 呀 怎 么 什 如 何 为 我 你 他 她 它 们 一 下 有 请 帮 能 可 以"
+    "的 了 是 在 和 与 把 给 也 都 就 又 这 那 个 吗 呢 吧 啊 呀 怎 么 什 如 何"
+    " 为 我 你 他 她 它 们 一 下 有 请 帮 能 可 以"
     " 要 会 被 让 还 哪 些 吧 嘛 得 地 着 过".split()
 )
 """Function words (English words, single Chinese characters) that carry no topic."""
@@ -52,10 +54,18 @@ def normalise(text: str) -> str:
     return _NON_WORD.sub("", unicodedata.normalize("NFKC", text).casefold())
 
 
-@lru_cache(maxsize=4096)
 def tokens(text: str) -> tuple[str, ...]:
     """CJK characters one by one, Latin/digit runs as words (after NFKC and casefold)."""
+    # Only short texts are cached (each is compared twice); long replies would pin memory.
+    return _tokens_cached(text) if len(text) <= _CACHE_MAX_CHARS else _tokenise(text)
+
+
+def _tokenise(text: str) -> tuple[str, ...]:
     return tuple(_TOKEN.findall(unicodedata.normalize("NFKC", text).casefold().replace("'", "")))
+
+
+_CACHE_MAX_CHARS = 1000
+_tokens_cached = lru_cache(maxsize=4096)(_tokenise)
 
 
 def reading_units(text: str) -> int:
@@ -63,7 +73,6 @@ def reading_units(text: str) -> int:
     return len(tokens(text))
 
 
-@lru_cache(maxsize=4096)
 def content_tokens(text: str) -> tuple[str, ...]:
     """`tokens` without function words ("how do i", "的", "怎么"), so that two questions built on the
     same frame ("how do I X", "怎么X") are not similar for the frame alone."""
@@ -111,7 +120,9 @@ def content_units(text: str) -> frozenset[str]:
             units.add(run[0])
         units.update(
             run[i] + run[i + 1] for i in range(len(run) - 1)
-            if run[i] + run[i + 1] not in _STOP_ZH and run[i] not in STOP_WORDS and run[i + 1] not in STOP_WORDS
+            if run[i] + run[i + 1] not in _STOP_ZH
+            and run[i] not in STOP_WORDS
+            and run[i + 1] not in STOP_WORDS
         )
         run = []
         if tok and tok not in _STOP_EN:
@@ -119,12 +130,21 @@ def content_units(text: str) -> frozenset[str]:
     return frozenset(units)
 
 
+def units_in(units: frozenset[str], reference: str) -> set[str]:
+    """The units that occur in `reference`: CJK bigrams as substrings of its normalised text, words as
+    its tokens. Cheaper than building the content units of a long reference."""
+    if not units:
+        return set()
+    norm, words = normalise(reference), set(tokens(reference))
+    return {u for u in units if (u in norm if _CJK_CHAR.match(u) else u in words)}
+
+
 def overlap(text: str, reference: str) -> float:
     """Share of `text`'s content units that also occur in `reference` (0 when `text` has none)."""
     mine = content_units(text)
     if not mine:
         return 0.0
-    return len(mine & content_units(reference)) / len(mine)
+    return len(units_in(mine, reference)) / len(mine)
 
 
 def extension(prev: str, nxt: str) -> tuple[str, ...]:

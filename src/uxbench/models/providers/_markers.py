@@ -24,6 +24,14 @@ DEFAULT_FIRST_LOGPROB = -0.1
 _LATER_LOGPROB = -0.01
 
 
+def split_think(text: str) -> tuple[str | None, str]:
+    """Split `<think>...</think>answer` (Qwen3, DeepSeek-R1 without a reasoning parser) into parts."""
+    if "</think>" not in text:
+        return None, text
+    head, _, answer = text.partition("</think>")
+    return head.replace("<think>", "").strip(), answer.lstrip()
+
+
 def is_chinese(text: str) -> bool:
     return _CJK_RE.search(text) is not None
 

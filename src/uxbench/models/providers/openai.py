@@ -22,6 +22,7 @@ from uxbench.errors import ConfigError, FatalModelError, TransientModelError
 from uxbench.models.api import GenerateConfig, ModelAPI, ModelOutput, TokenLogprobs, TopLogprob, Usage
 from uxbench.models.providers._args import int_arg, json_object_arg, number_arg
 from uxbench.models.providers._errors import error_for_status, parse_retry_after, scrub, short
+from uxbench.models.providers._markers import split_think
 from uxbench.models.registry import register_provider
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
@@ -73,7 +74,12 @@ class OpenAIModel(ModelAPI):
         loop = asyncio.get_running_loop()
         session = self._session
         if session is None or session.closed or self._loop is not loop:
-            if session is not None and not session.closed and self._loop is not None and self._loop.is_closed():
+            if (
+                session is not None
+                and not session.closed
+                and self._loop is not None
+                and self._loop.is_closed()
+            ):
                 # Left behind by an earlier event loop: its sockets cannot be awaited any more.
                 with contextlib.suppress(Exception):
                     session.connector._close()  # type: ignore[union-attr]
@@ -169,13 +175,16 @@ class OpenAIModel(ModelAPI):
                 raise TransientModelError(f"{self._where} returned an empty completion ({detail})")
             choice = choices[0]
             message = choice.get("message") or {}
+            text = message.get("content") or ""
             reasoning = message.get("reasoning_content") or message.get("reasoning") or None
+            if reasoning is None and "</think>" in text:
+                reasoning, text = split_think(text)
             usage = _usage(data.get("usage"))
             logprobs = None
             if config.top_logprobs is not None:
                 logprobs = _logprobs(choice.get("logprobs"), config.logprob_tokens)
             return ModelOutput(
-                text=message.get("content") or "",
+                text=text,
                 reasoning=reasoning if isinstance(reasoning, str) else None,
                 usage=usage,
                 latency_s=latency,

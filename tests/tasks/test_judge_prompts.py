@@ -90,7 +90,7 @@ def test_every_prompt_is_complete(formulation: str, strategy: str, lang: str) ->
         assert user.count("=====") >= 2 * (options.few_shot_k + 1)
 
 
-@pytest.mark.parametrize(("formulation", "lang"), itertools.product(FORMULATIONS, ("zh", "en")))
+@pytest.mark.parametrize(("formulation", "lang"), list(itertools.product(FORMULATIONS, ("zh", "en"))))
 def test_profile_prompt_hides_the_reply(formulation: str, lang: str) -> None:
     options = JudgeOptions(formulation=formulation, strategy="user_modeling", lang=lang)
     case = zh_case() if lang == "zh" else en_case()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -13,7 +13,7 @@ app = typer.Typer(no_args_is_help=True)
 @app.command("validate", help="Check every row of a data source; report invalid rows with file, line and field.")
 def validate(
     path: Annotated[str, typer.Argument(help="File, directory or hf:REPO.")],
-    task: Annotated[Optional[str], typer.Option(help="judge | eval | recovery (default: inferred per row).")] = None,  # noqa: UP007,E501
+    task: Annotated[str | None, typer.Option(help="judge | eval | recovery (default: inferred per row).")] = None,
     split: Annotated[str, typer.Option()] = "test",
     max_errors: Annotated[int, typer.Option(help="How many problems to list.")] = 20,
 ) -> None:
@@ -34,7 +34,7 @@ def validate(
 @app.command("stats", help="Counts, lengths, turns and label distributions of a data source.")
 def stats(
     path: Annotated[str, typer.Argument(help="File, directory, hf:REPO, or 'demo' for the bundled demo set.")],
-    task: Annotated[Optional[str], typer.Option(help="judge | eval | recovery")] = None,  # noqa: UP007
+    task: Annotated[str | None, typer.Option(help="judge | eval | recovery")] = None,
     split: Annotated[str, typer.Option()] = "test",
     format: Annotated[str, typer.Option("--format", help="table | json")] = "table",
     skip_invalid: Annotated[bool, typer.Option(help="Skip invalid rows (counted) instead of stopping.")] = False,

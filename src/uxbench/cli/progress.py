@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.progress import Progress, TaskID
 
     from uxbench.runs.runner import ProgressEvent
 
@@ -16,8 +17,8 @@ class RichProgress:
         self.console = console
         self.enabled = enabled
         self.run_dir: Path | None = None
-        self._progress = None
-        self._task_id = None
+        self._progress: Progress | None = None
+        self._task_id: TaskID | None = None
 
     def __call__(self, event: ProgressEvent) -> None:
         if event.kind == "start":
@@ -26,16 +27,22 @@ class RichProgress:
             self.console.print(f"[bold]Run directory:[/] {event.run_dir}{resumed}")
             if self.enabled:
                 from rich.progress import (
-                    BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn,
+                    BarColumn,
+                    MofNCompleteColumn,
+                    Progress,
+                    TextColumn,
+                    TimeElapsedColumn,
+                    TimeRemainingColumn,
                 )
 
-                self._progress = Progress(
+                progress = Progress(
                     TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                     TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
                     TextColumn("{task.fields[metric]}"), console=self.console, transient=False,
                 )
-                self._progress.start()
-                self._task_id = self._progress.add_task("samples", total=event.total, metric="")
+                progress.start()
+                self._task_id = progress.add_task("samples", total=event.total, metric="")
+                self._progress = progress
         elif event.kind == "sample" and self._progress is not None and self._task_id is not None:
             metric = f"{event.metric_name} {event.metric_value:.3f}" if event.metric_value is not None else ""
             self._progress.update(self._task_id, completed=event.done, metric=metric)

@@ -190,7 +190,8 @@ def render(report: dict[str, Any], fmt: ReportFormat, *, width: int = 200) -> st
 
 
 def render_summary(
-    summary: dict[str, Any], fmt: ReportFormat, *, width: int = 160, max_breakdown_values: int = 8
+    summary: dict[str, Any], fmt: ReportFormat, *, width: int = 160, max_breakdown_values: int = 8,
+    breakdowns: bool = True,
 ) -> str:
     """One run's summary, concise: headline figures in both conventions, unparseable share, breakdowns."""
     _check_fmt(fmt)
@@ -210,5 +211,7 @@ def render_summary(
     notes = [*_notes(report), f"Unparseable answers: {unp.get('k')} of {unp.get('n')} ({pct(unp)} %)"]
     if row["neutral_escape_bad"].get("value") is not None:
         notes.append(f"Neutral escape (bad cases answered neutral): {pct(row['neutral_escape_bad'])} %")
-    sections = [(title, head, rows), *_breakdown_tables(summary, max_breakdown_values)]
+    sections = [(title, head, rows), *(_breakdown_tables(summary, max_breakdown_values) if breakdowns else [])]
+    if not breakdowns and summary.get("run_dir"):
+        notes.append(f"Breakdowns by scenario, dimension, difficulty and turns: uxbench report {summary['run_dir']}")
     return _rich(sections, notes, width) if fmt == "table" else _markdown(sections, notes)

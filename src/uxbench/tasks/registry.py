@@ -16,7 +16,8 @@ def create_task(name: str, options: dict[str, Any] | None = None) -> Task:
     if name == "judge":
         from pydantic import ValidationError
 
-        from uxbench.tasks.judge.task import JudgeOptions, JudgeTask
+        from uxbench.tasks.judge.options import JudgeOptions
+        from uxbench.tasks.judge.task import JudgeTask
 
         try:
             return JudgeTask(JudgeOptions(**opts))

@@ -45,6 +45,8 @@ class ModelError(UxbenchError):
     """A model call failed. `retryable` says whether the runtime may try again."""
 
     retryable: bool = False
+    attempts: int = 1
+    """How many attempts were made before this error was final (set by the retry layer)."""
 
     def __init__(
         self,

@@ -201,7 +201,11 @@ async def test_key_from_named_env_var_and_never_in_identity(
         "provider": "openai",
         "base_url": server.base_url,
         "model": "test-model",
+        "reasoning_effort": None,
+        "extra_body": {},
     }
+    # args that change the answer change the identity (and so the cache key)
+    assert make(reasoning_effort="high").cache_identity() != model.cache_identity()
 
 
 async def test_key_is_scrubbed_from_error_messages(monkeypatch: pytest.MonkeyPatch) -> None:

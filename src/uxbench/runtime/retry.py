@@ -146,7 +146,7 @@ async def call_with_retry(
         return await _attempt(fn, policy.timeout_s, limiter)
     except ModelError as err:
         if not err.retryable or policy.max_attempts == 1:
-            err.attempts = attempts  # type: ignore[attr-defined]
+            err.attempts = attempts
             raise
         first_wait = backoff_wait(policy, 1, err)
         if on_retry is not None:
@@ -178,5 +178,5 @@ async def call_with_retry(
     except ModelError as err:
         if attempts > 1:
             err.args = (f"{err} (gave up after {attempts} attempts)", *err.args[1:])
-        err.attempts = attempts  # type: ignore[attr-defined]
+        err.attempts = attempts
         raise

@@ -25,7 +25,7 @@ def clip(text: str, limit: int) -> str:
 
 def fired_signals(ts: TurnSignals) -> list[tuple[str, str | None]]:
     """(signal name, evidence) of every signal that fired on the turn, in the stage's order."""
-    out = []
+    out: list[tuple[str, str | None]] = []
     for name in SIGNAL_NAMES:
         value = ts.signal(name)
         if value.fired:

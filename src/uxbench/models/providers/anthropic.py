@@ -80,6 +80,8 @@ class AnthropicModel(ModelAPI):
             "base_url": self.base_url,
             "model": self.model_name,
             "thinking": self.thinking,
+            "max_tokens": self.default_max_tokens,
+            "reasoning_effort": self.args.get("reasoning_effort"),
         }
 
     def _get_client(self) -> Any:

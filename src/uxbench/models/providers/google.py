@@ -119,6 +119,7 @@ class GoogleModel(ModelAPI):
             "base_url": self.base_url,
             "model": self.model_name,
             "thinking_budget": self.thinking_budget,
+            "reasoning_effort": self.args.get("reasoning_effort"),
         }
 
     def _get_client(self) -> Any:

@@ -111,7 +111,10 @@ class HFModel(ModelAPI):
 
     def cache_identity(self) -> dict[str, Any]:
         template = hashlib.sha256(self.template.encode()).hexdigest()[:16] if self.template else None
-        return {"provider": "hf", "model": self.source.label, "dtype": self.dtype, "chat_template": template}
+        return {
+            "provider": "hf", "model": self.source.label, "dtype": self.dtype, "chat_template": template,
+            "max_new_tokens": self.max_new_tokens,  # the cap when a request sets no max_tokens
+        }
 
     def run_batch(self, prompts: list[list[dict[str, str]]], config: GenerateConfig) -> list[ModelOutput]:
         """Worker-thread entry point: load on first use, then generate one batch."""

@@ -68,7 +68,11 @@ class OpenAIModel(ModelAPI):
         return f"openai:{self.base_url}:{self.model_name}"
 
     def cache_identity(self) -> dict[str, Any]:
-        return {"provider": "openai", "base_url": self.base_url, "model": self.model_name}
+        # Everything from the model args that changes the answer (never the key or headers).
+        return {
+            "provider": "openai", "base_url": self.base_url, "model": self.model_name,
+            "reasoning_effort": self.reasoning_effort, "extra_body": self._extra_body,
+        }
 
     def _get_session(self) -> aiohttp.ClientSession:
         loop = asyncio.get_running_loop()

@@ -1,0 +1,94 @@
+"""Settings of one `uxbench mine run`."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from uxbench.errors import ConfigError
+from uxbench.mining.dedup import DedupConfig
+from uxbench.mining.logformat import FORMATS
+from uxbench.mining.prefilter import PrefilterConfig
+from uxbench.mining.signals import SignalConfig
+
+Engine = Literal["local", "ray"]
+_SECRET_WORDS = ("key", "token", "secret", "password", "auth", "credential")
+
+
+def default_workers() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class MineConfig(BaseModel):
+    """Everything that decides what a mining run does. Frozen: one object travels to every stage."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    inputs: tuple[str, ...]
+    """Log files or directories (read in sorted order)."""
+    out: str
+    """Output directory; checkpoints go to ``<out>/work``."""
+    format: str = "auto"
+    skip_invalid: bool = False
+    engine: Engine = "local"
+    ray_address: str | None = None
+    """Join this Ray cluster (``auto`` or ``host:port``); else a local Ray instance is started."""
+    workers: int = Field(default_factory=default_workers, ge=1)
+    """Processes for the parallel stages (local engine) or CPUs for a local Ray instance."""
+    batch_size: int = Field(default=2000, ge=1)
+    """Conversations per batch (one checkpoint shard each)."""
+    seed: int = 0
+    """Seed of the case sample."""
+    fresh: bool = False
+    """Discard earlier work in ``out``."""
+    llm: bool = True
+    """Run the LLM agents, sampling and export (False: ``--no-llm``)."""
+    llm_signals: bool = False
+    """Classify every follow-up message with the model too (``--llm-signals``)."""
+    model: str | None = None
+    model_args: dict[str, str] = Field(default_factory=dict)
+    cache_path: str | None = None
+    """Response cache of the LLM stages (default ``<out>/work/responses.sqlite``: reruns cost nothing)."""
+    llm_concurrency: int = Field(default=8, ge=1)
+    signals: SignalConfig = Field(default_factory=SignalConfig)
+    prefilter: PrefilterConfig = Field(default_factory=PrefilterConfig)
+    dedup: DedupConfig = Field(default_factory=DedupConfig)
+    agent_options: dict[str, Any] = Field(default_factory=dict)
+    """Fields of `uxbench.mining.agents.AgentConfig` (checked when the agents run)."""
+    sample_options: dict[str, Any] = Field(default_factory=dict)
+    """Fields of `uxbench.mining.sample.SampleConfig` other than the seed."""
+
+    @model_validator(mode="after")
+    def _check(self) -> MineConfig:
+        if not self.inputs:
+            raise ConfigError("give at least one log file or directory to mine")
+        if self.format not in FORMATS:
+            raise ConfigError(f"unknown log format '{self.format}'; choose one of {', '.join(FORMATS)}")
+        if self.engine not in ("local", "ray"):
+            raise ConfigError(f"unknown engine '{self.engine}'; choose local or ray")
+        if self.llm_signals and not self.llm:
+            raise ConfigError("--llm-signals asks a model, and --no-llm runs without one: drop one of them")
+        if self.uses_model and not self.model:
+            raise ConfigError(
+                "the LLM stages need a model: pass --model PROVIDER:MODEL "
+                "(e.g. openai:gpt-4o-mini), or --no-llm to run only the deterministic stages"
+            )
+        return self
+
+    @property
+    def uses_model(self) -> bool:
+        return self.llm or self.llm_signals
+
+    def public_dict(self) -> dict[str, Any]:
+        """The settings with secret-looking model arguments masked (for manifest.json)."""
+        data = self.model_dump(mode="json")
+        data["model_args"] = {
+            k: "<redacted>" if any(w in k.lower() for w in _SECRET_WORDS) else v
+            for k, v in sorted(self.model_args.items())
+        }
+        return data

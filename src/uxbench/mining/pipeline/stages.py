@@ -1,0 +1,181 @@
+"""The pure stage functions: a batch of records in, a batch out (pyarrow tables, so Ray Data's
+``map_batches(fn, batch_format="pyarrow")`` and the in-process engine run the very same code).
+
+Between stages a conversation travels as one row: ``batch`` (the shard it belongs to), ``conversation_id``
+and ``session`` (the `Session` as a JSON string). A stage that drops a conversation writes its row with a
+null ``session`` and the reason, and the next stage skips such rows. Every output row carries ``counts``
+(a small JSON object); a shard's counts are their sum, so they follow from the table alone and do not
+depend on the engine. Output rows keep the input order (sorted by conversation_id within a batch).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import orjson
+import pyarrow as pa
+from pydantic import TypeAdapter
+
+from uxbench.mining.dedup import session_text
+from uxbench.mining.deid import deidentify_session
+from uxbench.mining.gate import gate_session
+from uxbench.mining.prefilter import PrefilterConfig, drop_reason
+from uxbench.mining.sessions import summarize_sessions
+from uxbench.mining.signals import SIGNAL_NAMES, SignalConfig, TurnSignals, compute_signals
+from uxbench.mining.types import Session
+
+StageFn = Callable[[pa.Table], pa.Table]
+
+_ID = [("batch", pa.int32()), ("conversation_id", pa.string())]
+SESSIONS_SCHEMA = pa.schema([*_ID, ("session", pa.string()), ("changes", pa.string()), ("counts", pa.string())])
+GATE_SCHEMA = pa.schema([*_ID, ("session", pa.string()), ("gate", pa.string()), ("counts", pa.string())])
+PREFILTER_SCHEMA = pa.schema([*_ID, ("session", pa.string()), ("dropped", pa.string()), ("counts", pa.string())])
+SIGNALS_SCHEMA = pa.schema([
+    *_ID, ("session", pa.string()), ("signals", pa.string()), ("turn_rows", pa.string()),
+    ("dedup_text", pa.string()), ("counts", pa.string()),
+])
+DEDUP_SCHEMA = pa.schema([*_ID, ("duplicate_of", pa.string()), ("counts", pa.string())])
+LLM_SIGNALS_SCHEMA = pa.schema([
+    *_ID, ("turn_index", pa.int64()), ("llm_label", pa.string()), ("counts", pa.string()),
+])
+
+SIGNALS_ADAPTER = TypeAdapter(list[TurnSignals])
+_REASON = re.compile(r'^(?P<category>[a-z_]+): ".*" \((?P<role>user|assistant) turn (?P<turn>\d+)\)$', re.S)
+
+
+def _dumps(value: Any) -> str:
+    return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode("utf-8")
+
+
+def _table(schema: pa.Schema, rows: list[dict[str, Any]]) -> pa.Table:
+    return pa.Table.from_pylist(rows, schema=schema)
+
+
+def _live_rows(table: pa.Table, *columns: str) -> list[dict[str, Any]]:
+    """Rows whose ``session`` is set (conversations that an earlier stage did not drop)."""
+    rows = table.select(["batch", "conversation_id", "session", *columns]).to_pylist()
+    return [row for row in rows if row["session"] is not None]
+
+
+def load_session(text: str) -> Session:
+    return Session.model_validate_json(text)
+
+
+def load_signals(text: str) -> list[TurnSignals]:
+    return SIGNALS_ADAPTER.validate_json(text)
+
+
+def sum_count_column(table: pa.Table) -> dict[str, int]:
+    """The shard's counts: the sum of its rows' ``counts`` objects, keys sorted."""
+    total: dict[str, int] = {}
+    for raw in table.column("counts").to_pylist():
+        for key, value in orjson.loads(raw).items():
+            total[key] = total.get(key, 0) + int(value)
+    return dict(sorted(total.items()))
+
+
+# -- 01: de-identification (the first stage that writes; it runs on the driver's machine) -------------
+
+def deid_batch_table(batch: int, sessions_json: Sequence[str], salt: bytes) -> pa.Table:
+    """Raw sessions (JSON, one batch) -> de-identified rows, with the change records (no values)."""
+    rows: list[dict[str, Any]] = []
+    for raw in sessions_json:
+        session = load_session(raw)
+        clean, record = deidentify_session(session, salt)
+        counts: dict[str, int] = dict(summarize_sessions([session]))
+        for pii_type, n in record.counts().items():
+            if n:
+                counts[f"pii_{pii_type}"] = n
+        counts["sessions_with_pii"] = int(bool(record.changes))
+        changes = _dumps([c.model_dump() for c in record.changes]) if record.changes else None
+        rows.append({
+            "batch": batch, "conversation_id": clean.conversation_id, "session": clean.model_dump_json(),
+            "changes": changes, "counts": _dumps(counts),
+        })
+    rows.sort(key=lambda r: r["conversation_id"])
+    return _table(SESSIONS_SCHEMA, rows)
+
+
+# -- 02: safety gate -----------------------------------------------------------------------------------
+
+def gate_locations(reasons: Sequence[str]) -> list[dict[str, Any]]:
+    """Category, role and turn of each gate reason, without the quoted snippet (no conversation text
+    leaves the work directory through gated.jsonl)."""
+    out: list[dict[str, Any]] = []
+    for reason in reasons:
+        match = _REASON.match(reason)
+        if match:
+            out.append({"category": match["category"], "role": match["role"], "turn_index": int(match["turn"])})
+        else:
+            out.append({"category": reason.split(":", 1)[0], "role": None, "turn_index": None})
+    return out
+
+
+def gate_map(table: pa.Table) -> pa.Table:
+    rows = []
+    for row in _live_rows(table):
+        result = gate_session(load_session(row["session"]))
+        counts = {"checked": 1, "gated": int(not result.allowed)}
+        counts.update({f"gated_{name}": 1 for name in result.categories})
+        gate = None if result.allowed else _dumps({
+            "categories": result.categories, "hits": result.hits, "where": gate_locations(result.reasons),
+        })
+        rows.append({
+            "batch": row["batch"], "conversation_id": row["conversation_id"],
+            "session": row["session"] if result.allowed else None, "gate": gate, "counts": _dumps(counts),
+        })
+    return _table(GATE_SCHEMA, rows)
+
+
+# -- 03: prefilter -------------------------------------------------------------------------------------
+
+def prefilter_map(table: pa.Table, config: PrefilterConfig) -> pa.Table:
+    rows = []
+    for row in _live_rows(table):
+        reason = drop_reason(load_session(row["session"]), config)
+        rows.append({
+            "batch": row["batch"], "conversation_id": row["conversation_id"],
+            "session": row["session"] if reason is None else None, "dropped": reason,
+            "counts": _dumps({"kept": 1} if reason is None else {f"dropped_{reason}": 1}),
+        })
+    return _table(PREFILTER_SCHEMA, rows)
+
+
+# -- 04: behavioural signals ---------------------------------------------------------------------------
+
+def _signal_counts(session: Session, signals: list[TurnSignals]) -> dict[str, int]:
+    counts = {
+        "sessions": 1, "sessions_with_timestamps": int(session.has_timestamps),
+        "assistant_turns": len(signals), "dissatisfied_turns": sum(s.dissatisfied for s in signals),
+        "satisfied_turns": sum(s.satisfied for s in signals),
+        "sessions_with_dissatisfied": int(any(s.dissatisfied for s in signals)),
+    }
+    for ts in signals:
+        for name in SIGNAL_NAMES:
+            fired = ts.signal(name).fired
+            key = f"fired_{name}" if fired else f"not_computed_{name}" if fired is None else None
+            if key:
+                counts[key] = counts.get(key, 0) + 1
+        if ts.recovery is not None:
+            key = f"recovery_{ts.recovery.outcome}"
+            counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def signals_map(table: pa.Table, config: SignalConfig, dedup_text: str) -> pa.Table:
+    rows = []
+    for row in _live_rows(table):
+        session = load_session(row["session"])
+        signals = compute_signals(session, config)
+        times = {t.turn_index: t.created_at.isoformat() if t.created_at else None
+                 for t in session.turns if t.role == "assistant"}
+        turn_rows = [{**ts.row(), "created_at": times.get(ts.turn_index)} for ts in signals]
+        rows.append({
+            "batch": row["batch"], "conversation_id": row["conversation_id"], "session": row["session"],
+            "signals": _dumps([ts.model_dump(mode="json") for ts in signals]), "turn_rows": _dumps(turn_rows),
+            "dedup_text": session_text(session, dedup_text),  # type: ignore[arg-type]  # checked by DedupConfig
+            "counts": _dumps(_signal_counts(session, signals)),
+        })
+    return _table(SIGNALS_SCHEMA, rows)

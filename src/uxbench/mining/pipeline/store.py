@@ -1,0 +1,149 @@
+"""Checkpoints of the mining pipeline: one directory per stage, one shard per batch, atomic writes.
+
+Layout under ``OUT/work/``::
+
+    01-sessions/_KEY                 the stage key (hash of its settings and of the upstream stage's key)
+    01-sessions/part-000003.parquet  batch 3 of the stage's output
+    01-sessions/part-000003._DONE    JSON {"key", "counts"}: written after the shard, so a shard counts as
+                                     finished only once its marker exists
+    01-sessions/_DONE                JSON {"key", "batches", "counts"}: the whole stage is finished
+
+Every file is written to a temporary name in the same directory and renamed into place (``os.replace``
+is atomic on POSIX), so a killed run leaves whole shards or none. A stage whose settings changed gets a
+new key; `StageDir.prepare` then clears it, and since every key includes the upstream key, every later
+stage is cleared as well.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+KEY_FILE = "_KEY"
+DONE_FILE = "_DONE"
+PARQUET_COMPRESSION = "zstd"
+
+
+def stage_key(name: str, settings: Any, upstream: str | None = None) -> str:
+    """Stable hash of a stage's name, settings (JSON-able) and the key of the stage it reads."""
+    payload = orjson.dumps([name, settings, upstream], option=orjson.OPT_SORT_KEYS, default=str)
+    return hashlib.sha256(payload).hexdigest()[:24]
+
+
+def _tmp_name(path: Path) -> Path:
+    return path.with_name(f".{path.name}.tmp-{os.getpid()}")
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    tmp = _tmp_name(path)
+    with tmp.open("wb") as handle:
+        handle.write(data)
+    os.replace(tmp, path)
+
+
+def atomic_write_json(path: Path, value: Any) -> None:
+    atomic_write_bytes(path, orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n")
+
+
+def atomic_write_lines(path: Path, lines: Iterable[bytes]) -> None:
+    """JSON Lines (each item one serialised object, without its newline), written atomically."""
+    tmp = _tmp_name(path)
+    with tmp.open("wb") as handle:
+        for line in lines:
+            handle.write(line + b"\n")
+    os.replace(tmp, path)
+
+
+def write_table(path: Path, table: pa.Table) -> None:
+    """Parquet, atomically. One chunk per column first, so equal tables give byte-identical files
+    whatever chunking the engine that built them used."""
+    tmp = _tmp_name(path)
+    pq.write_table(table.combine_chunks(), tmp, compression=PARQUET_COMPRESSION)
+    os.replace(tmp, path)
+
+
+def read_json(path: Path) -> Any:
+    return orjson.loads(path.read_bytes())
+
+
+def sum_counts(items: Iterable[Mapping[str, int]]) -> dict[str, int]:
+    """Key-wise sum of count dicts, keys sorted."""
+    total: dict[str, int] = {}
+    for counts in items:
+        for key, value in counts.items():
+            total[key] = total.get(key, 0) + int(value)
+    return dict(sorted(total.items()))
+
+
+class StageDir:
+    """The checkpoint directory of one stage."""
+
+    def __init__(self, work: Path, name: str, key: str, ext: str = "parquet") -> None:
+        self.name = name
+        self.key = key
+        self.ext = ext
+        self.path = work / name
+
+    def prepare(self) -> bool:
+        """Create the directory, clearing it first when it holds another key's output or leftovers of an
+        interrupted write. True when earlier work was kept (the run resumes this stage)."""
+        key_path = self.path / KEY_FILE
+        kept = key_path.exists() and key_path.read_text("utf-8").strip() == self.key
+        if not kept and self.path.exists():
+            shutil.rmtree(self.path)
+        self.path.mkdir(parents=True, exist_ok=True)
+        for stale in self.path.glob(".*.tmp-*"):
+            stale.unlink()
+        if not kept:
+            atomic_write_bytes(key_path, self.key.encode("utf-8") + b"\n")
+        return kept and any(self.path.glob(f"part-*.{DONE_FILE}"))
+
+    def shard_path(self, batch: int) -> Path:
+        return self.path / f"part-{batch:06d}.{self.ext}"
+
+    def marker_path(self, batch: int) -> Path:
+        return self.path / f"part-{batch:06d}.{DONE_FILE}"
+
+    def shard_done(self, batch: int) -> bool:
+        marker = self.marker_path(batch)
+        return marker.exists() and read_json(marker).get("key") == self.key
+
+    def pending(self, n_batches: int) -> list[int]:
+        return [b for b in range(n_batches) if not self.shard_done(b)]
+
+    def mark_shard(self, batch: int, counts: Mapping[str, int]) -> None:
+        atomic_write_json(self.marker_path(batch), {"key": self.key, "counts": dict(counts)})
+
+    def shard_counts(self, batch: int) -> dict[str, int]:
+        counts: dict[str, int] = read_json(self.marker_path(batch))["counts"]
+        return counts
+
+    def commit_table(self, batch: int, table: pa.Table, counts: Mapping[str, int]) -> None:
+        write_table(self.shard_path(batch), table)
+        self.mark_shard(batch, counts)
+
+    def done(self) -> dict[str, Any] | None:
+        """The stage marker when the stage finished under the current key."""
+        marker = self.path / DONE_FILE
+        if not marker.exists():
+            return None
+        info: dict[str, Any] = read_json(marker)
+        return info if info.get("key") == self.key else None
+
+    def finish(self, n_batches: int, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Write the stage marker: the batch count and the sum of the shards' counts (plus ``extra``)."""
+        counts = sum_counts(self.shard_counts(b) for b in range(n_batches))
+        info = {"key": self.key, "batches": n_batches, "counts": counts, **(extra or {})}
+        atomic_write_json(self.path / DONE_FILE, info)
+        return info
+
+    def shards(self, n_batches: int) -> list[Path]:
+        return [self.shard_path(b) for b in range(n_batches)]

@@ -127,44 +127,46 @@ class JudgeTask(Task):
         return ("acc", record.prediction == record.gold)
 
     def summarize(self, records: Iterable[SampleRecord]) -> dict[str, Any]:
+        """Metrics over the records, streamed: only the few fields the metrics need are kept per sample,
+        so memory stays flat however many samples a run has."""
         from uxbench.metrics.judge import judge_metrics, turns_bucket
 
-        recs = list(records)
-        ok = [r for r in recs if r.status == "ok" and r.gold is not None]
-        strata: dict[str, list[str | int | None]] = {
-            "scenario": [],
-            "dimension": [],
-            "difficulty": [],
-            "n_turns": [],
-        }
-        for r in ok:
+        strata: dict[str, list[str | int | None]] = {"scenario": [], "dimension": [], "difficulty": [], "n_turns": []}
+        golds: list[str] = []
+        preds: list[str | None] = []
+        scores: list[tuple[str, float]] = []
+        notes: Counter[str] = Counter()
+        n_samples = n_errors = 0
+        for r in records:
+            n_samples += 1
+            if r.status == "error":
+                n_errors += 1
+            if r.status != "ok" or r.gold is None:
+                continue
             for key in ("scenario", "dimension", "difficulty"):
                 strata[key].append(r.strata.get(key))
             turns = r.strata.get("n_turns")
             strata["n_turns"].append(turns_bucket(turns) if isinstance(turns, int) else None)
-        golds = [str(r.gold) for r in ok]
-        metrics = judge_metrics(
-            golds,
-            [r.prediction for r in ok],
-            strata=strata,
-            n_boot=self.options.n_boot,
-            seed=self.options.seed,
-        )
-        notes = Counter((r.parse_note or "").split(";")[0] for r in ok)
+            golds.append(str(r.gold))
+            preds.append(r.prediction)
+            notes[(r.parse_note or "").split(";")[0]] += 1
+            if r.score is not None:
+                scores.append((str(r.gold), float(r.score)))
+        metrics = judge_metrics(golds, preds, strata=strata, n_boot=self.options.n_boot, seed=self.options.seed)
         summary: dict[str, Any] = {
             "task": self.name,
             "formulation": self.options.formulation,
             "strategy": self.options.strategy,
             "lang": self.options.lang,
-            "n_samples": len(recs),
-            "n_ok": len(ok),
-            "n_errors": sum(1 for r in recs if r.status == "error"),
-            "n_unparseable": sum(1 for r in ok if r.prediction is None),
+            "n_samples": n_samples,
+            "n_ok": len(golds),
+            "n_errors": n_errors,
+            "n_unparseable": sum(1 for p in preds if p is None),
             "parse_notes": dict(notes.most_common(12)),
             "metrics": metrics,
         }
         if self.options.formulation == "likert":
-            summary["likert"] = _likert_summary(ok, self.options)
+            summary["likert"] = _likert_summary(scores, self.options)
         return summary
 
 
@@ -179,15 +181,14 @@ def _totals(outputs: list[ModelOutput]) -> dict[str, Any]:
     }
 
 
-def _likert_summary(records: list[SampleRecord], options: JudgeOptions) -> dict[str, Any]:
+def _likert_summary(scored: list[tuple[str, float]], options: JudgeOptions) -> dict[str, Any]:
     """Score histogram and mean score per gold class (a judge that separates the classes shows a gap)."""
-    scored = [r for r in records if r.score is not None]
     histogram = {str(v): 0 for v in range(1, options.likert_scale + 1)}
-    for r in scored:
-        histogram[str(int(r.score or 0))] += 1
+    for _, score in scored:
+        histogram[str(int(score))] += 1
     means: dict[str, float | None] = {}
     for gold in ("good", "bad"):
-        values = [float(r.score or 0) for r in scored if r.gold == gold]
+        values = [score for g, score in scored if g == gold]
         means[gold] = sum(values) / len(values) if values else None
     return {
         "scale": options.likert_scale,

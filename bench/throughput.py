@@ -32,7 +32,10 @@ def write_cases(path: Path, n: int) -> Path:
             say = "好" if i % 3 else "差"
             row = {
                 "cid": f"bench-{i:07d}", "ground_truth": 1 if gold == "good" else -1,
-                "history": [{"role": "user", "content": "你好"}, {"role": "assistant", "content": "你好，有什么可以帮你？"}],
+                "history": [
+                    {"role": "user", "content": "你好"},
+                    {"role": "assistant", "content": "你好，有什么可以帮你？"},
+                ],
                 "query": f"第 {i} 个问题：周末去哪里玩比较好？",
                 "response": f"可以去公园散步，或者去博物馆看看。[[SAY:{say}]]",
                 "scenario": "信息与知识查询",
@@ -83,7 +86,8 @@ def throughput(args: argparse.Namespace) -> None:
             data = write_cases(work / "cases.jsonl", args.samples)
             # Warm-up run (imports, connection pool) so the figures are the per-request cost, not startup.
             run_once(url, write_cases(work / "warm.jsonl", 200), work / "warm", 16)
-            print(f"| concurrency | samples | wall s | achieved req/s | ideal req/s | achieved/ideal | client CPU ms/req |")
+            print("| concurrency | samples | wall s | achieved req/s | ideal req/s | achieved/ideal "
+                  "| client CPU ms/req |")
             print("|---|---|---|---|---|---|---|")
             for c in args.concurrency:
                 r = run_once(url, data, work, c)

@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from uxbench.cli import data_cmd, report_cmd, run_cmd
+from uxbench.cli import data_cmd, mine_cmd, report_cmd, run_cmd
 
 app = typer.Typer(
     name="uxbench",
@@ -18,6 +18,7 @@ app = typer.Typer(
 app.command("run", help="Run a task (default: Task 1, UX Judge) and write a run directory.")(run_cmd.run)
 app.command("report", help="Compare finished runs: a table with 95% confidence intervals.")(report_cmd.report)
 app.add_typer(data_cmd.app, name="data", help="Check and describe data files before a run.")
+app.add_typer(mine_cmd.app, name="mine", help="Mine chat logs for dissatisfaction signals and build test cases.")
 
 
 @app.command("providers", help="List the model providers and how to name a model.")

@@ -14,7 +14,7 @@ from typing import Generic, Protocol, TypeVar
 from uxbench.data.schema import Message
 from uxbench.errors import ModelError
 from uxbench.mining.agents.models import AgentReport
-from uxbench.mining.agents.prompts import Lang, render
+from uxbench.mining.agents.prompting import Lang, render
 from uxbench.models.api import GenerateConfig, ModelOutput
 
 T = TypeVar("T")

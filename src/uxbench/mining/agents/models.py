@@ -32,7 +32,7 @@ RECOVERY_SIGNALS: tuple[str, ...] = ("complaint", "repeat", "rephrase")
 
 
 class AgentConfig(BaseModel):
-    """How the agents run. Part of nothing's cache key: prompts and generation settings are."""
+    """How the agents run. The response cache keys on the prompts and generation settings these produce."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -111,7 +111,7 @@ class Candidate(BaseModel):
     needs_context: bool = False
     """QA: the query depends on something not in the conversation text (Task 2 skips these)."""
     quality: Literal["high", "medium"] | None = None
-    """high: kept by QA as is; medium: downgraded by QA, or QA was switched off."""
+    """high: kept by QA as is; medium: kept but downgraded by QA; None: not kept, or QA switched off."""
     status: CandidateStatus = "failed"
     stage: Stage = "miner"
     """Where the candidate stopped (done when it went through every stage)."""

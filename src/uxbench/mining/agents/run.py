@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from uxbench.mining.agents.calls import GenerateModel
 from uxbench.mining.agents.models import AgentConfig, AgentReport, Candidate, CaseKind
-from uxbench.mining.agents.prompts import session_lang
+from uxbench.mining.agents.prompting import session_lang
 from uxbench.mining.agents.stages import Ctx, judge, keep_without_qa, mine, qa, target_turns
 from uxbench.mining.records import MinedSession
 from uxbench.models.api import GenerateConfig

@@ -14,7 +14,7 @@ from uxbench.data.schema import Message
 from uxbench.data.taxonomy import TaxonomyKind, map_failure_dimension, map_success_dimension
 from uxbench.mining.agents.calls import GenerateModel, ask
 from uxbench.mining.agents.models import BAD_SIGNALS, AgentConfig, AgentReport, Candidate, CaseKind
-from uxbench.mining.agents.prompts import Lang, render, taxonomy_list
+from uxbench.mining.agents.prompting import Lang, render, taxonomy_list
 from uxbench.mining.agents.proposals import Proposal, is_good_turn, parse_proposals, query_block
 from uxbench.mining.agents.render import clip, fired_signals, render_dialogue, signal_summary, turn_text
 from uxbench.mining.agents.reviews import (

@@ -1,0 +1,172 @@
+"""`uxbench mine run|report|audit`: mine raw chat logs for dissatisfaction signals and test cases."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from uxbench.mining.pipeline.audit import AuditReport
+
+app = typer.Typer(no_args_is_help=True)
+
+_FORMATS = ("table", "md", "json")
+
+
+def _check_format(value: str) -> str:
+    if value not in _FORMATS:
+        raise typer.BadParameter(f"choose one of {', '.join(_FORMATS)}")
+    return value
+
+
+@app.command("run", help="Mine logs: de-identify, gate, signals, dedup, then (with --model) the LLM agents and the "
+                         "exported cases. Reruns resume from the checkpoints in OUT/work.")
+def run(
+    logs: Annotated[list[str], typer.Argument(help="Log files (.jsonl[.gz], .parquet) or directories of them.")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output directory (checkpoints in OUT/work).")],
+    no_llm: Annotated[bool, typer.Option("--no-llm", help="Only the deterministic stages: no model needed.")] = False,
+    llm_signals: Annotated[bool, typer.Option("--llm-signals", help="Also classify each follow-up message with the model.")] = False,  # noqa: E501
+    engine: Annotated[str, typer.Option(help="local (in-process, all cores) | ray (Ray Data).")] = "local",
+    ray_address: Annotated[str | None, typer.Option(help="Join this Ray cluster (auto or host:port); default: start a local Ray.")] = None,  # noqa: E501
+    model: Annotated[str | None, typer.Option("--model", "-m", help="PROVIDER:MODEL for the agents and --llm-signals.")] = None,  # noqa: E501
+    model_arg: Annotated[list[str] | None, typer.Option("--model-arg", "-M", help="KEY=VALUE for the provider (base_url, api_key_env, ...).")] = None,  # noqa: E501
+    format: Annotated[str, typer.Option("--format", help="auto | canonical | product | messages | sharegpt")] = "auto",
+    skip_invalid: Annotated[bool, typer.Option(help="Count and skip invalid rows instead of stopping.")] = False,
+    workers: Annotated[int | None, typer.Option(min=1, help="Worker processes (local) or CPUs of a local Ray (default: all cores).")] = None,  # noqa: E501
+    batch_size: Annotated[int, typer.Option(min=1, help="Conversations per batch (one checkpoint each).")] = 2000,
+    seed: Annotated[int, typer.Option(help="Seed of the case sample.")] = 0,
+    fresh: Annotated[bool, typer.Option(help="Discard earlier work in OUT (the de-identification salt is kept).")] = False,  # noqa: E501
+    cache_path: Annotated[Path | None, typer.Option(help="Response cache of the LLM stages (default OUT/work/responses.sqlite).")] = None,  # noqa: E501
+    quiet: Annotated[bool, typer.Option(help="No progress lines.")] = False,
+) -> None:
+    from uxbench.mining.pipeline import MineConfig, run_pipeline
+
+    options: dict[str, object] = {}
+    if workers is not None:
+        options["workers"] = workers
+    if model_arg:
+        from uxbench.models.registry import parse_model_args
+
+        options["model_args"] = parse_model_args(model_arg)
+    config = MineConfig(
+        inputs=tuple(logs), out=str(out), format=format, skip_invalid=skip_invalid, engine=engine,  # type: ignore[arg-type]
+        ray_address=ray_address, batch_size=batch_size, seed=seed, fresh=fresh, llm=not no_llm,
+        llm_signals=llm_signals, model=model, cache_path=str(cache_path) if cache_path else None,
+        **options,  # type: ignore[arg-type]
+    )
+
+    def say(line: str) -> None:
+        if not quiet:
+            typer.echo(line, err=True)
+
+    result = run_pipeline(config, progress=say)
+    counts = result.stage_counts
+    signals = counts.get("signals", {})
+    typer.echo(
+        f"{counts['ingest']['turns']} turns, {counts['sessions'].get('sessions', 0)} conversations; "
+        f"{counts['gate'].get('gated', 0)} gated; {signals.get('sessions', 0)} with signals, "
+        f"{signals.get('dissatisfied_turns', 0)} of {signals.get('assistant_turns', 0)} replies dissatisfied; "
+        f"{counts['dedup'].get('duplicates', 0)} near-duplicates"
+        + (f"; {counts['cases']['selected']} cases selected" if "cases" in counts else "")
+    )
+    if counts["ingest"].get("invalid_rows"):
+        typer.echo(f"{counts['ingest']['invalid_rows']} invalid rows skipped (see stage_counts.json)")
+    for name, path in sorted(result.outputs.items()):
+        typer.echo(f"  {name}: {path}")
+
+
+def _rich_table(title: str, header: list[str], rows: list[list[str]]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    if not console.is_terminal:  # piped: do not squeeze the table into 80 columns
+        console = Console(width=200)
+    table = Table(title=title, title_justify="left")
+    for i, name in enumerate(header):
+        table.add_column(name, justify="left" if i == 0 else "right", no_wrap=i > 0)
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
+
+
+@app.command("report", help="Signal rates per scenario and per day, top failure patterns, recovery outcomes.")
+def report(
+    directory: Annotated[Path, typer.Argument(help="Output directory of `uxbench mine run`.")],
+    format: Annotated[str, typer.Option("--format", callback=_check_format, help="table | md | json")] = "table",
+    top: Annotated[int, typer.Option(min=1, help="How many failure patterns to list.")] = 10,
+) -> None:
+    from uxbench.mining.report import SHORT_HEADER, build_report, rate_cells, report_markdown
+
+    result = build_report(directory, top=top)
+    if format == "json":
+        typer.echo(json.dumps(result.model_dump(mode="json"), ensure_ascii=False, indent=2))
+        return
+    if format == "md":
+        typer.echo(report_markdown(result))
+        return
+    typer.echo(f"{result.conversations} conversations, {result.assistant_turns} assistant turns, "
+               f"{result.dissatisfied_turns} dissatisfied")
+    _rich_table("Signal rates per scenario (share of replies)", ["scenario", *SHORT_HEADER],
+                [rate_cells(r, short=True) for r in result.by_scenario])
+    _rich_table("Signal rates per day", ["day", *SHORT_HEADER], [rate_cells(r, short=True) for r in result.by_day])
+    _rich_table("Top failure patterns" + (" (dimension x signal)" if result.patterns_from == "candidates"
+                                          else " (signal combinations)"),
+                ["pattern", "count", "share"], [[p.pattern, str(p.count), f"{p.share:.1%}"] for p in result.patterns])
+    _rich_table("Recovery outcomes", ["outcome", "count", "share [95% CI]"],
+                [[o.outcome, str(o.count), f"{o.share:.1%} [{o.ci[0]:.0%}, {o.ci[1]:.0%}]"] for o in result.recovery])
+
+
+@app.command("audit", help="Recovery strategies after complaints (apology, agreement, error_diagnosis, humor, "
+                           "direct_fix, clarification) with 95% CIs and the outcome per strategy.")
+def audit(
+    directory: Annotated[Path, typer.Argument(help="Output directory of `uxbench mine run`.")],
+    format: Annotated[str, typer.Option("--format", callback=_check_format, help="table | md | json")] = "table",
+    model: Annotated[str | None, typer.Option("--model", "-m", help="Label the openings with this model instead of the rules.")] = None,  # noqa: E501
+    model_arg: Annotated[list[str] | None, typer.Option("--model-arg", "-M", help="KEY=VALUE for the provider.")] = None,  # noqa: E501
+    cache_path: Annotated[Path | None, typer.Option(help="Response cache (default DIR/work/responses.sqlite).")] = None,
+) -> None:
+    from uxbench.mining.pipeline.audit import audit as rules_audit
+    from uxbench.mining.pipeline.audit import audit_markdown
+
+    result: AuditReport
+    if model is None:
+        result = rules_audit(directory)
+    else:
+        result = asyncio.run(_model_audit(directory, model, model_arg, cache_path))
+    if format == "json":
+        typer.echo(json.dumps(result.model_dump(mode="json"), ensure_ascii=False, indent=2))
+        return
+    if format == "md":
+        typer.echo(audit_markdown(result))
+        return
+    typer.echo(f"{result.complaints} complaints: {result.with_reply} answered, {result.without_reply} ended the "
+               f"conversation (labels: {result.method}{' ' + result.model if result.model else ''})")
+    rows = []
+    for r in result.strategies:
+        rate = "n/a" if r.recovered_rate is None or r.recovered_ci is None else (
+            f"{r.recovered_rate:.0%} [{r.recovered_ci[0]:.0%}, {r.recovered_ci[1]:.0%}]")
+        rows.append([r.strategy, str(r.count), f"{r.share:.0%} [{r.ci[0]:.0%}, {r.ci[1]:.0%}]", rate,
+                     *(str(r.outcomes[o]) for o in ("recovered", "failed", "user_gave_up", "unknown"))])
+    _rich_table("Recovery strategies", ["strategy", "n", "share [95% CI]", "recovered [95% CI]", "rec",
+                                        "failed", "gave up", "unk"], rows)
+
+
+async def _model_audit(directory: Path, spec: str, model_arg: list[str] | None,
+                       cache_path: Path | None) -> AuditReport:
+    from uxbench.mining.pipeline.audit import audit_with_model
+    from uxbench.models.model import create_model
+    from uxbench.models.registry import parse_model_args
+    from uxbench.runtime.cache import ResponseCache
+
+    cache = ResponseCache(cache_path or directory / "work" / "responses.sqlite")
+    llm = create_model(spec, parse_model_args(model_arg), cache=cache)
+    try:
+        return await audit_with_model(directory, llm, spec=spec)
+    finally:
+        await llm.aclose()
+        cache.close()

@@ -1,0 +1,7 @@
+"""The `uxbench mine` pipeline: raw chat logs -> de-identified sessions -> signals -> (LLM agents) ->
+test cases, as checkpointed stages that run in-process or on Ray. See `run` for the stage list."""
+
+from uxbench.mining.pipeline.config import MineConfig
+from uxbench.mining.pipeline.run import STAGES, MineResult, run_pipeline
+
+__all__ = ["STAGES", "MineConfig", "MineResult", "run_pipeline"]

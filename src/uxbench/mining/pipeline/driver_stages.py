@@ -1,0 +1,112 @@
+"""The two stages that are not maps over independent batches, run by the driver.
+
+01-sessions: read the logs as a stream, group turns into conversations through hash buckets on disk
+(`sessions.group_to_sessions`, in a private temporary directory next to the output directory, deleted as
+soon as it is used), cut the conversations into batches of ``batch_size`` in that deterministic order,
+sort each batch by conversation_id and de-identify it (in the worker pool) before anything is written.
+The raw text reaches the workers through pipes, never through a file under the output directory. A rerun
+reads and groups the logs again (the buckets are gone) but skips the batches already written.
+
+05-dedup: one MinHash LSH index over all conversations in batch order (the index is state: it cannot be
+split), one shard per batch. A rerun replays the finished batches into the index without rewriting them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from uxbench.mining.dedup import DedupConfig, NearDuplicateIndex
+from uxbench.mining.ingest import IngestReport, batched, expand_paths, iter_log_rows
+from uxbench.mining.pipeline.engine import LocalEngine, commit_batch, deid_shard
+from uxbench.mining.pipeline.stages import DEDUP_SCHEMA
+from uxbench.mining.pipeline.store import StageDir
+from uxbench.mining.sessions import group_to_sessions
+
+Progress = Callable[[str], None]
+BUCKET_BYTES = 32 << 20
+"""Raw input bytes per grouping bucket (a bucket is held in memory while it is grouped)."""
+MAX_BUCKETS = 4096
+_FINGERPRINT_BYTES = 1 << 20
+
+
+def input_fingerprints(paths: list[str] | tuple[str, ...]) -> list[dict[str, Any]]:
+    """Per input file: resolved path, size and a hash of its first and last MiB (cheap on huge logs;
+    a rewrite that keeps size, head and tail is not noticed)."""
+    out = []
+    for path in expand_paths(paths):
+        size = path.stat().st_size
+        digest = hashlib.sha256()
+        with path.open("rb") as handle:
+            digest.update(handle.read(_FINGERPRINT_BYTES))
+            if size > _FINGERPRINT_BYTES:
+                handle.seek(max(_FINGERPRINT_BYTES, size - _FINGERPRINT_BYTES))
+                digest.update(handle.read())
+        out.append({"path": str(path.resolve()), "bytes": size, "sha256_head_tail": digest.hexdigest()})
+    return out
+
+
+def bucket_count(fingerprints: list[dict[str, Any]]) -> int:
+    """Grouping buckets for an input: about `BUCKET_BYTES` of raw text each (gzip counted as 5x)."""
+    total = sum(int(f["bytes"]) * (5 if str(f["path"]).endswith(".gz") else 1) for f in fingerprints)
+    return max(1, min(MAX_BUCKETS, -(-total // BUCKET_BYTES)))
+
+
+def run_sessions_stage(
+    stage: StageDir, inputs: tuple[str, ...], *, fmt: str, skip_invalid: bool, batch_size: int,
+    n_buckets: int, salt: bytes, tmpdir: Path, pool: LocalEngine, progress: Progress,
+) -> dict[str, Any]:
+    """Stage 01; returns its marker (batches, counts, ingest report)."""
+    report = IngestReport()
+    turns = (turn for _, _, turn in iter_log_rows(inputs, fmt, skip_invalid=skip_invalid, report=report))
+    shutil.rmtree(tmpdir, ignore_errors=True)  # buckets of a killed run: raw text, delete first
+    tmpdir.mkdir(mode=0o700, parents=True)
+    n_batches = skipped = 0
+    try:
+        sessions = group_to_sessions(turns, tmpdir, n_buckets=n_buckets)
+        try:
+            for batch, chunk in enumerate(batched(sessions, batch_size)):
+                n_batches = batch + 1
+                if stage.shard_done(batch):
+                    skipped += 1
+                    continue
+                chunk.sort(key=lambda s: s.conversation_id)
+                pool.submit(True, deid_shard, stage, batch, [s.model_dump_json() for s in chunk], salt)
+        finally:
+            sessions.close()
+        pool.drain()
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
+    progress(f"{stage.name}: {n_batches} batches ({skipped} already done), "
+             f"{report.turns} turns from {report.rows} rows in {report.files} files")
+    ingest = report.model_dump(mode="json")
+    return stage.finish(n_batches, {"ingest": ingest})
+
+
+def run_dedup_stage(stage: StageDir, src: StageDir, n_batches: int, config: DedupConfig,
+                    progress: Progress) -> dict[str, Any]:
+    """Stage 05 over the signal stage's shards, in batch order."""
+    index = NearDuplicateIndex(config)
+    written = 0
+    for batch in range(n_batches):
+        table = pq.read_table(src.shard_path(batch), columns=["conversation_id", "dedup_text"])
+        done = stage.shard_done(batch)
+        rows = []
+        for cid, text in zip(table.column("conversation_id").to_pylist(),
+                             table.column("dedup_text").to_pylist(), strict=True):
+            rep = index.add(cid, text or "")
+            counts = {"checked": 1, "duplicates": int(rep is not None), "kept": int(rep is None)}
+            rows.append({"batch": batch, "conversation_id": cid, "duplicate_of": rep,
+                         "counts": orjson.dumps(counts, option=orjson.OPT_SORT_KEYS).decode()})
+        if not done:
+            commit_batch(stage, batch, pa.Table.from_pylist(rows, schema=DEDUP_SCHEMA), DEDUP_SCHEMA)
+            written += 1
+    progress(f"{stage.name}: {n_batches} batches ({n_batches - written} already done)")
+    return stage.finish(n_batches)

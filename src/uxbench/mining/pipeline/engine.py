@@ -1,0 +1,113 @@
+"""Engines that run a map stage over the pending batches of the previous stage's shards.
+
+`LocalEngine` (the default): the batches in one process, or spread over a pool of worker processes
+(``spawn``: the parent may hold threads, e.g. an HTTP client, that ``fork`` would copy half-way). Each
+worker reads its input shard, applies the stage function and commits the output shard itself.
+`RayEngine` (``ray_engine``) runs the same stage functions in Ray Data. Both end in `commit_batch`, which
+puts a batch's rows in canonical order and casts them to the stage schema, so their shards are
+byte-identical.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections import deque
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from pathlib import Path
+from typing import Any, Protocol
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from uxbench.mining.pipeline.stages import StageFn, deid_batch_table, sum_count_column
+from uxbench.mining.pipeline.store import StageDir
+
+
+class Engine(Protocol):
+    name: str
+
+    def run_map(self, fn: StageFn, src: StageDir, dst: StageDir, batches: Sequence[int],
+                columns: Sequence[str], schema: pa.Schema) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def canonical(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """The stage's rows sorted by conversation_id, with exactly the stage's schema and no metadata."""
+    table = table.select(schema.names).cast(schema).replace_schema_metadata(None)
+    if table.num_rows > 1:
+        table = table.sort_by([("conversation_id", "ascending")])
+    return table
+
+
+def commit_batch(dst: StageDir, batch: int, table: pa.Table, schema: pa.Schema) -> dict[str, int]:
+    """Write one output shard and its marker; returns the shard's counts."""
+    table = canonical(table, schema)
+    counts = sum_count_column(table)
+    dst.commit_table(batch, table, counts)
+    return counts
+
+
+def map_shard(fn: StageFn, src_path: Path, dst: StageDir, batch: int, columns: Sequence[str],
+              schema: pa.Schema) -> dict[str, int]:
+    """One batch of a map stage: read, apply, commit (runs in a worker process or in-line)."""
+    table = pq.read_table(src_path, columns=list(columns))
+    return commit_batch(dst, batch, fn(table), schema)
+
+
+def deid_shard(dst: StageDir, batch: int, sessions_json: Sequence[str], salt: bytes) -> dict[str, int]:
+    """One batch of the de-identification stage (raw sessions arrive through a pipe, never a file)."""
+    table = deid_batch_table(batch, sessions_json, salt)
+    counts = sum_count_column(table)
+    dst.commit_table(batch, table, counts)
+    return counts
+
+
+class LocalEngine:
+    """In-process engine: a pool of ``workers`` processes, or in-line work when ``workers`` is 1."""
+
+    name = "local"
+
+    def __init__(self, workers: int) -> None:
+        self.workers = max(1, workers)
+        self._pool: ProcessPoolExecutor | None = None
+        self._inflight: deque[Future[dict[str, int]]] = deque()
+
+    def _executor(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+        return self._pool
+
+    def submit(self, parallel: bool, job: Callable[..., dict[str, int]], *args: Any) -> None:
+        """Run ``job(*args)`` now (in-line) or in the pool, with at most 2 x workers jobs queued."""
+        if not parallel or self.workers == 1:
+            job(*args)
+            return
+        while len(self._inflight) >= 2 * self.workers:
+            self._inflight.popleft().result()
+        self._inflight.append(self._executor().submit(job, *args))
+
+    def drain(self) -> None:
+        """Wait for every submitted job; the first failure is raised (after the others finished)."""
+        error: BaseException | None = None
+        while self._inflight:
+            try:
+                self._inflight.popleft().result()
+            except BaseException as exc:  # keep waiting, so no job writes after we return
+                error = error or exc
+        if error is not None:
+            raise error
+
+    def run_map(self, fn: StageFn, src: StageDir, dst: StageDir, batches: Sequence[int],
+                columns: Sequence[str], schema: pa.Schema) -> None:
+        parallel = len(batches) > 1
+        for batch in batches:
+            self.submit(parallel, map_shard, fn, src.shard_path(batch), dst, batch, columns, schema)
+        self.drain()
+
+    def close(self) -> None:
+        self._inflight.clear()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None

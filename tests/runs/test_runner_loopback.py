@@ -108,3 +108,17 @@ def test_limit_is_balanced_and_nested(tmp_path: Path, loopback: LoopbackServer) 
     big = asyncio.run(execute(_spec(data, tmp_path / "run", loopback, limit=8)))
     assert big.summary["timing"]["resumed_samples"] == 4  # the first 4 are a subset of the 8
     assert (big.summary["metrics"]["n_good"], big.summary["metrics"]["n_bad"]) == (4, 4)
+
+
+def test_a_run_where_nothing_works_stops_early(tmp_path: Path, loopback: LoopbackServer) -> None:
+    from uxbench.runs.runner import ABORT_AFTER_ERRORS, RunAborted
+
+    rows = [judge_row(f"c{i}", "good", "好", "[[FAULT:400]]") for i in range(40)]
+    data = write_jsonl(tmp_path / "cases.jsonl", rows)
+    with pytest.raises(RunAborted, match="all failed") as info:
+        asyncio.run(execute(_spec(data, tmp_path / "run", loopback)))
+    assert "400" in str(info.value)
+    # stopped well before trying every sample; what finished is on disk
+    db = sqlite3.connect(tmp_path / "run" / "samples.sqlite")
+    n = db.execute("SELECT COUNT(*) FROM records").fetchone()[0]
+    assert ABORT_AFTER_ERRORS <= n < 40

@@ -81,6 +81,7 @@ def run(
     finally:
         progress.stop()
     typer.echo(render_summary(result.summary, "table", breakdowns=False))
+    n_errors = int(result.summary.get("n_errors") or 0)
     unparseable = (result.summary.get("metrics") or {}).get("unparseable") or {}
     if (unparseable.get("rate") or 0) > 0.5:
         console.print(
@@ -89,3 +90,11 @@ def run(
             "answer format, and a larger judge or --strategy cot usually fixes it."
         )
     console.print(f"[bold]Run directory:[/] {result.run_dir}")
+    if n_errors:
+        errors = result.summary.get("errors") or []
+        console.print(
+            f"[red]{n_errors} of {result.summary.get('n_selected')} samples failed[/] and are not in the figures"
+            + (f"; first error: {errors[0]}" if errors else "")
+            + ". Rerun the same command to retry them."
+        )
+        raise typer.Exit(1)

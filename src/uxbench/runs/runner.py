@@ -10,19 +10,25 @@ from __future__ import annotations
 import asyncio
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from uxbench.errors import ConfigError
+from uxbench.errors import ConfigError, UxbenchError
 from uxbench.runs import manifest as mf
 from uxbench.runs.records import SampleRecord
 from uxbench.runs.store import SAMPLES_DB, RunStore
 
 ProgressFn = Callable[["ProgressEvent"], None]
+ABORT_AFTER_ERRORS = 8
+"""Stop a run whose first this-many samples all failed (nothing has worked: likely a configuration error)."""
+
+
+class RunAborted(UxbenchError):
+    """The run was stopped early because every sample so far failed."""
 
 
 class RunSpec(BaseModel):
@@ -123,7 +129,8 @@ async def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResul
     selected: list[str] = []
     queue: asyncio.Queue[tuple[int, Any, str] | None] = asyncio.Queue(maxsize=concurrency * 2)
     total = source.count() if chosen is None else len(chosen)
-    state = {"done": 0, "hits": 0, "counted": 0}
+    state = {"done": 0, "hits": 0, "counted": 0, "ok": 0, "errors": 0}
+    first_error: list[str] = []
     metric_name = ""
     emit = progress or (lambda _e: None)
     already = 0
@@ -151,6 +158,21 @@ async def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResul
             record: SampleRecord = await task.run_sample(case, model, sample_id=sid, index=index)
             store.put(record)
             state["done"] += 1
+            if record.status == "ok":
+                state["ok"] += 1
+            else:
+                state["errors"] += 1
+                message = record.error or "unknown error"
+                if len(first_error) < 3 and message not in first_error:
+                    first_error.append(message)
+                if state["ok"] == 0 and state["errors"] >= ABORT_AFTER_ERRORS:
+                    # Nothing has worked yet: a wrong base URL, key or model name. Stop instead of
+                    # spending retries on every remaining sample.
+                    raise RunAborted(
+                        f"The first {state['errors']} samples all failed, so the run was stopped. First error: "
+                        f"{first_error[0].rstrip('.')}. Check the model name, base_url and API key; finished "
+                        f"samples are saved in {run_dir}, and rerunning the same command retries the failed ones."
+                    )
             metric_name, hit = task.progress_metric(record)
             if hit is not None:
                 state["counted"] += 1
@@ -162,8 +184,8 @@ async def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResul
     started = time.monotonic()
     interrupted = False
     try:
-        await asyncio.gather(produce(), *(work() for _ in range(concurrency)))
-    except (asyncio.CancelledError, KeyboardInterrupt):
+        await _run_all([produce(), *(work() for _ in range(concurrency))])
+    except (asyncio.CancelledError, KeyboardInterrupt, RunAborted):
         interrupted = True
         raise
     finally:
@@ -181,6 +203,7 @@ async def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResul
         "demo_data": source.is_demo,
         "data": {"description": source.description, "fingerprint": source.fingerprint()},
         "n_selected": len(selected),
+        "errors": first_error,
         "complete": summary.get("n_samples", 0) - summary.get("n_errors", 0) == len(selected),
         "skipped_rows": _skipped(source),
         "usage": model.usage.to_dict(),
@@ -192,6 +215,20 @@ async def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResul
     store.close()
     emit(ProgressEvent("end", state["done"], total, run_dir=run_dir))
     return RunResult(run_dir=run_dir, summary=summary)
+
+
+async def _run_all(coros: list[Coroutine[Any, Any, None]]) -> None:
+    """Run coroutines together; the first exception cancels the others (a TaskGroup, for Python 3.10)."""
+    tasks = [asyncio.ensure_future(c) for c in coros]
+    try:
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        for t in done:
+            if not t.cancelled() and t.exception() is not None:
+                raise t.exception()  # type: ignore[misc]
+    finally:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def _limit_selection(source: Any, limit: int | None) -> set[int] | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,6 +15,11 @@ from uxbench.errors import FatalModelError, RateLimitError, TransientModelError
 from uxbench.models.api import GenerateConfig
 from uxbench.models.registry import create_model_api
 from uxbench.testing.server import BackgroundServer
+
+requires_sdk = pytest.mark.skipif(
+    importlib.util.find_spec("anthropic") is None,
+    reason="SDK not installed (pip install 'uxbench[anthropic]')",
+)
 
 KEY = "ak-test-key-0001"
 
@@ -82,6 +88,7 @@ CONVO = [
 ]
 
 
+@requires_sdk
 async def test_request_and_response_mapping(fake: tuple[Fake, str]) -> None:
     handler, url = fake
     m = model(url)
@@ -99,6 +106,7 @@ async def test_request_and_response_mapping(fake: tuple[Fake, str]) -> None:
     assert KEY not in repr(m.cache_identity())
 
 
+@requires_sdk
 async def test_thinking_budget_maps_to_reasoning(fake: tuple[Fake, str]) -> None:
     handler, url = fake
     m = model(url, thinking_budget="2048")
@@ -111,6 +119,7 @@ async def test_thinking_budget_maps_to_reasoning(fake: tuple[Fake, str]) -> None
     assert out.reasoning == "weighing it" and out.text == "好"
 
 
+@requires_sdk
 async def test_rate_limit_with_retry_after_and_no_sdk_retries(fake: tuple[Fake, str]) -> None:
     handler, url = fake
     m = model(url)
@@ -129,6 +138,7 @@ async def test_rate_limit_with_retry_after_and_no_sdk_retries(fake: tuple[Fake, 
     await m.aclose()
 
 
+@requires_sdk
 async def test_timeout_and_refused_connection(fake: tuple[Fake, str]) -> None:
     _, url = fake
     m = model(url, timeout="0.3")
@@ -143,6 +153,7 @@ async def test_timeout_and_refused_connection(fake: tuple[Fake, str]) -> None:
     await m.aclose()
 
 
+@requires_sdk
 async def test_missing_key_is_fatal_and_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("UXBENCH_TEST_ANTHROPIC")
     with pytest.raises(FatalModelError, match="UXBENCH_TEST_ANTHROPIC"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -15,6 +16,11 @@ from uxbench.errors import FatalModelError, MissingDependencyError, RateLimitErr
 from uxbench.models.api import GenerateConfig
 from uxbench.models.registry import create_model_api
 from uxbench.testing.server import BackgroundServer
+
+requires_sdk = pytest.mark.skipif(
+    importlib.util.find_spec("google") is None or importlib.util.find_spec("google.genai") is None,
+    reason="SDK not installed (pip install 'uxbench[google]')",
+)
 
 KEY = "gk-test-key-0002"
 # The SDK's own aiohttp subclass warns on import; not ours to fix.
@@ -89,6 +95,7 @@ CONVO = [
 ]
 
 
+@requires_sdk
 async def test_request_and_response_mapping(fake: tuple[Fake, str]) -> None:
     handler, url = fake
     m = model(url, thinking_budget="512")
@@ -113,6 +120,7 @@ async def test_request_and_response_mapping(fake: tuple[Fake, str]) -> None:
     assert KEY not in repr(m.cache_identity())
 
 
+@requires_sdk
 async def test_blocked_prompt_is_an_empty_answer(fake: tuple[Fake, str]) -> None:
     _, url = fake
     m = model(url)
@@ -121,6 +129,7 @@ async def test_blocked_prompt_is_an_empty_answer(fake: tuple[Fake, str]) -> None
     assert out.text == "" and out.finish_reason is not None and "SAFETY" in out.finish_reason
 
 
+@requires_sdk
 async def test_errors_map_and_sdk_does_not_retry(fake: tuple[Fake, str]) -> None:
     handler, url = fake
     m = model(url)
@@ -138,6 +147,7 @@ async def test_errors_map_and_sdk_does_not_retry(fake: tuple[Fake, str]) -> None
     await m.aclose()
 
 
+@requires_sdk
 async def test_timeout_and_refused_connection(fake: tuple[Fake, str]) -> None:
     _, url = fake
     m = model(url, timeout="0.3")
@@ -152,10 +162,14 @@ async def test_timeout_and_refused_connection(fake: tuple[Fake, str]) -> None:
     await m.aclose()
 
 
-async def test_missing_key_and_missing_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
+@requires_sdk
+async def test_missing_key_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("UXBENCH_TEST_GOOGLE")
     with pytest.raises(FatalModelError, match="UXBENCH_TEST_GOOGLE"):
         await model("http://127.0.0.1:9").generate(CONVO, GenerateConfig())
+
+
+async def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "google.genai", None)
     with pytest.raises(MissingDependencyError, match=r"uxbench\[google\]"):
         await model("http://127.0.0.1:9").generate(CONVO, GenerateConfig())

@@ -7,6 +7,7 @@ again; a `FatalModelError` (bad request, bad key, unknown model) is raised at on
 from __future__ import annotations
 
 import asyncio
+import random
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -18,7 +19,6 @@ from tenacity import (
     RetryCallState,
     retry_if_exception,
     stop_after_attempt,
-    wait_exponential_jitter,
 )
 from tenacity.wait import wait_base
 
@@ -53,22 +53,14 @@ class RetryPolicy:
 
 def backoff_wait(policy: RetryPolicy, failed_attempt: int, exc: BaseException | None) -> float:
     """Seconds to wait after `failed_attempt` (1-based) failed with `exc`."""
-    wait = float(
-        wait_exponential_jitter(initial=policy.initial_wait, max=policy.max_wait, jitter=policy.jitter)(
-            _AttemptState(failed_attempt)  # type: ignore[arg-type]
-        )
-    )
+    # initial * 2**(n-1), capped, plus uniform jitter (tenacity's wait_exponential_jitter formula; computed
+    # here because its parameter names changed between tenacity releases).
+    exp = policy.initial_wait * (2.0 ** (failed_attempt - 1)) if failed_attempt < 64 else policy.max_wait
+    wait = min(exp + random.uniform(0, policy.jitter), policy.max_wait)
     retry_after = getattr(exc, "retry_after", None)
     if retry_after is not None and retry_after > 0:
         wait = max(wait, min(float(retry_after), policy.max_retry_after))
     return wait
-
-
-class _AttemptState:
-    """The one field of tenacity's RetryCallState that its wait strategies read."""
-
-    def __init__(self, attempt_number: int) -> None:
-        self.attempt_number = attempt_number
 
 
 class _RetryAfterWait(wait_base):

@@ -7,9 +7,7 @@ sampling seed. It holds counts and labels only, never conversation text.
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
@@ -18,6 +16,7 @@ from typing import Any
 import orjson
 
 from uxbench.data.taxonomy import TaxonomyKind, entries
+from uxbench.fileio import atomic_write_bytes
 from uxbench.mining.agents.models import Candidate
 from uxbench.mining.export import FILES
 from uxbench.mining.sample import TASKS, SampleConfig
@@ -76,17 +75,6 @@ def _coverage(cases: list[Candidate]) -> dict[str, dict[str, int]]:
     return {dim: dict(sorted(row.items())) for dim, row in sorted(table.items())}
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _table(title: str, header: list[str], rows: list[list[object]]) -> list[str]:
@@ -174,7 +162,7 @@ def write_data_card(
         "extra": rest,
     }
     out_dir.mkdir(parents=True, exist_ok=True)
-    _atomic_write(out_dir / "data_card.json", orjson.dumps(card, option=orjson.OPT_INDENT_2))
+    atomic_write_bytes(out_dir / "data_card.json", orjson.dumps(card, option=orjson.OPT_INDENT_2))
     md = out_dir / "DATA_CARD.md"
-    _atomic_write(md, _markdown(card).encode())
+    atomic_write_bytes(md, _markdown(card).encode())
     return md

@@ -19,8 +19,6 @@ Row layouts:
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -29,6 +27,7 @@ import orjson
 
 from uxbench.data.taxonomy import TaxonomyKind, get_entry, map_signal_type
 from uxbench.errors import DataError
+from uxbench.fileio import atomic_write_lines
 from uxbench.mining.agents.models import Candidate, SampleTask
 from uxbench.mining.records import MinedSession
 from uxbench.mining.types import Turn
@@ -167,19 +166,8 @@ _BUILDERS: dict[SampleTask, Callable[[_Case, str], dict[str, Any]]] = {
 
 
 def write_jsonl_atomic(path: Path, rows: list[dict[str, Any]]) -> None:
-    """Write rows to a temporary file next to `path`, flush it to disk, then rename it over `path`."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            for row in rows:
-                fh.write(orjson.dumps(row))
-                fh.write(b"\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write rows as JSON lines, atomically."""
+    atomic_write_lines(path, (orjson.dumps(row) for row in rows))
 
 
 def export_cases(

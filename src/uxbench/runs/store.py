@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 
 from uxbench.errors import UxbenchError
+from uxbench.fileio import atomic_write_bytes, atomic_write_lines
 from uxbench.runs.records import SampleRecord
 
 MANIFEST = "manifest.json"
@@ -119,11 +120,7 @@ class RunStore:
     def export_jsonl(self, sample_ids: Iterable[str] | None = None) -> Path:
         """Write samples.jsonl (atomically) from the store."""
         out = self.path / SAMPLES_JSONL
-        tmp = out.with_suffix(".jsonl.tmp")
-        with tmp.open("wb") as fh:
-            for rec in self.iter_records(sample_ids):
-                fh.write(rec.__pydantic_serializer__.to_json(rec) + b"\n")
-        tmp.replace(out)
+        atomic_write_lines(out, (rec.__pydantic_serializer__.to_json(rec) for rec in self.iter_records(sample_ids)))
         return out
 
 
@@ -140,7 +137,4 @@ def _read_json(path: Path) -> dict[str, Any] | None:
 
 
 def _write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    atomic_write_bytes(path, (json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n").encode("utf-8"))

@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from uxbench.errors import ConfigError
+from uxbench.fileio import atomic_write_lines
 from uxbench.mining.agents import AgentConfig, AgentReport, Candidate, run_agents
 from uxbench.mining.datacard import write_data_card
 from uxbench.mining.export import export_cases
@@ -34,7 +35,7 @@ from uxbench.mining.pipeline.config import MineConfig
 from uxbench.mining.pipeline.engine import commit_batch
 from uxbench.mining.pipeline.outputs import CANDIDATES, CASES_DIR, DATA_CARD, DATA_CARD_JSON
 from uxbench.mining.pipeline.stages import LLM_SIGNALS_SCHEMA, load_session, load_signals
-from uxbench.mining.pipeline.store import StageDir, atomic_write_lines, stage_key, sum_counts
+from uxbench.mining.pipeline.store import StageDir, stage_key, sum_counts
 from uxbench.mining.records import MinedSession
 from uxbench.mining.sample import SampleConfig, SampleReport, sample_cases
 from uxbench.mining.signals import SIGNAL_NAMES

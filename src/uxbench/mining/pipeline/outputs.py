@@ -19,7 +19,8 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 
-from uxbench.mining.pipeline.store import PARQUET_COMPRESSION, StageDir, atomic_write_lines
+from uxbench.fileio import atomic_write_lines
+from uxbench.mining.pipeline.store import PARQUET_COMPRESSION, StageDir
 from uxbench.mining.signals import SIGNAL_NAMES
 
 SIGNALS_PARQUET = "signals.parquet"

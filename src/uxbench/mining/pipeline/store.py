@@ -27,6 +27,8 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from uxbench.fileio import atomic_write_bytes
+
 KEY_FILE = "_KEY"
 DONE_FILE = "_DONE"
 PARQUET_COMPRESSION = "zstd"
@@ -42,24 +44,8 @@ def _tmp_name(path: Path) -> Path:
     return path.with_name(f".{path.name}.tmp-{os.getpid()}")
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    tmp = _tmp_name(path)
-    with tmp.open("wb") as handle:
-        handle.write(data)
-    os.replace(tmp, path)
-
-
 def atomic_write_json(path: Path, value: Any) -> None:
     atomic_write_bytes(path, orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n")
-
-
-def atomic_write_lines(path: Path, lines: Iterable[bytes]) -> None:
-    """JSON Lines (each item one serialised object, without its newline), written atomically."""
-    tmp = _tmp_name(path)
-    with tmp.open("wb") as handle:
-        for line in lines:
-            handle.write(line + b"\n")
-    os.replace(tmp, path)
 
 
 def write_table(path: Path, table: pa.Table) -> None:

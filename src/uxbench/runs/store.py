@@ -23,6 +23,7 @@ import orjson
 from uxbench.errors import UxbenchError
 from uxbench.fileio import atomic_write_bytes, atomic_write_lines
 from uxbench.runs.records import SampleRecord
+from uxbench.runtime.cache import enable_wal
 
 MANIFEST = "manifest.json"
 SAMPLES_DB = "samples.sqlite"
@@ -61,8 +62,8 @@ class RunStore:
     def _conn(self) -> sqlite3.Connection:
         if self._db is None:
             self.path.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.path / SAMPLES_DB, isolation_level=None, check_same_thread=False)
-            db.execute("PRAGMA journal_mode=WAL")
+            db = sqlite3.connect(self.path / SAMPLES_DB, timeout=30, isolation_level=None, check_same_thread=False)
+            enable_wal(db, 30.0)
             db.execute("PRAGMA synchronous=NORMAL")
             db.executescript(_SCHEMA)
             self._db = db

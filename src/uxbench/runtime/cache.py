@@ -56,6 +56,25 @@ def default_cache_path() -> Path:
     return root / "uxbench" / "responses.sqlite"
 
 
+def enable_wal(db: sqlite3.Connection, timeout_s: float) -> None:
+    """Switch to WAL, waiting out another process that is creating or converting the same file.
+
+    Changing the journal mode can answer "database is locked" at once, without SQLite's busy handler
+    (two processes opening a new cache together), so retry it for up to `timeout_s`.
+    """
+    deadline = time.monotonic() + timeout_s
+    delay = 0.01
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() + delay > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5)
+
+
 class ResponseCache:
     """Key -> bytes store in one SQLite file. Use one instance per process; it is not thread-safe."""
 
@@ -73,7 +92,7 @@ class ResponseCache:
             self._db: sqlite3.Connection | None = sqlite3.connect(
                 self.path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False
             )
-            self._db.execute("PRAGMA journal_mode=WAL")
+            enable_wal(self._db, busy_timeout_s)
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute(_SCHEMA)
         except sqlite3.DatabaseError as exc:

@@ -11,11 +11,29 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
+TEMP_GLOB = ".*.tmp-*"
+"""Names of in-progress temporary files; a killed writer can leave one behind (see remove_stale_temps)."""
+
+
+def _temp_for(path: Path) -> tuple[int, str]:
+    return tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.tmp-")
+
+
+def remove_stale_temps(directory: Path) -> int:
+    """Delete temporary files left in `directory` by a writer that was killed mid-write. Call it only when
+    no other process writes there (at the start of a run or stage). Returns how many were removed."""
+    removed = 0
+    for stale in directory.glob(TEMP_GLOB):
+        if stale.is_file():
+            stale.unlink(missing_ok=True)
+            removed += 1
+    return removed
+
 
 def atomic_write_lines(path: Path, lines: Iterable[bytes]) -> None:
     """Write `lines` (each without its newline) to `path` atomically."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = _temp_for(path)
     try:
         with os.fdopen(fd, "wb") as fh:
             for line in lines:
@@ -32,7 +50,7 @@ def atomic_write_lines(path: Path, lines: Iterable[bytes]) -> None:
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write `data` to `path` atomically."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = _temp_for(path)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from uxbench.errors import ConfigError, UxbenchError
+from uxbench.fileio import remove_stale_temps
 from uxbench.runs import manifest as mf
 from uxbench.runs.records import SampleRecord
 from uxbench.runs.store import SAMPLES_DB, RunStore
@@ -100,6 +101,8 @@ async def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResul
     run_dir = spec.out if spec.out is not None else spec.runs_root / run_id
     store = RunStore(run_dir)
     _prepare_dir(store, identity, identity_hash, spec.fresh)
+    if store.path.exists():
+        remove_stale_temps(store.path)  # a file half-written by a killed run
 
     cache = None
     if spec.use_cache:

@@ -29,6 +29,7 @@ from pydantic import BaseModel, Field
 
 from uxbench import __version__
 from uxbench.errors import ConfigError
+from uxbench.fileio import remove_stale_temps
 from uxbench.mining.deid import SALT_FILE, resolve_salt
 from uxbench.mining.pipeline.config import MineConfig
 from uxbench.mining.pipeline.driver_stages import (
@@ -157,6 +158,7 @@ def run_pipeline(config: MineConfig, progress: Progress | None = None) -> MineRe
     inputs = input_fingerprints(config.inputs)
     _check_inputs(out, inputs)
     work.mkdir(parents=True, exist_ok=True)
+    remove_stale_temps(out)  # final outputs half-written by a killed run
     atomic_write_json(out / MANIFEST, _manifest(config, inputs, complete=False))
     salt = resolve_salt(work)
     salt_id = hashlib.sha256(b"uxbench-salt-id\x00" + salt).hexdigest()[:16]

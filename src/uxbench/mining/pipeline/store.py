@@ -27,7 +27,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from uxbench.fileio import atomic_write_bytes
+from uxbench.fileio import atomic_write_bytes, remove_stale_temps
 
 KEY_FILE = "_KEY"
 DONE_FILE = "_DONE"
@@ -41,6 +41,7 @@ def stage_key(name: str, settings: Any, upstream: str | None = None) -> str:
 
 
 def _tmp_name(path: Path) -> Path:
+    # matches uxbench.fileio.TEMP_GLOB, so leftovers of a killed write are cleared on resume
     return path.with_name(f".{path.name}.tmp-{os.getpid()}")
 
 
@@ -86,8 +87,7 @@ class StageDir:
         if not kept and self.path.exists():
             shutil.rmtree(self.path)
         self.path.mkdir(parents=True, exist_ok=True)
-        for stale in self.path.glob(".*.tmp-*"):
-            stale.unlink()
+        remove_stale_temps(self.path)
         if not kept:
             atomic_write_bytes(key_path, self.key.encode("utf-8") + b"\n")
         return kept and any(self.path.glob(f"part-*.{DONE_FILE}"))

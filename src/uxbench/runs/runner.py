@@ -92,9 +92,10 @@ async def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResul
     task = create_task(spec.task, spec.task_options)
     source = load_cases(spec.data, task=spec.task, split=spec.split, skip_invalid=spec.skip_invalid)  # type: ignore[arg-type]
 
+    fingerprint = source.fingerprint()  # hashes the whole input: once
     identity = mf.run_identity(
         task=spec.task, task_config=task.config(), template_hashes=task.template_hashes(),
-        model_spec=spec.model, model_args=spec.model_args, data_fingerprint=source.fingerprint(),
+        model_spec=spec.model, model_args=spec.model_args, data_fingerprint=fingerprint,
     )
     identity_hash = mf.content_hash(identity)
     run_id = f"{spec.task}-{mf.slug(spec.model)}-{identity_hash[:10]}"
@@ -121,7 +122,7 @@ async def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResul
         "template_hashes": identity["template_hashes"],
         "model": {"spec": spec.model, "args": mf.redact_args(spec.model_args)},
         "data": {"source": spec.data or "demo", "description": source.description,
-                 "fingerprint": source.fingerprint(), "split": spec.split, "demo": source.is_demo},
+                 "fingerprint": fingerprint, "split": spec.split, "demo": source.is_demo},
         "options": {"limit": spec.limit, "concurrency": concurrency, "max_attempts": spec.max_attempts,
                     "cache": str(cache.path) if cache else None, "skip_invalid": spec.skip_invalid},
         "environment": mf.environment(),
@@ -204,7 +205,7 @@ async def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResul
         "task": spec.task,
         "model": spec.model,
         "demo_data": source.is_demo,
-        "data": {"description": source.description, "fingerprint": source.fingerprint()},
+        "data": {"description": source.description, "fingerprint": fingerprint},
         "n_selected": len(selected),
         "errors": first_error,
         "complete": summary.get("n_samples", 0) - summary.get("n_errors", 0) == len(selected),

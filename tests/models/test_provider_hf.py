@@ -219,3 +219,23 @@ async def test_embedded_smollm2_generates_with_logprobs() -> None:
     assert out.logprobs is not None and len(out.logprobs) == 2
     assert all(len(p.top) == 5 for p in out.logprobs)
     assert out.logprobs[0].token == out.logprobs[0].top[0].token
+
+
+async def test_choice_logprobs_match_the_full_distribution(tiny: Path) -> None:
+    # The whole vocabulary as top logprobs, to check the choice scores against the distribution itself.
+    cfg = GenerateConfig(max_tokens=2, choices=("good", "bad"), top_logprobs=40, logprob_tokens=1)
+    out = await hf(tiny).generate(ask("was it good or bad"), cfg)
+    assert out.choice_logprobs is not None and set(out.choice_logprobs) == {"good", "bad"}
+    assert out.logprobs is not None
+    first = {t.token.strip(): t.logprob for t in out.logprobs[0].top}
+    assert out.choice_logprobs["good"] == pytest.approx(first["good"], abs=1e-5)
+    assert out.choice_logprobs["bad"] == pytest.approx(first["bad"], abs=1e-5)
+    # without top_logprobs the choices are still scored, and no top list is returned
+    plain_cfg = GenerateConfig(max_tokens=2, choices=("good", "bad"))
+    plain = await hf(tiny).generate(ask("was it good or bad"), plain_cfg)
+    assert plain.logprobs is None and plain.choice_logprobs == out.choice_logprobs
+
+
+async def test_choices_sharing_a_first_token_are_not_scored(tiny: Path) -> None:
+    out = await hf(tiny).generate(ask("good"), GenerateConfig(max_tokens=1, choices=("good", "good answer")))
+    assert out.choice_logprobs is None

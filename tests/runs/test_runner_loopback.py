@@ -122,3 +122,18 @@ def test_a_run_where_nothing_works_stops_early(tmp_path: Path, loopback: Loopbac
     db = sqlite3.connect(tmp_path / "run" / "samples.sqlite")
     n = db.execute("SELECT COUNT(*) FROM records").fetchone()[0]
     assert ABORT_AFTER_ERRORS <= n < 40
+
+
+def test_verdict_from_logprobs_reads_the_first_token_distribution(tmp_path: Path, loopback: LoopbackServer) -> None:
+    # The server answers the SAY word with probability P and puts the other verdict word second with
+    # 0.9 of the rest: p(good) = 0.8 / (0.8 + 0.18) when it says 好, and 0.18 / (0.18 + 0.8) when it says 差.
+    rows = [judge_row("g1", "good", "好", "[[P:0.8]]"), judge_row("b1", "bad", "差", "[[P:0.8]]")]
+    data = write_jsonl(tmp_path / "cases.jsonl", rows)
+    spec = _spec(data, tmp_path / "run", loopback)
+    spec.task_options = {"lang": "zh", "verdict_from": "logprobs"}
+    result = asyncio.run(execute(spec))
+    recs = {json.loads(x)["case_id"]: json.loads(x)
+            for x in (result.run_dir / "samples.jsonl").read_text(encoding="utf-8").splitlines()}
+    assert recs["g1"]["prediction"] == "good" and recs["g1"]["score"] == pytest.approx(0.8 / 0.98)
+    assert recs["b1"]["prediction"] == "bad" and recs["b1"]["score"] == pytest.approx(0.18 / 0.98)
+    assert loopback.stats.last_body["top_logprobs"] == 20 and loopback.stats.last_body["logprobs"] is True

@@ -22,6 +22,7 @@ def run(
     formulation: Annotated[str, typer.Option(help="binary | three_class | likert")] = "binary",
     strategy: Annotated[str, typer.Option(help="zero_shot | cot | few_shot | user_modeling")] = "zero_shot",
     lang: Annotated[str | None, typer.Option(help="Template language: zh | en | auto (by the conversation's script; the default, except with the English-only embedded model, which gets en)")] = None,  # noqa: E501
+    verdict_from: Annotated[str | None, typer.Option(help="text | logprobs (binary: p(good) vs p(bad) at the first answer token; default text, logprobs for the embedded model)")] = None,  # noqa: E501
     few_shot_k: Annotated[int | None, typer.Option(help="Examples for --strategy few_shot.")] = None,
     likert_scale: Annotated[int | None, typer.Option(help="Points of the Likert scale (4-7).")] = None,
     likert_threshold: Annotated[int | None, typer.Option(help="Likert score from which a reply counts as good.")] = None,  # noqa: E501
@@ -49,9 +50,12 @@ def run(
         # A verdict is one short answer; capping generation keeps the offline demo to a couple of minutes.
         model_args.setdefault("max_new_tokens", str(EMBEDDED_MAX_NEW_TOKENS))
         lang = lang or "en"
+        # A 135M model rarely writes the verdict word first; its next-token distribution still orders them.
+        if formulation == "binary":
+            verdict_from = verdict_from or "logprobs"
         console.print(
             f"[bold]Model:[/] {EMBEDDED_MODEL} (SmolLM2-135M-Instruct, run in-process on the CPU, English templates, "
-            f"max_new_tokens={model_args['max_new_tokens']}). "
+            f"verdict from {verdict_from or 'text'}, max_new_tokens={model_args['max_new_tokens']}). "
             "[yellow]This is a tiny demo model: its verdicts are near chance. Name a real one with --model.[/]"
         )
     else:
@@ -60,7 +64,8 @@ def run(
         console.print("[bold]Data:[/] the bundled DEMO set (written by this project, not UXBench data). "
                       "Use --data for the official dataset.")
     task_options = {
-        "formulation": formulation, "strategy": strategy, "lang": lang or "auto", "few_shot_k": few_shot_k,
+        "formulation": formulation, "strategy": strategy, "lang": lang or "auto",
+        "verdict_from": verdict_from, "few_shot_k": few_shot_k,
         "likert_scale": likert_scale, "likert_threshold": likert_threshold,
     }
     spec = RunSpec(

@@ -35,6 +35,9 @@ class GenerateConfig(BaseModel):
     """How many leading output tokens to report logprobs for (when `top_logprobs` is set)."""
     reasoning_effort: str | None = None
     """Reasoning effort for reasoning models (low / medium / high), passed through when supported."""
+    choices: tuple[str, ...] | None = None
+    """Answers to score (e.g. good / bad). Providers that see the model's full next-token distribution
+    (hf) return `ModelOutput.choice_logprobs`; the others ignore it (use `top_logprobs` there)."""
     extra_body: dict[str, Any] = Field(default_factory=dict)
     """Provider-specific request fields passed through verbatim."""
 
@@ -86,6 +89,10 @@ class ModelOutput(BaseModel):
     """Wall time of the successful call (0 for a cache hit's replay is not used: the original is kept)."""
     logprobs: list[TokenLogprobs] | None = None
     """Top logprobs of the first tokens, when asked for and supported."""
+    choice_logprobs: dict[str, float] | None = None
+    """Log-probability that the answer starts with each of `GenerateConfig.choices` (first token; the
+    variants " x", "X" and " X" are added in). None when the provider cannot score choices or the choices
+    share their first token."""
     finish_reason: str | None = None
     model: str = ""
     """Model name as reported by the provider (or as configured)."""

@@ -261,7 +261,7 @@ def generate_batch(
     if criteria is not None:
         gen["stopping_criteria"] = criteria
     capture = None
-    if config.top_logprobs is not None:
+    if config.top_logprobs is not None or config.choices:
         capture = _Capture(max(1, config.logprob_tokens))
         gen["logits_processor"] = LogitsProcessorList([capture])
     with torch.inference_mode():
@@ -279,7 +279,12 @@ def generate_batch(
             if stop and stop in text:
                 text, finish = text[: text.index(stop)], "stop"
         reasoning, text = split_think(text)
-        logprobs = _logprobs(tok, capture, i, kept, config.top_logprobs) if capture is not None else None
+        logprobs = (
+            _logprobs(tok, capture, i, kept, config.top_logprobs)
+            if capture is not None and config.top_logprobs is not None
+            else None
+        )
+        choice_lp = _choice_logprobs(tok, capture, i, config.choices) if capture and config.choices else None
         results.append(
             ModelOutput(
                 text=text,
@@ -290,11 +295,39 @@ def generate_batch(
                 ),
                 latency_s=latency,
                 logprobs=logprobs,
+                choice_logprobs=choice_lp,
                 finish_reason=finish,
                 model=model_label,
             )
         )
     return results
+
+
+def _first_tokens(tok: Any, choice: str) -> set[int]:
+    """First token ids of the ways an answer can start with `choice` (as is, after a space, capitalised)."""
+    ids: set[int] = set()
+    unk = getattr(tok, "unk_token_id", None)
+    for variant in {choice, " " + choice, choice.capitalize(), " " + choice.capitalize()}:
+        enc = tok.encode(variant, add_special_tokens=False)
+        if enc and enc[0] != unk:  # a variant the vocabulary does not know says nothing about the choice
+            ids.add(int(enc[0]))
+    return ids
+
+
+def _choice_logprobs(tok: Any, capture: _Capture, row: int, choices: tuple[str, ...]) -> dict[str, float] | None:
+    """log P(answer starts with choice) at the first generated position, summed over its variants."""
+    import torch
+
+    if not capture.rows:
+        return None
+    firsts = {c: _first_tokens(tok, c) for c in choices}
+    seen: set[int] = set()
+    for ids in firsts.values():
+        if not ids or ids & seen:
+            return None  # a choice without tokens, or two choices sharing a first token: not separable
+        seen |= ids
+    lp = capture.rows[0][row]
+    return {c: float(torch.logsumexp(lp[sorted(ids)], dim=0)) for c, ids in firsts.items()}
 
 
 def _stop_criteria(tok: Any, stops: tuple[str, ...]) -> Any:
@@ -316,7 +349,7 @@ def _logprobs(tok: Any, capture: _Capture, row: int, kept: list[int], k: int | N
     out: list[TokenLogprobs] = []
     for step, chosen in enumerate(kept[: len(capture.rows)]):
         lp = capture.rows[step][row]
-        values, indices = lp.topk(max(1, k or 1))
+        values, indices = lp.topk(min(max(1, k or 1), lp.shape[-1]))
         top = [
             TopLogprob(token=tok.decode([int(t)]), logprob=float(v))
             for v, t in zip(values.tolist(), indices.tolist(), strict=True)

@@ -48,6 +48,10 @@ class JudgeOptions(BaseModel):
     on hidden reasoning, so a small cap returns an empty answer instead of a verdict."""
     reasoning_effort: str | None = None
     """Reasoning effort for reasoning models (low / medium / high), passed through."""
+    verdict_from: Literal["text", "logprobs"] = "text"
+    """binary only: `logprobs` reads the verdict as p(good) / (p(good) + p(bad)) at the answer's first
+    token (choice log-probabilities of local models, top log-probabilities of API models), falling back to
+    the text when neither verdict token is found; the probability is kept as the sample's score."""
     n_boot: int = Field(default=2000, ge=1)
     """Bootstrap rounds for the summary's confidence intervals (summary only)."""
     seed: int = 0
@@ -55,6 +59,8 @@ class JudgeOptions(BaseModel):
 
     @model_validator(mode="after")
     def _check_threshold(self) -> JudgeOptions:
+        if self.verdict_from == "logprobs" and self.formulation != "binary":
+            raise ValueError("verdict_from=logprobs needs the binary formulation")
         if self.likert_threshold is not None and not 2 <= self.likert_threshold <= self.likert_scale:
             raise ValueError(
                 f"likert_threshold must be between 2 and likert_scale ({self.likert_scale}), "

@@ -11,6 +11,7 @@ from uxbench.errors import ConfigError, ModelError
 from uxbench.models.api import GenerateConfig, ModelOutput, Usage
 from uxbench.runs.records import SampleRecord, Stratum
 from uxbench.scoring import parse_binary, parse_likert, parse_three_class, strip_reasoning
+from uxbench.scoring.logprob import choice_verdict
 from uxbench.tasks.base import Task
 from uxbench.tasks.judge.options import JudgeOptions
 from uxbench.tasks.judge.registry import LANGS, Lang, pick_examples, template_hashes
@@ -18,6 +19,10 @@ from uxbench.tasks.judge.render import build_messages, build_profile_messages, r
 
 if TYPE_CHECKING:
     from uxbench.models.model import Model
+
+
+VERDICT_WORDS: dict[str, tuple[str, str]] = {"zh": ("好", "差"), "en": ("good", "bad")}
+"""The binary answer words of the templates, (good, bad), by template language."""
 
 
 def case_strata(case: JudgeCase) -> dict[str, Stratum]:
@@ -59,10 +64,13 @@ class JudgeTask(Task):
     def template_hashes(self) -> dict[str, str]:
         return dict(self._hashes)
 
-    def generate_config(self) -> GenerateConfig:
+    def generate_config(self, lang: Lang | None = None) -> GenerateConfig:
         o = self.options
+        extra: dict[str, Any] = {}
+        if o.verdict_from == "logprobs" and lang is not None:
+            extra = {"choices": VERDICT_WORDS[lang], "top_logprobs": 20, "logprob_tokens": 1}
         return GenerateConfig(
-            temperature=o.temperature, max_tokens=o.max_tokens, reasoning_effort=o.reasoning_effort
+            temperature=o.temperature, max_tokens=o.max_tokens, reasoning_effort=o.reasoning_effort, **extra
         )
 
     async def run_sample(self, case: AnyCase, model: Model, *, sample_id: str, index: int) -> SampleRecord:
@@ -70,6 +78,7 @@ class JudgeTask(Task):
             raise ConfigError(f"The judge task needs judge cases; case '{case.id}' is a {case.task} case")
         lang = resolve_lang(case, self.options.lang)
         config = self.generate_config()
+        judge_config = self.generate_config(lang)
         outputs: list[ModelOutput] = []
         extra: dict[str, Any] = {"lang": lang}
         base: dict[str, Any] = {
@@ -90,7 +99,7 @@ class JudgeTask(Task):
                 if not profile:
                     extra["profile_note"] = "the profile call returned no text; judged without a profile"
             messages = build_messages(case, self.options, profile=profile, lang=lang)
-            outputs.append(await model.generate(messages, config))
+            outputs.append(await model.generate(messages, judge_config))
         except ModelError as err:
             return SampleRecord(
                 status="error", error=f"{type(err).__name__}: {err}", **base, **_totals(outputs)
@@ -117,6 +126,12 @@ class JudgeTask(Task):
             label = "good" if value >= o.threshold else "bad"
             return label, float(value), f"{note}; {value} {'>=' if label == 'good' else '<'} {o.threshold}"
         parse = parse_three_class if o.formulation == "three_class" else parse_binary
+        if o.verdict_from == "logprobs":
+            scored = choice_verdict(output, *VERDICT_WORDS[lang])
+            if scored is not None:
+                return scored.label, scored.p_good, scored.note
+            verdict = parse(output.text, lang, reasoning=output.reasoning)
+            return verdict.label, None, f"{verdict.note} (no verdict token in the logprobs: read from the text)"
         verdict = parse(output.text, lang, reasoning=output.reasoning)
         return verdict.label, None, verdict.note
 

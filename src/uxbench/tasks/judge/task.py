@@ -51,6 +51,7 @@ class JudgeTask(Task):
             for lang in self._langs():
                 pick_examples(lang, self.options.few_shot_k)  # fail now, not on the first case
         self._hashes = template_hashes(self.options.formulation, self.options.strategy, self._langs())
+        self._configs: dict[Lang | None, GenerateConfig] = {}
 
     def _langs(self) -> tuple[Lang, ...]:
         lang = self.options.lang
@@ -65,13 +66,19 @@ class JudgeTask(Task):
         return dict(self._hashes)
 
     def generate_config(self, lang: Lang | None = None) -> GenerateConfig:
+        """Generation settings of the judging call (`lang` given) or of the profile call; built once."""
+        cached = self._configs.get(lang)
+        if cached is not None:
+            return cached
         o = self.options
         extra: dict[str, Any] = {}
         if o.verdict_from == "logprobs" and lang is not None:
             extra = {"choices": VERDICT_WORDS[lang], "top_logprobs": 20, "logprob_tokens": 1}
-        return GenerateConfig(
+        config = GenerateConfig(
             temperature=o.temperature, max_tokens=o.max_tokens, reasoning_effort=o.reasoning_effort, **extra
         )
+        self._configs[lang] = config
+        return config
 
     async def run_sample(self, case: AnyCase, model: Model, *, sample_id: str, index: int) -> SampleRecord:
         if not isinstance(case, JudgeCase):

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import BinaryIO
 
 TEMP_GLOB = ".*.tmp-*"
 """Names of in-progress temporary files; a killed writer can leave one behind (see remove_stale_temps)."""
@@ -32,28 +33,26 @@ def remove_stale_temps(directory: Path) -> int:
 
 def atomic_write_lines(path: Path, lines: Iterable[bytes]) -> None:
     """Write `lines` (each without its newline) to `path` atomically."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = _temp_for(path)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            for line in lines:
-                fh.write(line)
-                fh.write(b"\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+
+    def write(fh: BinaryIO) -> None:
+        for line in lines:
+            fh.write(line)
+            fh.write(b"\n")
+
+    _atomic(path, write)
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write `data` to `path` atomically."""
+    _atomic(path, lambda fh: fh.write(data))
+
+
+def _atomic(path: Path, write: Callable[[BinaryIO], object]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = _temp_for(path)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            write(fh)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

@@ -16,6 +16,12 @@ TEMP_GLOB = ".*.tmp-*"
 """Names of in-progress temporary files; a killed writer can leave one behind (see remove_stale_temps)."""
 
 
+def temp_path(path: Path) -> Path:
+    """A temporary name next to `path` (matching TEMP_GLOB) for writers that need a path, not a file
+    descriptor (Parquet and CSV writers); rename it over `path` when done."""
+    return path.with_name(f".{path.name}.tmp-{os.getpid()}")
+
+
 def _temp_for(path: Path) -> tuple[int, str]:
     return tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.tmp-")
 

@@ -8,7 +8,6 @@ samples in flight, and the rerun (same command) finishes only what is missing.
 from __future__ import annotations
 
 import asyncio
-import shutil
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
@@ -296,6 +295,3 @@ def _prepare_dir(store: RunStore, identity: dict[str, Any], identity_hash: str, 
     elif store.path.exists() and any(store.path.iterdir()):
         raise ConfigError(f"{store.path} exists and is not a uxbench run directory; choose another --out.")
 
-
-def remove_run(path: Path) -> None:
-    shutil.rmtree(path, ignore_errors=True)

@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 
-from uxbench.fileio import atomic_write_lines
+from uxbench.fileio import atomic_write_lines, temp_path
 from uxbench.mining.pipeline.store import PARQUET_COMPRESSION, StageDir
 from uxbench.mining.signals import SIGNAL_NAMES
 
@@ -51,10 +51,6 @@ SIGNAL_TABLE_SCHEMA = pa.schema([
 numbers behind them, the verdicts, the recovery chain, the near-duplicate link and the LLM label."""
 
 
-def _tmp(path: Path) -> Path:
-    return path.with_name(f".{path.name}.tmp-{os.getpid()}")
-
-
 def _dumps(value: Any) -> bytes:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS)
 
@@ -83,7 +79,7 @@ def write_signal_tables(out: Path, signals: StageDir, dedup: StageDir, llm: Stag
                         n_batches: int) -> dict[str, Path]:
     """signals.parquet and signals.csv (the same rows), streamed batch by batch."""
     parquet_path, csv_path = out / SIGNALS_PARQUET, out / SIGNALS_CSV
-    parquet_tmp, csv_tmp = _tmp(parquet_path), _tmp(csv_path)
+    parquet_tmp, csv_tmp = temp_path(parquet_path), temp_path(csv_path)
     with pq.ParquetWriter(parquet_tmp, SIGNAL_TABLE_SCHEMA, compression=PARQUET_COMPRESSION) as pw, \
             pcsv.CSVWriter(csv_tmp, SIGNAL_TABLE_SCHEMA) as cw:
         for table in _signal_batches(signals, dedup, llm, n_batches):

@@ -27,7 +27,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from uxbench.fileio import atomic_write_bytes, remove_stale_temps
+from uxbench.fileio import atomic_write_bytes, remove_stale_temps, temp_path
 
 KEY_FILE = "_KEY"
 DONE_FILE = "_DONE"
@@ -40,11 +40,6 @@ def stage_key(name: str, settings: Any, upstream: str | None = None) -> str:
     return hashlib.sha256(payload).hexdigest()[:24]
 
 
-def _tmp_name(path: Path) -> Path:
-    # matches uxbench.fileio.TEMP_GLOB, so leftovers of a killed write are cleared on resume
-    return path.with_name(f".{path.name}.tmp-{os.getpid()}")
-
-
 def atomic_write_json(path: Path, value: Any) -> None:
     atomic_write_bytes(path, orjson.dumps(value, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n")
 
@@ -52,7 +47,7 @@ def atomic_write_json(path: Path, value: Any) -> None:
 def write_table(path: Path, table: pa.Table) -> None:
     """Parquet, atomically. One chunk per column first, so equal tables give byte-identical files
     whatever chunking the engine that built them used."""
-    tmp = _tmp_name(path)
+    tmp = temp_path(path)
     pq.write_table(table.combine_chunks(), tmp, compression=PARQUET_COMPRESSION)
     os.replace(tmp, path)
 

@@ -63,7 +63,7 @@ def cpu_seconds() -> float:
 
 
 def run_once(url: str, data: Path, workdir: Path, concurrency: int, *, quiet: bool = True) -> dict[str, float]:
-    from uxbench.runs.runner import RunSpec, execute
+    from uxbench.orchestrate.runner import RunSpec, execute
 
     spec = RunSpec(
         task="judge", model="openai:loopback", model_args={"base_url": url}, data=str(data),

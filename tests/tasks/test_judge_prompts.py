@@ -27,6 +27,7 @@ from uxbench.tasks.judge import (
     template_hashes,
 )
 from uxbench.tasks.judge.render import example_answer, resolve_lang
+from uxbench.tasks.registry import create_task
 
 TEMPLATE_DIR = Path(judge_pkg.__file__).parent / "templates"
 
@@ -213,9 +214,10 @@ def test_option_validation() -> None:
     with pytest.raises(ValidationError):
         JudgeOptions(formulation="likert", likert_scale=5, likert_threshold=6)
     with pytest.raises(ConfigError, match="likert_threshold"):
-        JudgeOptions.from_mapping({"likert_scale": 4, "likert_threshold": 1})
+        create_task("judge", {"likert_scale": 4, "likert_threshold": 1})
     with pytest.raises(ConfigError, match="strategy"):
-        JudgeOptions.from_mapping({"strategy": "debate"})
+        create_task("judge", {"strategy": "debate"})
     with pytest.raises(ConfigError, match="temprature"):
-        JudgeOptions.from_mapping({"temprature": 0.5})  # typos are caught, not ignored
-    assert JudgeOptions.from_mapping({"formulation": "likert", "likert_scale": 7}).threshold == 5
+        create_task("judge", {"temprature": 0.5})  # typos are caught, not ignored
+    task = create_task("judge", {"formulation": "likert", "likert_scale": 7})
+    assert isinstance(task, JudgeTask) and task.options.threshold == 5

@@ -9,7 +9,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress, TaskID
 
-    from uxbench.runs.runner import ProgressEvent
+    from uxbench.orchestrate.runner import ProgressEvent
 
 
 class RichProgress:

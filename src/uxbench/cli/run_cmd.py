@@ -41,7 +41,7 @@ def run(
     from uxbench.cli.progress import RichProgress
     from uxbench.models.registry import parse_model_args
     from uxbench.report.render import render_summary
-    from uxbench.runs.runner import RunSpec, execute
+    from uxbench.orchestrate.runner import RunSpec, execute
 
     console = Console(stderr=True)
     spec_model = model or EMBEDDED_MODEL

@@ -1,34 +1,74 @@
-"""Tasks by name."""
+"""Tasks by name: one registry entry per task, imported only when the task is asked for."""
 
 from __future__ import annotations
 
-from typing import Any
+import difflib
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
 
 from uxbench.errors import ConfigError
 from uxbench.tasks.base import Task
 
-TASK_NAMES = ("judge", "eval", "recovery")
+T = TypeVar("T", bound=type[Task])
+
+
+@dataclass(frozen=True)
+class TaskEntry:
+    """How to build one task from user options."""
+
+    name: str
+    title: str
+    """Human name, e.g. "Task 1, UX Judge"."""
+    options: type[BaseModel]
+    """The pydantic model of the task's options (extra fields forbidden)."""
+    factory: Callable[[Any], Task]
+    """Builds the task from a validated options object."""
+
+
+# name -> module that defines (and registers) the task
+_TASK_MODULES: dict[str, str] = {
+    "judge": "uxbench.tasks.judge.task",
+}
+TASK_NAMES = tuple(_TASK_MODULES)
+_REGISTRY: dict[str, TaskEntry] = {}
+
+
+def register_task(name: str, title: str, options: type[BaseModel]) -> Callable[[T], T]:
+    """Class decorator: make a Task subclass available by `name`, built from `options`."""
+
+    def deco(cls: T) -> T:
+        _REGISTRY[name] = TaskEntry(name=name, title=title, options=options, factory=cls)
+        return cls
+
+    return deco
+
+
+def get_task_entry(name: str) -> TaskEntry:
+    if name not in _REGISTRY:
+        module = _TASK_MODULES.get(name)
+        if module is None:
+            close = difflib.get_close_matches(name, TASK_NAMES, n=1)
+            hint = f" Did you mean '{close[0]}'?" if close else ""
+            raise ConfigError(f"Unknown task '{name}'. Tasks: {', '.join(TASK_NAMES)}.{hint}")
+        importlib.import_module(module)
+    return _REGISTRY[name]
 
 
 def create_task(name: str, options: dict[str, Any] | None = None) -> Task:
-    """Build a task from its name and options (the CLI's --formulation, --strategy, --lang, ...)."""
+    """Build a task from its name and options (the CLI's --formulation, --strategy, --lang, ...).
+
+    None values mean "not given" and leave the option's default.
+    """
+    entry = get_task_entry(name)
     opts = {k: v for k, v in (options or {}).items() if v is not None}
-    if name == "judge":
-        from pydantic import ValidationError
-
-        from uxbench.tasks.judge.options import JudgeOptions
-        from uxbench.tasks.judge.task import JudgeTask
-
-        try:
-            return JudgeTask(JudgeOptions(**opts))
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            field = ".".join(str(p) for p in first["loc"])
-            raise ConfigError(f"Invalid judge option '{field}': {first['msg']}") from exc
-    if name in ("eval", "recovery"):
-        raise ConfigError(
-            f"Task '{name}' is not available yet: Task 2 (eval) and Task 3 (recovery) need the reward-model "
-            "scoring layer, which lands in the next release. The data loaders already read their files "
-            "(`uxbench data validate`)."
-        )
-    raise ConfigError(f"Unknown task '{name}'. Tasks: {', '.join(TASK_NAMES)}.")
+    try:
+        validated = entry.options.model_validate(opts)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "options"
+        raise ConfigError(f"Invalid {name} option '{field}': {first['msg']}") from None
+    return entry.factory(validated)

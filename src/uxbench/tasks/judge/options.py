@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from uxbench.errors import ConfigError
 
 Formulation = Literal["binary", "three_class", "likert"]
 Strategy = Literal["zero_shot", "cot", "few_shot", "user_modeling"]
@@ -74,14 +72,3 @@ class JudgeOptions(BaseModel):
         if self.likert_threshold is not None:
             return self.likert_threshold
         return default_likert_threshold(self.likert_scale)
-
-    @classmethod
-    def from_mapping(cls, values: Mapping[str, Any]) -> JudgeOptions:
-        """Build from user input (CLI, config file), turning validation failures into a ConfigError."""
-        try:
-            return cls.model_validate(dict(values))
-        except ValidationError as err:
-            problems = "; ".join(
-                f"{'.'.join(str(p) for p in e['loc']) or 'options'}: {e['msg']}" for e in err.errors()
-            )
-            raise ConfigError(f"Invalid judge options: {problems}") from None

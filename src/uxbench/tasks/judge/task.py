@@ -14,6 +14,7 @@ from uxbench.scoring import parse_binary, parse_likert, parse_three_class, strip
 from uxbench.scoring.logprob import choice_verdict
 from uxbench.tasks.base import Task
 from uxbench.tasks.judge.options import JudgeOptions
+from uxbench.tasks.registry import register_task
 from uxbench.tasks.judge.registry import LANGS, Lang, pick_examples, template_hashes
 from uxbench.tasks.judge.render import build_messages, build_profile_messages, resolve_lang
 
@@ -40,6 +41,7 @@ def case_strata(case: JudgeCase) -> dict[str, Stratum]:
     }
 
 
+@register_task("judge", "Task 1, UX Judge", JudgeOptions)
 class JudgeTask(Task):
     """UX Judge with a chosen formulation (binary / three_class / likert) and strategy."""
 

@@ -11,7 +11,7 @@ import pytest
 from conftest import judge_row, write_jsonl
 
 from uxbench.errors import ConfigError
-from uxbench.runs.runner import RunSpec, execute
+from uxbench.orchestrate.runner import RunSpec, execute
 from uxbench.testing.loopback import LoopbackServer
 
 
@@ -111,7 +111,7 @@ def test_limit_is_balanced_and_nested(tmp_path: Path, loopback: LoopbackServer) 
 
 
 def test_a_run_where_nothing_works_stops_early(tmp_path: Path, loopback: LoopbackServer) -> None:
-    from uxbench.runs.runner import ABORT_AFTER_ERRORS, RunAborted
+    from uxbench.orchestrate.runner import ABORT_AFTER_ERRORS, RunAborted
 
     rows = [judge_row(f"c{i}", "good", "好", "[[FAULT:400]]") for i in range(40)]
     data = write_jsonl(tmp_path / "cases.jsonl", rows)

@@ -81,6 +81,10 @@ class FatalModelError(ModelError):
     retryable = False
 
 
+class ContextLengthError(FatalModelError):
+    """The request is longer than the model accepts. Retrying as is cannot help; a shorter input can."""
+
+
 class MissingDependencyError(ConfigError):
     """An optional extra is needed for what was asked."""
 

@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import email.utils
+import re
 import time
 from collections.abc import Mapping
 
-from uxbench.errors import FatalModelError, ModelError, RateLimitError, TransientModelError
+from uxbench.errors import ContextLengthError, FatalModelError, ModelError, RateLimitError, TransientModelError
 
 # 503 and Anthropic's 529 mean "overloaded": back off like a rate limit, not like a crash.
 _OVERLOAD = frozenset({429, 503, 529})
 # 4xx codes that are about timing, not about the request itself.
 _TRANSIENT_4XX = frozenset({408, 409, 425})
 _MAX_DETAIL = 300
+# How servers say "the prompt is too long": OpenAI (context_length_exceeded), vLLM ("maximum context length"),
+# llama.cpp ("exceed context window", "exceeds the available context size"), Anthropic ("prompt is too long").
+_CONTEXT_LENGTH_RE = re.compile(
+    r"context[_ ]length|context (window|size)|maximum context|prompt is too long|too many (input )?tokens"
+    r"|max_model_len|n_ctx|input (is )?too long|reduce the length",
+    re.IGNORECASE,
+)
 
 
 def parse_retry_after(headers: Mapping[str, str] | None, *, now: float | None = None) -> float | None:
@@ -84,6 +92,8 @@ def error_for_status(
         )
     if status >= 500 or status in _TRANSIENT_4XX:
         return TransientModelError(f"{where} failed with HTTP {status}{suffix}", status=status)
+    if status in (400, 413, 422) and _CONTEXT_LENGTH_RE.search(detail):
+        return ContextLengthError(f"{where} says the input is too long (HTTP {status}){suffix}", status=status)
     if status in (401, 403):
         check = f"check {key_hint}"
     elif status == 404:

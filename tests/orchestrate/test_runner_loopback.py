@@ -82,7 +82,7 @@ def test_rerun_is_free_and_retries_only_failures(tmp_path: Path, loopback: Loopb
     again = asyncio.run(execute(_spec(data, tmp_path / "run", loopback)))
     assert loopback.stats.requests == calls  # nothing left to do: no call at all
     assert again.summary["metrics"] == first.summary["metrics"]
-    assert again.summary["timing"]["resumed_samples"] == 12
+    assert again.summary["invocation"]["resumed_samples"] == 12
     # A fresh run directory with the same config is served by the response cache
     other = asyncio.run(execute(_spec(data, tmp_path / "run2", loopback)))
     assert loopback.stats.requests == calls
@@ -106,7 +106,7 @@ def test_limit_is_balanced_and_nested(tmp_path: Path, loopback: LoopbackServer) 
     small = asyncio.run(execute(_spec(data, tmp_path / "run", loopback, limit=4)))
     assert (small.summary["metrics"]["n_good"], small.summary["metrics"]["n_bad"]) == (2, 2)
     big = asyncio.run(execute(_spec(data, tmp_path / "run", loopback, limit=8)))
-    assert big.summary["timing"]["resumed_samples"] == 4  # the first 4 are a subset of the 8
+    assert big.summary["invocation"]["resumed_samples"] == 4  # the first 4 are a subset of the 8
     assert (big.summary["metrics"]["n_good"], big.summary["metrics"]["n_bad"]) == (4, 4)
 
 

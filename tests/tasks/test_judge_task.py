@@ -13,6 +13,7 @@ from uxbench.data.schema import CaseLabels, EvalCase, JudgeCase, Message
 from uxbench.errors import ConfigError, FatalModelError, TransientModelError
 from uxbench.models.api import GenerateConfig, ModelOutput, Usage
 from uxbench.runs.records import SampleRecord
+from uxbench.tasks.base import SummaryOptions
 from uxbench.tasks.judge import JudgeOptions, JudgeTask
 
 Reply: TypeAlias = ModelOutput | Exception | str
@@ -216,7 +217,7 @@ HAS_METRICS = importlib.util.find_spec("uxbench.metrics.judge") is not None
 
 @pytest.mark.skipif(not HAS_METRICS, reason="uxbench.metrics.judge not written yet")
 async def test_summarize_counts_and_metrics() -> None:
-    task = JudgeTask(JudgeOptions(formulation="likert", likert_scale=5, n_boot=50))
+    task = JudgeTask(JudgeOptions(formulation="likert", likert_scale=5))
     replies = ["5", "2", "4", "1", "oops"]
     golds = ["good", "bad", "bad", "bad", "good"]
     records = [
@@ -224,7 +225,7 @@ async def test_summarize_counts_and_metrics() -> None:
         for i, (r, g) in enumerate(zip(replies, golds, strict=True))
     ]
     records.append(await run(task, make_case(), FakeModel([TransientModelError("down")]), 9))
-    summary = task.summarize(records)
+    summary = task.summarize(records, options=SummaryOptions(n_boot=50))
     assert summary["n_samples"] == 6 and summary["n_ok"] == 5 and summary["n_errors"] == 1
     assert summary["n_unparseable"] == 1 and summary["formulation"] == "likert"
     metrics = summary["metrics"]

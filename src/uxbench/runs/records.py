@@ -35,6 +35,13 @@ class SampleRecord(BaseModel):
     reasoning: str | None = None
     """The model's reasoning text, when returned."""
     usage: Usage = Field(default_factory=Usage)
+    """Tokens of every call made for this sample (fresh and from the cache)."""
+    cached_usage: Usage = Field(default_factory=Usage)
+    """The part of `usage` served from the response cache (not paid for in this run)."""
+    n_calls: int = 0
+    """Model calls that returned an answer (fresh or cached)."""
+    n_cached: int = 0
+    """Of those, answered from the cache."""
     latency_s: float = 0.0
     cached: bool = False
     """Every model call for this sample was served from the response cache."""
@@ -44,3 +51,40 @@ class SampleRecord(BaseModel):
     """Breakdown keys: scenario, dimension, difficulty, n_turns, ..."""
     extra: dict[str, Any] = Field(default_factory=dict)
     """Task-specific details (intermediate outputs of multi-step strategies, ...)."""
+
+
+class ScoreRecord(BaseModel):
+    """One judge's verdict on one generated reply (Tasks 2/3). Keyed by (`sample_id`, `judge`) in the run's
+    SQLite file, so several judges' scores sit side by side and re-scoring never touches the generations."""
+
+    sample_id: str
+    """The generation record this scores."""
+    judge: str
+    """The judge's key in the run (see the manifest's `judges`)."""
+    case_id: str
+    index: int
+    status: Literal["ok", "error"]
+    """`error`: the judge call failed for good after retries (retried on the next scoring run)."""
+    label: str | None = None
+    """good / bad; None when the reply could not be scored (see `score_status`) or the text not parsed."""
+    score: float | None = None
+    """p(good) for probability judges (GRM protocol), a Likert value for Likert judges."""
+    score_status: Literal["full", "partial", "unscorable", "text"] | None = None
+    """Probability judges: full (both verdict words seen), partial (one), unscorable (neither; counted, never
+    dropped). `text` for judges whose verdict was read from their text."""
+    emitted_mismatch: bool = False
+    """The probability verdict disagrees with the verdict word the judge actually emitted."""
+    shorten_step: int = 0
+    """0 = the full input; k > 0 = the k-th documented shortening step after the judge rejected it as too long."""
+    parse_note: str | None = None
+    raw_output: str | None = None
+    reasoning: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    """Tokens of the judge's calls (fresh and from the cache)."""
+    cached_usage: Usage = Field(default_factory=Usage)
+    n_calls: int = 0
+    n_cached: int = 0
+    latency_s: float = 0.0
+    cached: bool = False
+    error: str | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)

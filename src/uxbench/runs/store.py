@@ -2,7 +2,8 @@
 
     RUN_DIR/
       manifest.json    what was asked: full config, dataset fingerprint, versions, git revision, template hashes
-      samples.sqlite   one row per sample, committed as each completes (WAL): the crash-safe store
+      samples.sqlite   one row per sample (with the case it ran on), committed as each completes (WAL): the
+                       crash-safe store; Tasks 2/3 add one row per (sample, judge) in table `scores`
       samples.jsonl    export of the records, written at the end of a run (convenience copy)
       summary.json     the metrics
 
@@ -21,13 +22,14 @@ from typing import Any
 import orjson
 
 from uxbench.errors import UxbenchError
-from uxbench.fileio import atomic_write_bytes, atomic_write_lines
-from uxbench.runs.records import SampleRecord
+from uxbench.fileio import atomic_write_bytes, atomic_write_lines, connect_sqlite
+from uxbench.runs.records import SampleRecord, ScoreRecord
 from uxbench.runtime.cache import enable_wal
 
 MANIFEST = "manifest.json"
 SAMPLES_DB = "samples.sqlite"
 SAMPLES_JSONL = "samples.jsonl"
+SCORES_JSONL = "scores.jsonl"
 SUMMARY = "summary.json"
 
 _SCHEMA = """
@@ -38,6 +40,18 @@ CREATE TABLE IF NOT EXISTS records (
     body BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS records_idx ON records(idx);
+CREATE TABLE IF NOT EXISTS scores (
+    sample_id TEXT NOT NULL,
+    judge TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    body BLOB NOT NULL,
+    PRIMARY KEY (sample_id, judge)
+);
+CREATE TABLE IF NOT EXISTS selection (
+    pos INTEGER PRIMARY KEY,
+    sample_id TEXT NOT NULL
+);
 """
 
 
@@ -62,10 +76,13 @@ class RunStore:
     def _conn(self) -> sqlite3.Connection:
         if self._db is None:
             self.path.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.path / SAMPLES_DB, timeout=30, isolation_level=None, check_same_thread=False)
+            db = connect_sqlite(self.path / SAMPLES_DB, timeout=30)  # private, like every run file
             enable_wal(db, 30.0)
             db.execute("PRAGMA synchronous=NORMAL")
             db.executescript(_SCHEMA)
+            columns = {row[1] for row in db.execute("PRAGMA table_info(records)")}
+            if "case_json" not in columns:  # run directories written before cases were stored
+                db.execute("ALTER TABLE records ADD COLUMN case_json BLOB")
             self._db = db
         return self._db
 
@@ -94,12 +111,66 @@ class RunStore:
         _write_json_atomic(self.path / SUMMARY, summary)
 
     # -- records ---------------------------------------------------------------------------
-    def put(self, record: SampleRecord) -> None:
-        """Store one finished sample; committed before returning (autocommit, WAL)."""
+    def put(self, record: SampleRecord, case_json: bytes | None = None) -> None:
+        """Store one finished sample and the case it ran on; committed before returning (autocommit, WAL).
+
+        The case makes the run self-contained: re-scoring and viewers read it from here, not from the input."""
         self._conn().execute(
-            "INSERT OR REPLACE INTO records(sample_id, idx, status, body) VALUES (?, ?, ?, ?)",
-            (record.sample_id, record.index, record.status, record.__pydantic_serializer__.to_json(record)),
+            "INSERT OR REPLACE INTO records(sample_id, idx, status, body, case_json) VALUES (?, ?, ?, ?, ?)",
+            (record.sample_id, record.index, record.status, record.__pydantic_serializer__.to_json(record),
+             case_json),
         )
+
+    def iter_with_cases(self, sample_ids: Iterable[str] | None = None) -> Iterator[tuple[SampleRecord, bytes | None]]:
+        """(record, case JSON) in data order; the case is None for records written before cases were stored."""
+        wanted = set(sample_ids) if sample_ids is not None else None
+        for body, case_json in self._conn().execute("SELECT body, case_json FROM records ORDER BY idx, sample_id"):
+            rec = SampleRecord.model_validate(orjson.loads(body))
+            if wanted is None or rec.sample_id in wanted:
+                yield rec, case_json
+
+    def write_selection(self, sample_ids: list[str]) -> None:
+        """The sample ids of the latest run's selection (its --limit subset), for later re-scoring and summaries."""
+        db = self._conn()
+        db.execute("BEGIN")
+        try:
+            db.execute("DELETE FROM selection")
+            db.executemany("INSERT INTO selection(pos, sample_id) VALUES (?, ?)", enumerate(sample_ids))
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+
+    def read_selection(self) -> list[str] | None:
+        """The latest selection, or None when no run has finished its generation step yet."""
+        rows = [row[0] for row in self._conn().execute("SELECT sample_id FROM selection ORDER BY pos")]
+        return rows or None
+
+    # -- scores (Tasks 2/3) ----------------------------------------------------------------
+    def put_score(self, score: ScoreRecord) -> None:
+        """Store one judge's score of one sample; committed before returning."""
+        self._conn().execute(
+            "INSERT OR REPLACE INTO scores(sample_id, judge, idx, status, body) VALUES (?, ?, ?, ?, ?)",
+            (score.sample_id, score.judge, score.index, score.status, score.__pydantic_serializer__.to_json(score)),
+        )
+
+    def scored_ids(self, judge: str) -> set[str]:
+        """Sample ids this judge scored successfully (failed scores are retried)."""
+        rows = self._conn().execute("SELECT sample_id FROM scores WHERE judge = ? AND status = 'ok'", (judge,))
+        return {row[0] for row in rows}
+
+    def judges(self) -> list[str]:
+        """Keys of the judges with at least one stored score."""
+        return [row[0] for row in self._conn().execute("SELECT DISTINCT judge FROM scores ORDER BY judge")]
+
+    def iter_scores(self, judge: str, sample_ids: Iterable[str] | None = None) -> Iterator[ScoreRecord]:
+        """One judge's scores in data order; restricted to `sample_ids` when given."""
+        wanted = set(sample_ids) if sample_ids is not None else None
+        rows = self._conn().execute("SELECT body FROM scores WHERE judge = ? ORDER BY idx, sample_id", (judge,))
+        for (body,) in rows:
+            rec = ScoreRecord.model_validate(orjson.loads(body))
+            if wanted is None or rec.sample_id in wanted:
+                yield rec
 
     def done_ids(self, *, include_errors: bool = False) -> set[str]:
         """Ids of finished samples. Errored samples are not 'done' unless asked: they are retried."""
@@ -122,6 +193,19 @@ class RunStore:
         """Write samples.jsonl (atomically) from the store."""
         out = self.path / SAMPLES_JSONL
         atomic_write_lines(out, (rec.__pydantic_serializer__.to_json(rec) for rec in self.iter_records(sample_ids)))
+        return out
+
+    def export_scores_jsonl(self, sample_ids: Iterable[str] | None = None) -> Path | None:
+        """Write scores.jsonl (every judge, atomically); None when the run has no scores."""
+        judges = self.judges()
+        if not judges:
+            return None
+        wanted = set(sample_ids) if sample_ids is not None else None
+        out = self.path / SCORES_JSONL
+        atomic_write_lines(out, (
+            rec.__pydantic_serializer__.to_json(rec)
+            for judge in judges for rec in self.iter_scores(judge, wanted)
+        ))
         return out
 
 

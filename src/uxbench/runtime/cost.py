@@ -246,3 +246,25 @@ class UsageTracker:
 def format_cost(cost: float | None) -> str:
     """'$0.0123' or 'unknown'."""
     return "unknown" if cost is None else f"${cost:.4f}"
+
+
+def usage_from_totals(
+    price: Price | None,
+    *,
+    requests: int,
+    cache_hits: int,
+    input_tokens: int,
+    output_tokens: int,
+    reasoning_tokens: int,
+    cached_input_tokens: int,
+    cached_output_tokens: int,
+    latency_s_sum: float = 0.0,
+) -> ModelUsage:
+    """A `ModelUsage` rebuilt from stored per-sample totals (fresh and cached tokens apart), so that a run's
+    usage and cost are sums over its records, whatever number of invocations produced them."""
+    return ModelUsage(
+        price=price, requests=requests, calls=requests - cache_hits, cache_hits=cache_hits,
+        input_tokens=input_tokens, output_tokens=output_tokens, reasoning_tokens=reasoning_tokens,
+        cached_input_tokens=cached_input_tokens, cached_output_tokens=cached_output_tokens,
+        latency_s_sum=latency_s_sum,
+    )

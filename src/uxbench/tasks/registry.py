@@ -32,6 +32,8 @@ class TaskEntry:
 # name -> module that defines (and registers) the task
 _TASK_MODULES: dict[str, str] = {
     "judge": "uxbench.tasks.judge.task",
+    "eval": "uxbench.tasks.eval.task",
+    "recovery": "uxbench.tasks.recovery.task",
 }
 TASK_NAMES = tuple(_TASK_MODULES)
 _REGISTRY: dict[str, TaskEntry] = {}

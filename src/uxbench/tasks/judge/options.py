@@ -1,74 +1,50 @@
-"""Settings of the UX Judge task (formulation, prompting strategy, language, generation)."""
+"""Settings of the UX Judge task: the judge's prompt (shared `PromptOptions`) plus generation settings."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from uxbench.scoring.prompts.options import (
+    FORMULATIONS,
+    STRATEGIES,
+    Formulation,
+    JudgeLang,
+    PromptOptions,
+    Strategy,
+    default_likert_threshold,
+)
+
+__all__ = [
+    "FORMULATIONS",
+    "STRATEGIES",
+    "Formulation",
+    "JudgeLang",
+    "JudgeOptions",
+    "Strategy",
+    "default_likert_threshold",
+]
 
 
-Formulation = Literal["binary", "three_class", "likert"]
-Strategy = Literal["zero_shot", "cot", "few_shot", "user_modeling"]
-JudgeLang = Literal["zh", "en", "auto"]
-FORMULATIONS: tuple[Formulation, ...] = ("binary", "three_class", "likert")
-STRATEGIES: tuple[Strategy, ...] = ("zero_shot", "cot", "few_shot", "user_modeling")
+class JudgeOptions(PromptOptions):
+    """How the judge under test is asked. Every field is recorded in the run manifest and the run id."""
 
-
-def default_likert_threshold(scale: int) -> int:
-    """Lowest score strictly above the scale's midpoint: 1-4 -> 3, 1-5 -> 4, 1-6 -> 4, 1-7 -> 5."""
-    return (scale + 1) // 2 + 1
-
-
-class JudgeOptions(BaseModel):
-    """How the judge is asked. Every field is recorded in the run manifest."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    formulation: Formulation = "binary"
-    """binary (好/差, good/bad), three_class (adds 中 / neutral) or likert (an integer 1..likert_scale)."""
-    strategy: Strategy = "zero_shot"
-    """zero_shot, cot (reason, then a final verdict line), few_shot (worked examples) or user_modeling
-    (infer the user first, then judge: two calls)."""
-    lang: JudgeLang = "auto"
-    """Prompt language; auto = the case's own `lang`, else zh when the case text is mostly Chinese."""
-    few_shot_k: int = Field(default=2, ge=1)
-    """Number of worked examples for few_shot (the bundled files hold 4 per language)."""
-    likert_scale: int = Field(default=5, ge=3, le=10)
-    """N of the 1..N Likert scale (the paper compared 4 to 7)."""
-    likert_threshold: int | None = None
-    """Scores >= this count as good; None = `default_likert_threshold(likert_scale)` (midpoint is bad)."""
-    max_chars: int = Field(default=4000, ge=200)
-    """Each message, the query and the reply are cut to this many characters, with a visible marker."""
     temperature: float | None = 0.0
     """Sampling temperature of every call (None = provider default)."""
     max_tokens: int | None = Field(default=None, ge=1)
-    """Token cap of every call. None (default) leaves the provider's: reasoning models spend output tokens
-    on hidden reasoning, so a small cap returns an empty answer instead of a verdict."""
+    """Token cap of every call. None (default) leaves the provider's for text verdicts: reasoning models spend
+    output tokens on hidden reasoning, so a small cap returns an empty answer instead of a verdict. With
+    `verdict_from=logprobs` the default is a few tokens (the verdict is read at the first one)."""
     reasoning_effort: str | None = None
     """Reasoning effort for reasoning models (low / medium / high), passed through."""
     verdict_from: Literal["text", "logprobs"] = "text"
-    """binary only: `logprobs` reads the verdict as p(good) / (p(good) + p(bad)) at the answer's first
-    token (choice log-probabilities of local models, top log-probabilities of API models), falling back to
-    the text when neither verdict token is found; the probability is kept as the sample's score."""
-    n_boot: int = Field(default=2000, ge=1)
-    """Bootstrap rounds for the summary's confidence intervals (summary only)."""
-    seed: int = 0
-    """Bootstrap seed (summary only)."""
+    """binary only: `logprobs` reads the verdict as p(good) / (p(good) + p(bad)) at the answer's first non-blank
+    token (the GRM protocol: choice log-probabilities of local models, top log-probabilities of API models),
+    falling back to the text when neither verdict token is found; the probability is kept as the score."""
 
     @model_validator(mode="after")
-    def _check_threshold(self) -> JudgeOptions:
+    def _check_verdict_source(self) -> JudgeOptions:
         if self.verdict_from == "logprobs" and self.formulation != "binary":
             raise ValueError("verdict_from=logprobs needs the binary formulation")
-        if self.likert_threshold is not None and not 2 <= self.likert_threshold <= self.likert_scale:
-            raise ValueError(
-                f"likert_threshold must be between 2 and likert_scale ({self.likert_scale}), "
-                f"got {self.likert_threshold}"
-            )
         return self
-
-    @property
-    def threshold(self) -> int:
-        """The Likert threshold in force."""
-        if self.likert_threshold is not None:
-            return self.likert_threshold
-        return default_likert_threshold(self.likert_scale)

@@ -8,15 +8,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from uxbench.data.schema import AnyCase, JudgeCase, TaskName
 from uxbench.errors import ConfigError, ModelError
-from uxbench.models.api import GenerateConfig, ModelOutput, Usage
 from uxbench.runs.records import SampleRecord, Stratum
-from uxbench.scoring import parse_binary, parse_likert, parse_three_class, strip_reasoning
-from uxbench.scoring.logprob import choice_verdict
-from uxbench.tasks.base import Task
+from uxbench.scoring.judgement import Judgement
+from uxbench.scoring.pointwise import PointwiseJudge
+from uxbench.scoring.prompts import JudgeInput, PromptOptions
+from uxbench.tasks.base import ScoreLookup, SummaryOptions, Task
 from uxbench.tasks.judge.options import JudgeOptions
 from uxbench.tasks.registry import register_task
-from uxbench.tasks.judge.registry import LANGS, Lang, pick_examples, template_hashes
-from uxbench.tasks.judge.render import build_messages, build_profile_messages, resolve_lang
 
 if TYPE_CHECKING:
     from uxbench.models.model import Model
@@ -43,21 +41,20 @@ def case_strata(case: JudgeCase) -> dict[str, Stratum]:
 
 @register_task("judge", "Task 1, UX Judge", JudgeOptions)
 class JudgeTask(Task):
-    """UX Judge with a chosen formulation (binary / three_class / likert) and strategy."""
+    """UX Judge with a chosen formulation (binary / three_class / likert) and strategy: the model under test
+    is the judge (`scoring.pointwise.PointwiseJudge`)."""
 
     name: ClassVar[TaskName] = "judge"
 
     def __init__(self, options: JudgeOptions | None = None) -> None:
         self.options = options or JudgeOptions()
-        if self.options.strategy == "few_shot":
-            for lang in self._langs():
-                pick_examples(lang, self.options.few_shot_k)  # fail now, not on the first case
-        self._hashes = template_hashes(self.options.formulation, self.options.strategy, self._langs())
-        self._configs: dict[Lang | None, GenerateConfig] = {}
-
-    def _langs(self) -> tuple[Lang, ...]:
-        lang = self.options.lang
-        return LANGS if lang == "auto" else (lang,)
+        o = self.options
+        prompt = PromptOptions.model_validate(o.model_dump(include=set(PromptOptions.model_fields)))
+        self.judge = PointwiseJudge(
+            prompt, temperature=o.temperature, max_tokens=o.max_tokens, reasoning_effort=o.reasoning_effort,
+            verdict_from=o.verdict_from,
+        )
+        self._hashes = self.judge.template_hashes()
 
     def config(self) -> dict[str, Any]:
         out = self.options.model_dump(mode="json")
@@ -67,82 +64,34 @@ class JudgeTask(Task):
     def template_hashes(self) -> dict[str, str]:
         return dict(self._hashes)
 
-    def generate_config(self, lang: Lang | None = None) -> GenerateConfig:
-        """Generation settings of the judging call (`lang` given) or of the profile call; built once."""
-        cached = self._configs.get(lang)
-        if cached is not None:
-            return cached
-        o = self.options
-        extra: dict[str, Any] = {}
-        if o.verdict_from == "logprobs" and lang is not None:
-            extra = {"choices": VERDICT_WORDS[lang], "top_logprobs": 20, "logprob_tokens": 1}
-        config = GenerateConfig(
-            temperature=o.temperature, max_tokens=o.max_tokens, reasoning_effort=o.reasoning_effort, **extra
-        )
-        self._configs[lang] = config
-        return config
-
     async def run_sample(self, case: AnyCase, model: Model, *, sample_id: str, index: int) -> SampleRecord:
         if not isinstance(case, JudgeCase):
             raise ConfigError(f"The judge task needs judge cases; case '{case.id}' is a {case.task} case")
-        lang = resolve_lang(case, self.options.lang)
-        config = self.generate_config()
-        judge_config = self.generate_config(lang)
-        outputs: list[ModelOutput] = []
-        extra: dict[str, Any] = {"lang": lang}
         base: dict[str, Any] = {
             "sample_id": sample_id,
             "case_id": case.id,
             "index": index,
             "gold": case.label,
             "strata": case_strata(case),
-            "extra": extra,
         }
+        judgement = Judgement(label=None, score=None, note="")
         try:
-            profile: str | None = None
-            if self.options.strategy == "user_modeling":
-                first = await model.generate(build_profile_messages(case, self.options, lang=lang), config)
-                outputs.append(first)
-                profile = strip_reasoning(first.text).strip()
-                extra["profile"] = profile
-                if not profile:
-                    extra["profile_note"] = "the profile call returned no text; judged without a profile"
-            messages = build_messages(case, self.options, profile=profile, lang=lang)
-            outputs.append(await model.generate(messages, judge_config))
+            await self.judge.judge(JudgeInput.from_judge_case(case), model, into=judgement)
         except ModelError as err:
-            return SampleRecord(
-                status="error", error=f"{type(err).__name__}: {err}", **base, **_totals(outputs)
-            )
-        final = outputs[-1]
-        prediction, score, note = self._parse(final, lang)
+            return SampleRecord(status="error", error=f"{type(err).__name__}: {err}", extra=judgement.extra,
+                                **base, **judgement.totals())
+        final = judgement.final
         return SampleRecord(
             status="ok",
-            prediction=prediction,
-            score=score,
-            parse_note=note,
-            raw_output=final.text,
-            reasoning=final.reasoning,
+            prediction=judgement.label,
+            score=judgement.score,
+            parse_note=judgement.note,
+            raw_output=final.text if final else None,
+            reasoning=final.reasoning if final else None,
+            extra=judgement.extra,
             **base,
-            **_totals(outputs),
+            **judgement.totals(),
         )
-
-    def _parse(self, output: ModelOutput, lang: Lang) -> tuple[str | None, float | None, str]:
-        o = self.options
-        if o.formulation == "likert":
-            value, note = parse_likert(output.text, o.likert_scale, reasoning=output.reasoning)
-            if value is None:
-                return None, None, note
-            label = "good" if value >= o.threshold else "bad"
-            return label, float(value), f"{note}; {value} {'>=' if label == 'good' else '<'} {o.threshold}"
-        parse = parse_three_class if o.formulation == "three_class" else parse_binary
-        if o.verdict_from == "logprobs":
-            scored = choice_verdict(output, *VERDICT_WORDS[lang])
-            if scored is not None:
-                return scored.label, scored.p_good, scored.note
-            verdict = parse(output.text, lang, reasoning=output.reasoning)
-            return verdict.label, None, f"{verdict.note} (no verdict token in the logprobs: read from the text)"
-        verdict = parse(output.text, lang, reasoning=output.reasoning)
-        return verdict.label, None, verdict.note
 
     def progress_metric(self, record: SampleRecord) -> tuple[str, bool | None]:
         """Running accuracy; an unparseable answer counts as a miss, a failed call is not counted."""
@@ -150,7 +99,10 @@ class JudgeTask(Task):
             return ("acc", None)
         return ("acc", record.prediction == record.gold)
 
-    def summarize(self, records: Iterable[SampleRecord]) -> dict[str, Any]:
+    def summarize(
+        self, records: Iterable[SampleRecord], *, scores: ScoreLookup | None = None,
+        options: SummaryOptions | None = None,
+    ) -> dict[str, Any]:
         """Metrics over the records, streamed: only the few fields the metrics need are kept per sample,
         so memory stays flat however many samples a run has."""
         from uxbench.metrics.judge import judge_metrics, turns_bucket
@@ -158,7 +110,7 @@ class JudgeTask(Task):
         strata: dict[str, list[str | int | None]] = {"scenario": [], "dimension": [], "difficulty": [], "n_turns": []}
         golds: list[str] = []
         preds: list[str | None] = []
-        scores: list[tuple[str, float]] = []
+        scored: list[tuple[str, float]] = []
         notes: Counter[str] = Counter()
         n_samples = n_errors = 0
         for r in records:
@@ -175,8 +127,9 @@ class JudgeTask(Task):
             preds.append(r.prediction)
             notes[(r.parse_note or "").split(";")[0]] += 1
             if r.score is not None:
-                scores.append((str(r.gold), float(r.score)))
-        metrics = judge_metrics(golds, preds, strata=strata, n_boot=self.options.n_boot, seed=self.options.seed)
+                scored.append((str(r.gold), float(r.score)))
+        ci = options or SummaryOptions()
+        metrics = judge_metrics(golds, preds, strata=strata, n_boot=ci.n_boot, seed=ci.seed)
         summary: dict[str, Any] = {
             "task": self.name,
             "formulation": self.options.formulation,
@@ -190,19 +143,12 @@ class JudgeTask(Task):
             "metrics": metrics,
         }
         if self.options.formulation == "likert":
-            summary["likert"] = _likert_summary(scores, self.options)
+            summary["likert"] = _likert_summary(scored, self.options)
+        elif scored:
+            from uxbench.metrics.calibration import calibration
+
+            summary["calibration"] = calibration([g == "good" for g, _ in scored], [p for _, p in scored])
         return summary
-
-
-def _totals(outputs: list[ModelOutput]) -> dict[str, Any]:
-    usage = Usage()
-    for out in outputs:
-        usage = usage + out.usage
-    return {
-        "usage": usage,
-        "latency_s": sum(out.latency_s for out in outputs),
-        "cached": bool(outputs) and all(out.cached for out in outputs),
-    }
 
 
 def _likert_summary(scored: list[tuple[str, float]], options: JudgeOptions) -> dict[str, Any]:

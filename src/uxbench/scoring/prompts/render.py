@@ -1,15 +1,15 @@
-"""Turn a judge case into chat messages: conversation rendering, truncation, language choice."""
+"""Turn what a judge reads (`JudgeInput`) into chat messages: conversation rendering, truncation, language choice."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from string import Template
+from collections.abc import Sequence
 
-from uxbench.data.schema import JudgeCase, Message
-from uxbench.errors import ConfigError
-from uxbench.tasks.judge.options import JudgeOptions
-from uxbench.tasks.judge.registry import FewShotExample, Lang, load_template, pick_examples
+from uxbench.data.schema import Message
+from uxbench.scoring.prompts.files import fill
+from uxbench.scoring.prompts.judge_input import JudgeInput
+from uxbench.scoring.prompts.options import PromptOptions
+from uxbench.scoring.prompts.templates_io import FewShotExample, Lang, load_template, pick_examples
 
 ROLE_LABELS: dict[Lang, dict[str, str]] = {
     "zh": {"user": "用户", "assistant": "助手", "system": "系统"},
@@ -36,13 +36,13 @@ def detect_lang(texts: Sequence[str]) -> Lang:
     return "zh" if len(_CJK_RE.findall(joined)) >= len(_LATIN_WORD_RE.findall(joined)) else "en"
 
 
-def resolve_lang(case: JudgeCase, option: str) -> Lang:
-    """The prompt language for one case: the option, else the case's own, else detected."""
+def resolve_lang(item: JudgeInput, option: str) -> Lang:
+    """The prompt language for one item: the option, else the item's own, else detected."""
     if option in ("zh", "en"):
         return option  # type: ignore[return-value]  # narrowed by the membership test
-    if case.lang is not None:
-        return case.lang
-    return detect_lang([case.query, case.response, *(m.content for m in case.history)])
+    if item.lang is not None:
+        return item.lang
+    return detect_lang([item.query, item.response, *(m.content for m in item.history)])
 
 
 def truncate(text: str, max_chars: int, lang: Lang) -> str:
@@ -71,18 +71,8 @@ def render_history(history: Sequence[Message], lang: Lang, max_chars: int) -> st
     return "\n".join(out)
 
 
-def fill(template: Template, values: Mapping[str, str], what: str) -> str:
-    """Substitute every placeholder; a placeholder without a value is a broken template."""
-    try:
-        return template.substitute(values)
-    except (KeyError, ValueError) as err:
-        raise ConfigError(
-            f"Judge template '{what}' has a placeholder with no value or a stray '$': {err}"
-        ) from None
-
-
 def render_conversation(
-    history: Sequence[Message], query: str, response: str, options: JudgeOptions, lang: Lang
+    history: Sequence[Message], query: str, response: str, options: PromptOptions, lang: Lang
 ) -> str:
     values = {
         "history": render_history(history, lang, options.max_chars),
@@ -90,10 +80,10 @@ def render_conversation(
         "response": _body(response, options.max_chars, lang),
     }
     template = load_template(options.formulation, options.strategy, lang, "conversation")
-    return fill(template, values, f"{lang}/conversation").strip()
+    return fill(template, values, f"Judge template '{lang}/conversation'").strip()
 
 
-def example_answer(label: str, options: JudgeOptions, lang: Lang) -> str:
+def example_answer(label: str, options: PromptOptions, lang: Lang) -> str:
     """The answer a worked example shows: the verdict word, or for likert the middle of its side of the
     threshold (liked: ceil((threshold + N) / 2), disliked: max(1, threshold // 2))."""
     if options.formulation == "likert":
@@ -102,7 +92,7 @@ def example_answer(label: str, options: JudgeOptions, lang: Lang) -> str:
     return VERDICT_WORDS[lang][label]
 
 
-def render_examples(examples: Sequence[FewShotExample], options: JudgeOptions, lang: Lang) -> str:
+def render_examples(examples: Sequence[FewShotExample], options: PromptOptions, lang: Lang) -> str:
     template = load_template(options.formulation, options.strategy, lang, "example")
     blocks = []
     for number, example in enumerate(examples, start=1):
@@ -112,22 +102,22 @@ def render_examples(examples: Sequence[FewShotExample], options: JudgeOptions, l
             "conversation": conversation,
             "answer": example_answer(example.label, options, lang),
         }
-        blocks.append(fill(template, values, f"{lang}/example").strip())
+        blocks.append(fill(template, values, f"Judge template '{lang}/example'").strip())
     return "\n\n".join(blocks)
 
 
 def build_messages(
-    case: JudgeCase, options: JudgeOptions, *, profile: str | None = None, lang: Lang | None = None
+    item: JudgeInput, options: PromptOptions, *, profile: str | None = None, lang: Lang | None = None
 ) -> list[Message]:
     """The judging call's messages (system + user).
 
     For user_modeling, `profile` is the first call's answer; without it a visible placeholder stands in,
     which is what a prompt preview shows.
     """
-    lang = lang or resolve_lang(case, options.lang)
+    lang = lang or resolve_lang(item, options.lang)
     f, s = options.formulation, options.strategy
     values = {
-        "conversation": render_conversation(case.history, case.query, case.response, options, lang),
+        "conversation": render_conversation(item.history, item.query, item.response, options, lang),
         "scale": str(options.likert_scale),
     }
     if s == "few_shot":
@@ -139,19 +129,19 @@ def build_messages(
             if text
             else (EMPTY_HISTORY[lang] if profile is not None else PROFILE_PREVIEW[lang])
         )
-    system = fill(load_template(f, s, lang, "system"), {}, f"{lang}/system")
-    user = fill(load_template(f, s, lang, "instruction"), values, f"{lang}/{f}.{s}")
+    system = fill(load_template(f, s, lang, "system"), {}, f"Judge template '{lang}/system'")
+    user = fill(load_template(f, s, lang, "instruction"), values, f"Judge template '{lang}/{f}.{s}'")
     return [Message(role="system", content=system.strip()), Message(role="user", content=user.strip())]
 
 
 def build_profile_messages(
-    case: JudgeCase, options: JudgeOptions, *, lang: Lang | None = None
+    item: JudgeInput, options: PromptOptions, *, lang: Lang | None = None
 ) -> list[Message]:
     """user_modeling step 1: infer the user from the conversation, without showing the judged reply."""
-    lang = lang or resolve_lang(case, options.lang)
+    lang = lang or resolve_lang(item, options.lang)
     values = {
-        "history": render_history(case.history, lang, options.max_chars),
-        "query": _body(case.query, options.max_chars, lang),
+        "history": render_history(item.history, lang, options.max_chars),
+        "query": _body(item.query, options.max_chars, lang),
     }
     template = load_template(options.formulation, options.strategy, lang, "profile")
-    return [Message(role="user", content=fill(template, values, f"{lang}/profile").strip())]
+    return [Message(role="user", content=fill(template, values, f"Judge template '{lang}/profile'").strip())]

@@ -9,14 +9,12 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-import uxbench.tasks.judge as judge_pkg
+import uxbench.scoring.prompts as prompts_pkg
 from uxbench.data.schema import JudgeCase, Message
 from uxbench.errors import ConfigError
-from uxbench.tasks.judge import (
+from uxbench.scoring.prompts import (
     FORMULATIONS,
     STRATEGIES,
-    JudgeOptions,
-    JudgeTask,
     build_messages,
     build_profile_messages,
     default_likert_threshold,
@@ -26,10 +24,11 @@ from uxbench.tasks.judge import (
     template_files,
     template_hashes,
 )
-from uxbench.tasks.judge.render import example_answer, resolve_lang
+from uxbench.scoring.prompts.render import example_answer, resolve_lang
+from uxbench.tasks.judge import JudgeOptions, JudgeTask
 from uxbench.tasks.registry import create_task
 
-TEMPLATE_DIR = Path(judge_pkg.__file__).parent / "templates"
+TEMPLATE_DIR = Path(prompts_pkg.__file__).parent / "templates"
 
 
 def zh_case(**kw: object) -> JudgeCase:

@@ -6,10 +6,8 @@ and cached; a template's identity is the sha256 of its bytes.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from functools import cache
-from importlib import resources
 from string import Template
 from typing import Literal
 
@@ -17,7 +15,8 @@ from pydantic import BaseModel, Field, ValidationError
 
 from uxbench.data.schema import Message
 from uxbench.errors import ConfigError
-from uxbench.tasks.judge.options import FORMULATIONS, STRATEGIES, Formulation, Strategy
+from uxbench.scoring.prompts.files import PackageTemplates
+from uxbench.scoring.prompts.options import FORMULATIONS, STRATEGIES, Formulation, Strategy
 
 Lang = Literal["zh", "en"]
 Part = Literal["system", "conversation", "instruction", "example", "profile"]
@@ -54,16 +53,12 @@ def template_name(formulation: str, strategy: str, lang: str, part: str) -> str:
     return f"{lang}/{part}.txt"
 
 
-@cache
+JUDGE_TEMPLATES = PackageTemplates("uxbench.scoring.prompts", "Judge")
+
+
 def read_template_file(name: str) -> bytes:
     """Raw bytes of a file under templates/ (cached)."""
-    node = resources.files("uxbench.tasks.judge").joinpath("templates")
-    for piece in name.split("/"):
-        node = node.joinpath(piece)
-    try:
-        return node.read_bytes()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        raise ConfigError(f"Judge template '{name}' is missing from the installed package") from None
+    return JUDGE_TEMPLATES.read(name)
 
 
 def load_template(formulation: Formulation, strategy: Strategy, lang: Lang, part: Part) -> Template:
@@ -97,11 +92,7 @@ def template_hashes(
     formulation: Formulation, strategy: Strategy, langs: tuple[Lang, ...] = LANGS
 ) -> dict[str, str]:
     """sha256 (hex) of every template file used, by file name."""
-    return {
-        name: hashlib.sha256(read_template_file(name)).hexdigest()
-        for lang in langs
-        for name in template_files(formulation, strategy, lang)
-    }
+    return JUDGE_TEMPLATES.hashes(name for lang in langs for name in template_files(formulation, strategy, lang))
 
 
 @cache

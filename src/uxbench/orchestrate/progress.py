@@ -1,0 +1,61 @@
+"""Progress events the runner emits, and the guard that stops a step whose calls all fail."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from uxbench.errors import UxbenchError
+
+ABORT_AFTER_ERRORS = 8
+"""Stop a step whose first this-many samples all failed (nothing has worked: likely a configuration error)."""
+
+
+class RunAborted(UxbenchError):
+    """The run was stopped early because every sample so far failed."""
+
+
+@dataclass
+class ProgressEvent:
+    kind: str  # "start" | "sample" | "end"
+    done: int
+    total: int
+    metric_name: str = ""
+    metric_value: float | None = None
+    run_dir: Path | None = None
+    resumed: int = 0
+    phase: str = "generate"
+    """generate (the model under test) or score (the judge)."""
+
+
+ProgressFn = Callable[[ProgressEvent], None]
+
+
+class FailureGuard:
+    """Counts a step's outcomes; raises `RunAborted` when the first `ABORT_AFTER_ERRORS` all failed."""
+
+    def __init__(self, what: str, where: Path, hint: str) -> None:
+        self.what = what
+        self.where = where
+        self.hint = hint
+        self.ok = 0
+        self.errors = 0
+        self.first_errors: list[str] = []
+
+    def success(self) -> None:
+        self.ok += 1
+
+    def failure(self, message: str | None) -> None:
+        self.errors += 1
+        message = message or "unknown error"
+        if len(self.first_errors) < 3 and message not in self.first_errors:
+            self.first_errors.append(message)
+        if self.ok == 0 and self.errors >= ABORT_AFTER_ERRORS:
+            # Nothing has worked yet: a wrong base URL, key or model name. Stop instead of spending retries on
+            # every remaining sample.
+            raise RunAborted(
+                f"The first {self.errors} {self.what} all failed, so the run was stopped. First error: "
+                f"{self.first_errors[0].rstrip('.')}. {self.hint}; finished samples are saved in {self.where}, "
+                "and rerunning the same command retries the failed ones."
+            )

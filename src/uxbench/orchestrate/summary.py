@@ -1,0 +1,88 @@
+"""A run's summary, computed from its store alone: the task's metrics over the selected records (and, for
+Tasks 2/3, every judge's scores), plus usage and cost summed over the records. Because nothing here depends on
+the invocation, a resumed run's summary equals an uninterrupted one, and `uxbench report --n-boot` or
+`uxbench score` can recompute it at any time."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from uxbench.models.registry import parse_model_spec
+from uxbench.runs.records import SampleRecord, ScoreRecord
+from uxbench.runs.store import RunStore
+from uxbench.runtime.cost import ModelUsage, PriceTable, usage_from_totals
+from uxbench.tasks.base import JudgeScores, ScoreLookup, SummaryOptions, Task
+
+
+def usage_of(records: Iterable[SampleRecord | ScoreRecord], spec: str, prices: PriceTable | None = None) -> ModelUsage:
+    """Usage and cost of one model role, summed over stored records (fresh and cached tokens apart)."""
+    provider, name = parse_model_spec(spec)
+    price = (prices or PriceTable.default()).lookup(name, provider=provider)
+    t = {"requests": 0, "cache_hits": 0, "input": 0, "output": 0, "reasoning": 0, "c_in": 0, "c_out": 0}
+    latency = 0.0
+    errors = 0
+    for r in records:
+        if r.status != "ok":
+            errors += 1
+        t["requests"] += r.n_calls
+        t["cache_hits"] += r.n_cached
+        t["input"] += r.usage.input_tokens - r.cached_usage.input_tokens
+        t["output"] += r.usage.output_tokens - r.cached_usage.output_tokens
+        t["reasoning"] += r.usage.reasoning_tokens - r.cached_usage.reasoning_tokens
+        t["c_in"] += r.cached_usage.input_tokens
+        t["c_out"] += r.cached_usage.output_tokens
+        if not r.cached:
+            latency += r.latency_s
+    usage = usage_from_totals(
+        price, requests=t["requests"], cache_hits=t["cache_hits"], input_tokens=t["input"],
+        output_tokens=t["output"], reasoning_tokens=t["reasoning"], cached_input_tokens=t["c_in"],
+        cached_output_tokens=t["c_out"], latency_s_sum=latency,
+    )
+    usage.errors = errors
+    return usage
+
+
+def score_lookup(store: RunStore, judges: dict[str, dict[str, Any]], selected: list[str] | None) -> ScoreLookup:
+    """Every judge with scores in the store, with what the manifest says of it."""
+    lookup: ScoreLookup = {}
+    for key in store.judges():
+        info = judges.get(key, {"spec": None})
+
+        def fetch(key: str = key) -> Any:
+            return store.iter_scores(key, selected)
+
+        lookup[key] = JudgeScores(key, info, fetch)
+    return lookup
+
+
+def summarize_store(
+    store: RunStore,
+    task: Task,
+    *,
+    selected: list[str] | None,
+    model_spec: str,
+    judges: dict[str, dict[str, Any]],
+    primary_judge: str | None,
+    options: SummaryOptions,
+) -> dict[str, Any]:
+    """The task's summary plus `usage` (by role) and `cost_usd` (None when a price is unknown)."""
+    lookup = score_lookup(store, judges, selected) if task.generative else None
+    summary = task.summarize(store.iter_records(selected), scores=lookup, options=options)
+    prices = PriceTable.default()
+    usage: dict[str, Any] = {"model": {"spec": model_spec, **usage_of(store.iter_records(selected), model_spec,
+                                                                         prices).to_dict()}}
+    costs = [usage["model"]["cost_usd"]]
+    for key in (lookup or {}):
+        spec = judges.get(key, {}).get("spec")
+        if not spec:
+            continue
+        entry = usage_of(store.iter_scores(key, selected), str(spec), prices).to_dict()
+        usage[f"judge:{key}"] = {"spec": spec, **entry}
+        costs.append(entry["cost_usd"])
+    summary["usage"] = usage
+    summary["cost_usd"] = None if any(c is None for c in costs) else round(sum(costs), 6)
+    summary["summary_options"] = options.model_dump()
+    if task.generative:
+        summary["primary_judge"] = primary_judge if primary_judge in (lookup or {}) else None
+    return summary

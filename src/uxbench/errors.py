@@ -75,6 +75,10 @@ class TransientModelError(ModelError):
     retryable = True
 
 
+class ModelTimeoutError(TransientModelError):
+    """No answer within the time limit: retried, and taken as a sign of overload (concurrency shrinks)."""
+
+
 class FatalModelError(ModelError):
     """400, 401, 403, 404 and the like: retrying cannot help."""
 

@@ -1,10 +1,15 @@
-"""An adaptive (AIMD) concurrency gate, one per connection key.
+"""An adaptive concurrency gate, one per connection key: AIMD on overload, plus a queueing check.
 
-The limit is halved on a rate-limit signal and grows by one after `limit` consecutive successes, the
-TCP congestion-control recipe that inspect_ai and promptfoo also settled on. A burst of 429s caused by
-one over-full window halves the limit once: signals from requests that started before the last decrease,
-or that arrive within `cooldown_s` of it, are ignored.
-"""
+Overload (a 429 / 503 answer, or a call that timed out) halves the limit; `limit` consecutive successes
+grow it by one: the TCP congestion-control recipe that inspect_ai and promptfoo also settled on. A burst
+of overload signals caused by one over-full window halves the limit once: signals from requests that
+started before the last decrease, or that arrive within `cooldown_s` of it, are ignored.
+
+A server that works on one request at a time never says 429: it queues. The latency of each answer
+(measured from when the request was sent, after its slot was acquired, never while it waited for one)
+feeds `uxbench.runtime.queueing.QueueingCheck`, which shrinks the limit to what the server serves when
+latency grows with concurrency, and a timeout starts that comparison too. The slot of a request we gave
+up on stays taken for a typical latency, since the server is most likely still working on it."""
 
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ from collections import deque
 from types import TracebackType
 
 from uxbench.errors import ConfigError
+from uxbench.runtime.queueing import QueueingCheck
 
 
 class AdaptiveLimiter:
@@ -27,6 +33,7 @@ class AdaptiveLimiter:
     """
 
     __slots__ = (
+        "_check",
         "_history",
         "_in_flight",
         "_last_decrease",
@@ -46,6 +53,7 @@ class AdaptiveLimiter:
         *,
         cooldown_s: float = 0.5,
         history_len: int = 1000,
+        latency_tolerance: float = 2.0,
     ) -> None:
         if max_concurrency < 1:
             raise ConfigError(f"max concurrency must be at least 1, got {max_concurrency}")
@@ -54,6 +62,8 @@ class AdaptiveLimiter:
                 f"min concurrency must be between 1 and max concurrency ({max_concurrency}), "
                 f"got {min_concurrency}"
             )
+        if latency_tolerance <= 1:
+            raise ConfigError(f"latency tolerance must be above 1, got {latency_tolerance}")
         self.max_concurrency = max_concurrency
         self.min_concurrency = min_concurrency
         self.cooldown_s = cooldown_s
@@ -65,6 +75,8 @@ class AdaptiveLimiter:
         self._waiters: deque[asyncio.Future[None]] = deque()
         self._history: deque[tuple[float, int]] = deque(maxlen=history_len)
         self._history.append((time.monotonic(), self._limit))
+        self._check = QueueingCheck(latency_tolerance)
+        self._check.new_level(self._limit)
 
     @property
     def current_limit(self) -> int:
@@ -106,6 +118,19 @@ class AdaptiveLimiter:
         if self._waiters:
             self._wake()
 
+    def release_abandoned(self, waited_s: float) -> None:
+        """Release the slot of a request we gave up on (timed out) after waiting `waited_s`. The server
+        may still be working on it, so the slot stays taken for about one more typical latency (at most
+        `waited_s`): a request sent at once would only queue behind the abandoned one."""
+        hold = min(waited_s, self._check.typical_latency or 0.0)
+        if hold <= 0:
+            self.release()
+            return
+        try:
+            asyncio.get_running_loop().call_later(hold, self.release)
+        except RuntimeError:  # no loop (closing): nothing can wait for the slot any more
+            self.release()
+
     async def __aenter__(self) -> None:
         await self.acquire()
 
@@ -125,21 +150,35 @@ class AdaptiveLimiter:
                 self._in_flight += 1  # the slot now belongs to that waiter
                 fut.set_result(None)
 
-    def on_success(self) -> None:
-        """Additive increase: +1 after `current_limit` consecutive successes, up to the maximum."""
-        if self._limit >= self.max_concurrency:
+    def on_success(
+        self, latency_s: float | None = None, *, started_at: float | None = None, in_flight: int | None = None
+    ) -> None:
+        """A call succeeded. Additive increase: +1 after `current_limit` consecutive successes, up to the
+        maximum. With `latency_s` (seconds from sending to the answer), `started_at` (`time.monotonic()`
+        when it was sent) and `in_flight` (our requests in flight once it was sent, itself included), the
+        queueing check (`uxbench.runtime.queueing`) also runs."""
+        check = self._check
+        check.count_success()
+        if latency_s is not None and latency_s > 0:
+            new = check.observe(latency_s, started_at, in_flight or self._limit, self._limit, self.min_concurrency)
+            if new is not None:
+                if new != self._limit:
+                    self._set(new)
+                return
+        if self._limit >= self.max_concurrency or check.holding:
             return
         self._streak += 1
         if self._streak >= self._limit:
             self._streak = 0
             self._set(self._limit + 1)
 
-    def on_rate_limited(self, started_at: float | None = None) -> bool:
+    def on_overload(self, started_at: float | None = None, *, timed_out: bool = False) -> bool:
         """Multiplicative decrease: halve the limit (not below the minimum).
 
-        `started_at` is the `time.monotonic()` at which the rate-limited request was admitted; a request
-        admitted before the last decrease was sent under the old limit and is ignored. Returns whether the
-        limit was lowered.
+        `started_at` is the `time.monotonic()` at which the overloaded request was sent; a request sent
+        before the last decrease was sent under the old limit and is ignored. A timeout (`timed_out`) also
+        starts a throughput comparison that keeps halving while the lower level serves as much. Returns
+        whether the limit was lowered.
         """
         now = time.monotonic()
         self._streak = 0
@@ -147,12 +186,20 @@ class AdaptiveLimiter:
             return False
         if started_at is not None and started_at <= self._last_decrease:
             return False
-        self._last_decrease = now
         new = max(self.min_concurrency, self._limit // 2)
         if new == self._limit:
+            self._last_decrease = now
             return False
+        if timed_out:
+            self._check.timed_out(self._limit)
+        else:
+            self._check.cancel_probe()
         self._set(new)
         return True
+
+    def on_rate_limited(self, started_at: float | None = None) -> bool:
+        """A 429 / overloaded answer: `on_overload` (kept under its original name)."""
+        return self.on_overload(started_at)
 
     def lower_max(self, max_concurrency: int) -> None:
         """Tighten the ceiling (used when two models share a connection key but ask for different caps)."""
@@ -163,7 +210,11 @@ class AdaptiveLimiter:
                 self._set(self.max_concurrency)
 
     def _set(self, limit: int) -> None:
+        if limit < self._limit:
+            self._last_decrease = time.monotonic()
         self._limit = limit
+        self._streak = 0
+        self._check.new_level(limit)
         self._history.append((time.monotonic(), limit))
         if self._waiters:
             self._wake()

@@ -2,6 +2,10 @@
 
 Only errors that say they are retryable (`RateLimitError`, `TransientModelError`, timeouts) are tried
 again; a `FatalModelError` (bad request, bad key, unknown model) is raised at once.
+
+With a limiter, an attempt first waits for a slot; its clock (the timeout and the latency the limiter
+learns from) starts once it has the slot, when the request is sent, so time spent queued behind our own
+requests never counts against a call. Rate limits and timeouts tell the limiter the server is overloaded.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from tenacity import (
 )
 from tenacity.wait import wait_base
 
-from uxbench.errors import ConfigError, ModelError, RateLimitError, TransientModelError
+from uxbench.errors import ConfigError, ModelError, ModelTimeoutError, RateLimitError
 from uxbench.runtime.limiter import AdaptiveLimiter
 
 T = TypeVar("T")
@@ -96,9 +100,12 @@ else:  # pragma: no cover - exercised on 3.10 only
 async def _attempt(
     fn: Callable[[], Awaitable[T]], timeout_s: float | None, limiter: AdaptiveLimiter | None
 ) -> T:
+    in_flight = 0
     if limiter is not None:
         await limiter.acquire()
-    started = time.monotonic()
+        in_flight = limiter.in_flight
+    started = time.monotonic()  # sent now: the wait for a slot is not part of the call
+    abandoned = False
     try:
         if timeout_s is None:
             result = await fn()
@@ -106,16 +113,27 @@ async def _attempt(
             result = await _with_timeout(fn(), timeout_s)
     except RateLimitError:
         if limiter is not None:
-            limiter.on_rate_limited(started)
+            limiter.on_overload(started)
+        raise
+    except ModelTimeoutError:  # the provider's own time limit
+        abandoned = True
+        if limiter is not None:
+            limiter.on_overload(started, timed_out=True)
         raise
     except (asyncio.TimeoutError, TimeoutError) as exc:
+        abandoned = True
+        if limiter is not None:
+            limiter.on_overload(started, timed_out=True)
         what = f"no answer within {timeout_s:g} s" if timeout_s is not None else "the call timed out"
-        raise TransientModelError(f"Model call timed out: {what}") from exc
+        raise ModelTimeoutError(f"Model call timed out: {what}") from exc
     finally:
         if limiter is not None:
-            limiter.release()
+            if abandoned:
+                limiter.release_abandoned(time.monotonic() - started)
+            else:
+                limiter.release()
     if limiter is not None:
-        limiter.on_success()
+        limiter.on_success(time.monotonic() - started, started_at=started, in_flight=in_flight)
     return result
 
 
@@ -129,8 +147,9 @@ async def call_with_retry(
     """Await `fn()` until it succeeds, a non-retryable error occurs, or `policy.max_attempts` run out.
 
     With a `limiter`, each attempt holds a slot only while it runs (not during the backoff sleep), a
-    `RateLimitError` lowers the limit and a success lets it grow. The final error is the last attempt's
-    `ModelError`, with the attempt count appended to its message and set as `err.attempts`.
+    `RateLimitError` or a timeout lowers the limit, and a success reports its latency and lets it grow.
+    The final error is the last attempt's `ModelError`, with the attempt count appended to its message
+    and set as `err.attempts`.
     """
     attempts = 1
     # Fast path: most calls succeed at once, and tenacity's machinery is the costliest part of a call.

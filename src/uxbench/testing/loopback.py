@@ -4,7 +4,12 @@ The answer comes from a responder (default: `[[SAY:x]]` in the last user message
 answer). Faults are injected deterministically from markers in the request, counted per distinct
 message list: `[[FAULT:429:2]]` answers 429 to the first two attempts, `[[FAULT:500]]` 500 once,
 `[[FAULT:timeout]]` stalls once, `[[FAULT:malformed]]` sends broken JSON once, `[[FAULT:empty]]`
-sends no choices once, `[[FAULT:400]]` (any other 4xx) always fails.
+sends no choices once, `[[FAULT:400]]` (any other 4xx) always fails, `[[FAULT:echo]]` always answers
+400 with a plain-text page that echoes the request's headers (a debugging proxy: the page holds the key).
+`LoopbackConfig.echo_headers_status` makes every answer such a page, with any status (200 included).
+
+`max_inflight=1` makes it a single-slot server (llama.cpp with one slot): it works on one request at a
+time, the others wait in its queue, and a request whose client gave up is still worked on to the end.
 
     with LoopbackServer(LoopbackConfig(latency_ms=5)) as srv:
         model = create_model_api("openai:loopback", {"base_url": srv.base_url})
@@ -61,6 +66,13 @@ class LoopbackConfig:
     """Message field for `[[THINK:...]]` text: `reasoning_content` (DeepSeek, vLLM) or `reasoning`."""
     responder: Responder | None = None
     """Custom answer function (messages, request body) -> text; replaces the SAY rule."""
+    echo_headers_status: int | None = None
+    """When set, answer every chat request with this status and a plain-text body that echoes the request
+    line and headers (Authorization included), as a misconfigured proxy or debug endpoint does."""
+    max_inflight: int = 0
+    """How many requests the server works on at once (0: no limit). The others queue, and each one's
+    `latency_ms` starts when its turn comes, so with 1 the latency of the n-th queued request is n times
+    `latency_ms`. Work on a request continues when its client has given up, as on a real server."""
 
 
 @dataclass
@@ -70,6 +82,11 @@ class LoopbackStats:
     requests: int = 0
     in_flight: int = 0
     max_in_flight: int = 0
+    processing: int = 0
+    """Requests being worked on now (at most `max_inflight` when that is set)."""
+    max_processing: int = 0
+    abandoned: int = 0
+    """Requests whose client had gone by the time the answer was ready (it timed out)."""
     attempts: Counter[str] = field(default_factory=Counter)
     statuses: Counter[int] = field(default_factory=Counter)
     last_headers: dict[str, str] = field(default_factory=dict)
@@ -77,6 +94,7 @@ class LoopbackStats:
 
     def reset(self) -> None:
         self.requests = self.in_flight = self.max_in_flight = 0
+        self.processing = self.max_processing = self.abandoned = 0
         self.attempts.clear()
         self.statuses.clear()
         self.last_headers = {}
@@ -112,6 +130,7 @@ class LoopbackApp:
         self.stats = LoopbackStats()
         self._responder = self.config.responder or default_responder(self.config.default_answer)
         self._ids = itertools.count(1)
+        self._slots: asyncio.Semaphore | None = None  # created on the server's own loop
         self.app = web.Application(client_max_size=64 * 1024 * 1024)
         self.app.router.add_post("/v1/chat/completions", self._chat)
         self.app.router.add_get("/v1/models", self._models)
@@ -129,16 +148,35 @@ class LoopbackApp:
         stats.in_flight += 1
         stats.max_in_flight = max(stats.max_in_flight, stats.in_flight)
         try:
-            response = await self._answer(request)
+            raw = await request.read()  # received at once, as a real server does, then queued
+            if self.config.max_inflight > 0:
+                if self._slots is None:
+                    self._slots = asyncio.Semaphore(self.config.max_inflight)
+                async with self._slots:
+                    response = await self._work(request, raw)
+            else:
+                response = await self._work(request, raw)
         finally:
             stats.in_flight -= 1
         stats.statuses[response.status] += 1
+        transport = request.transport
+        if transport is None or transport.is_closing():
+            stats.abandoned += 1
         return response
 
-    async def _answer(self, request: web.Request) -> web.Response:
+    async def _work(self, request: web.Request, raw: bytes) -> web.Response:
+        stats = self.stats
+        stats.processing += 1
+        stats.max_processing = max(stats.max_processing, stats.processing)
+        try:
+            return await self._answer(request, raw)
+        finally:
+            stats.processing -= 1
+
+    async def _answer(self, request: web.Request, raw: bytes) -> web.Response:
         cfg = self.config
         try:
-            body = orjson.loads(await request.read())
+            body = orjson.loads(raw)
             messages = body["messages"]
             if not isinstance(messages, list) or not messages:
                 raise ValueError("messages must be a non-empty list")
@@ -146,6 +184,8 @@ class LoopbackApp:
             return _error(400, f"bad request: {err}", "invalid_request_error")
         self.stats.last_headers = dict(request.headers)
         self.stats.last_body = body
+        if cfg.echo_headers_status is not None:
+            return _echo(request, cfg.echo_headers_status)
         key = messages_key(messages)
         self.stats.attempts[key] += 1
         attempt = self.stats.attempts[key]
@@ -153,15 +193,17 @@ class LoopbackApp:
             await asyncio.sleep(cfg.latency_ms / 1000.0)
         text = "\n".join(str(m.get("content") or "") for m in messages)
         if "[[FAULT:" in text:
-            fault = await self._fault(text, attempt)
+            fault = await self._fault(text, attempt, request)
             if fault is not None:
                 return fault
         answer = self._responder(messages, body)
         return web.Response(body=orjson.dumps(self._completion(body, messages, answer)), content_type=_JSON)
 
-    async def _fault(self, text: str, attempt: int) -> web.Response | None:
+    async def _fault(self, text: str, attempt: int, request: web.Request) -> web.Response | None:
         for kind, count in FAULT_RE.findall(text):
             kind = kind.lower()
+            if kind == "echo":
+                return _echo(request, 400)
             status = int(kind) if kind.isdigit() else None
             always = status is not None and 400 <= status < 500 and status != 429 and not count
             if not always and attempt > int(count or 1):
@@ -238,6 +280,12 @@ def _error(status: int, message: str, kind: str, headers: dict[str, str] | None 
     return web.Response(status=status, body=orjson.dumps(data), content_type=_JSON, headers=headers)
 
 
+def _echo(request: web.Request, status: int) -> web.Response:
+    lines = [f"{request.method} {request.path_qs} HTTP/{request.version.major}.{request.version.minor}"]
+    lines += [f"{name}: {value}" for name, value in request.headers.items()]
+    return web.Response(status=status, text="Request received:\n" + "\n".join(lines), content_type="text/plain")
+
+
 class LoopbackServer:
     """`LoopbackApp` served from a background thread; `.base_url` is `http://127.0.0.1:PORT/v1`."""
 
@@ -301,6 +349,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--retry-after-s", type=float, default=1.0)
     parser.add_argument("--timeout-sleep-s", type=float, default=5.0)
     parser.add_argument("--reasoning-field", default="reasoning_content")
+    parser.add_argument("--max-inflight", type=int, default=0,
+                        help="requests worked on at once (1: a single-slot server); 0: no limit")
     ns = parser.parse_args(argv)
     config = LoopbackConfig(
         latency_ms=ns.latency_ms,
@@ -309,6 +359,7 @@ def main(argv: list[str] | None = None) -> None:
         retry_after_s=ns.retry_after_s,
         timeout_sleep_s=ns.timeout_sleep_s,
         reasoning_field=ns.reasoning_field,
+        max_inflight=ns.max_inflight,
     )
     try:
         asyncio.run(_serve_forever(config, ns.host, ns.port))

@@ -11,7 +11,13 @@ import time
 from typing import Any
 
 from uxbench.data.schema import Message
-from uxbench.errors import FatalModelError, MissingDependencyError, ModelError, TransientModelError
+from uxbench.errors import (
+    FatalModelError,
+    MissingDependencyError,
+    ModelError,
+    ModelTimeoutError,
+    TransientModelError,
+)
 from uxbench.models.api import GenerateConfig, ModelAPI, ModelOutput, Usage
 from uxbench.models.providers._args import number_arg
 from uxbench.models.providers._errors import error_for_status, parse_retry_after, scrub
@@ -161,7 +167,7 @@ class AnthropicModel(ModelAPI):
                 retry_after=parse_retry_after(headers),
             )
         if isinstance(err, anthropic.APITimeoutError):
-            return TransientModelError(f"{self._where} did not answer within {self.timeout:g} s")
+            return ModelTimeoutError(f"{self._where} did not answer within {self.timeout:g} s")
         if isinstance(err, anthropic.APIConnectionError):
             return TransientModelError(f"Connection to {self._where} failed (check the network and base_url)")
         if isinstance(err, anthropic.APIResponseValidationError):

@@ -13,7 +13,13 @@ import time
 from typing import Any
 
 from uxbench.data.schema import Message
-from uxbench.errors import FatalModelError, MissingDependencyError, ModelError, TransientModelError
+from uxbench.errors import (
+    FatalModelError,
+    MissingDependencyError,
+    ModelError,
+    ModelTimeoutError,
+    TransientModelError,
+)
 from uxbench.models.api import GenerateConfig, ModelAPI, ModelOutput, TokenLogprobs, TopLogprob, Usage
 from uxbench.models.providers._args import int_arg, number_arg
 from uxbench.models.providers._errors import error_for_status, parse_retry_after, scrub
@@ -212,7 +218,7 @@ class GoogleModel(ModelAPI):
                 retry_after=parse_retry_after(headers),
             )
         if isinstance(err, (asyncio.TimeoutError, TimeoutError)) or "Timeout" in type(err).__name__:
-            return TransientModelError(f"{self._where} did not answer within {self.timeout:g} s")
+            return ModelTimeoutError(f"{self._where} did not answer within {self.timeout:g} s")
         module = type(err).__module__.split(".")[0]
         if module in ("aiohttp", "httpx", "httpx2", "httpcore") or isinstance(
             err, (ConnectionError, OSError)

@@ -18,7 +18,7 @@ import aiohttp
 import orjson
 
 from uxbench.data.schema import Message
-from uxbench.errors import ConfigError, FatalModelError, TransientModelError
+from uxbench.errors import ConfigError, FatalModelError, ModelTimeoutError, TransientModelError
 from uxbench.models.api import GenerateConfig, ModelAPI, ModelOutput, TokenLogprobs, TopLogprob, Usage
 from uxbench.models.providers._args import int_arg, json_object_arg, number_arg
 from uxbench.models.providers._errors import error_for_status, parse_retry_after, scrub, short
@@ -143,7 +143,7 @@ class OpenAIModel(ModelAPI):
         except aiohttp.InvalidURL as err:
             raise FatalModelError(f"Invalid URL {self._url} ({err}): check base_url") from None
         except (asyncio.TimeoutError, TimeoutError):
-            raise TransientModelError(
+            raise ModelTimeoutError(
                 f"{self._where} did not answer within {self.timeout:g} s (raise --model-arg timeout=...)"
             ) from None
         except aiohttp.ClientError as err:

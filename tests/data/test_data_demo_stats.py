@@ -119,13 +119,16 @@ def test_stats_exact_values(tmp_path: Path) -> None:
 def test_validate_reports_errors_and_duplicates(tmp_path: Path) -> None:
     good = {"cid": "x", "query": "q"}
     path = tmp_path / "eval.jsonl"
-    path.write_text(
-        "\n".join([json.dumps(good), "{broken", json.dumps(good), json.dumps({"cid": "y", "query": 5})])
-    )
+    path.write_text("\n".join([
+        json.dumps(good), "{broken", json.dumps(good), json.dumps({"cid": "y", "query": 5}),
+        json.dumps({"cid": "x", "query": "another"}),
+    ]))
     source = load_cases(path)
     report = validate(source)
     assert (report.n_valid, report.n_invalid) == (2, 2)
     assert [(e.line, e.field) for e in report.errors] == [(2, None), (4, "query")]
+    # line 3 repeats line 1 exactly: left out and counted; line 5 reuses the id with other text
+    assert report.read.exact_duplicates == 1 and report.read.duplicate_examples == [f"{path}, line 3 repeats line 1"]
     assert report.n_duplicate_ids == 1 and report.duplicate_ids == ["x"]
     assert report.by_task == {"eval": 2} and not report.ok
     assert source.skip_invalid is False  # validate works on a copy

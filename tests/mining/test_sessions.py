@@ -42,8 +42,8 @@ def test_order_and_timestamps_from_shuffled_rows() -> None:
     session = build_session("c", rows)
     assert [t.turn_index for t in session.turns] == list(range(6))
     assert session.has_timestamps and session.regenerated == []
-    assert session.meta == {"duplicates_dropped": 0, "repeated_prompt_rows": 0, "edited_prompts": 0,
-                            "alternation_issues": []}
+    assert session.meta == {"duplicates_dropped": 0, "duplicates_with_other_text": 0, "reused_message_ids": 0,
+                            "repeated_prompt_rows": 0, "edited_prompts": 0, "alternation_issues": []}
     assert not build_session("c", [turn(0, secs=0), turn(1)]).has_timestamps
 
 
@@ -53,6 +53,19 @@ def test_duplicates_by_message_id_keep_the_latest() -> None:
     session = build_session("c", [turn(0, mid="m0"), new, old, turn(0, mid="m0")])
     assert shape(session.turns) == [(0, "user", "t0"), (1, "assistant", "new")]
     assert session.meta["duplicates_dropped"] == 2
+    assert session.meta["duplicates_with_other_text"] == 1  # "old" was replaced by "new": counted, not silent
+
+
+def test_a_message_id_reused_by_another_turn_keeps_both_turns() -> None:
+    # A source that reuses an id for a different turn: ids are unique per conversation and turn, so the
+    # second turn is a message of its own and its text must not be dropped.
+    rows = [turn(0, "first question", mid="m"), turn(1, "answer", mid="a1"),
+            turn(2, "second question", mid="m"), turn(3, "second answer", mid="a2")]
+    session = build_session("c", rows)
+    assert shape(session.turns) == [(0, "user", "first question"), (1, "assistant", "answer"),
+                                    (2, "user", "second question"), (3, "assistant", "second answer")]
+    assert session.meta["duplicates_dropped"] == 0 and session.meta["reused_message_ids"] == 2
+    assert summarize_sessions([session])["reused_message_ids"] == 2
 
 
 def test_duplicates_without_id_fall_back_to_position() -> None:
@@ -167,6 +180,7 @@ def test_summary() -> None:
                                turn(0, cid="d"), turn(2, cid="d")])
     assert summarize_sessions(sessions) == {
         "sessions": 2, "turns": 4, "regenerated_replies": 1, "duplicates_dropped": 0,
-        "repeated_prompt_rows": 0, "edited_prompts": 0, "sessions_with_alternation_issues": 1,
+        "duplicates_with_other_text": 0, "reused_message_ids": 0, "repeated_prompt_rows": 0, "edited_prompts": 0,
+        "sessions_with_alternation_issues": 1,
         "sessions_with_timestamps": 1,
     }

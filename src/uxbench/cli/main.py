@@ -3,10 +3,58 @@
 from __future__ import annotations
 
 import sys
+from typing import Any, NoReturn
 
 import typer
+from typer.core import TyperGroup
 
 from uxbench.cli import data_cmd, mine_cmd, report_cmd, run_cmd
+from uxbench.errors import UxbenchError
+
+ERROR_EXIT = 2
+"""Exit status of a command stopped by bad input, configuration or files (as click uses for usage errors)."""
+
+
+def os_error_text(exc: OSError) -> str:
+    """'cannot write /x/y: Permission denied' from an OSError, naming the path when it has one."""
+    reason = exc.strerror or type(exc).__name__
+    if exc.filename is None:
+        return f"{reason} ({exc})" if exc.strerror and str(exc) != reason else reason
+    path = str(exc.filename) + (f" -> {exc.filename2}" if exc.filename2 is not None else "")
+    return f"cannot use {path}: {reason}"
+
+
+def fail(message: str) -> NoReturn:
+    """Print `error: message` on stderr and stop with `ERROR_EXIT`, without a traceback."""
+    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
+    raise typer.Exit(ERROR_EXIT)
+
+
+class _ErrorsAsMessages(TyperGroup):
+    """Every command's `UxbenchError` (bad input, config, data) and file-system error (a path that is a
+    file, a directory without permission) becomes one `error:` line, under the test runner as in a shell."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except UxbenchError as exc:
+            fail(str(exc))
+        except BrokenPipeError:  # output piped into `head` and the like: stop quietly, as other tools do
+            _silence_stdout()
+            raise typer.Exit(0) from None
+        except OSError as exc:
+            fail(os_error_text(exc))
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not fail on the closed pipe."""
+    import os
+
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # no real stdout (a test runner's buffer)
+        pass
+
 
 app = typer.Typer(
     name="uxbench",
@@ -14,6 +62,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=_ErrorsAsMessages,
 )
 app.command("run", help="Run a task (default: Task 1, UX Judge) and write a run directory.")(run_cmd.run)
 app.command("report", help="Compare finished runs: a table with 95% confidence intervals.")(report_cmd.report)
@@ -30,13 +79,11 @@ def providers() -> None:
 
 
 def main() -> None:
-    from uxbench.errors import UxbenchError
-
     try:
         app()
-    except UxbenchError as exc:
+    except UxbenchError as exc:  # raised outside a command (the group converts those inside one)
         typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
-        sys.exit(2)
+        sys.exit(ERROR_EXIT)
     except KeyboardInterrupt:
         typer.secho("interrupted", fg=typer.colors.YELLOW, err=True)
         sys.exit(130)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -43,6 +43,9 @@ def run(
     cache_path: Annotated[Path | None, typer.Option(help="Response cache of the LLM stages (default OUT/work/responses.sqlite).")] = None,  # noqa: E501
     quiet: Annotated[bool, typer.Option(help="No progress lines.")] = False,
 ) -> None:
+    from uxbench.dirlock import check_output_dir, hold_dir_lock
+    from uxbench.mining.ingest import require_turns
+    from uxbench.mining.logformat import check_format
     from uxbench.mining.pipeline import MineConfig, run_pipeline
 
     options: dict[str, object] = {}
@@ -58,12 +61,16 @@ def run(
         llm_signals=llm_signals, model=model, cache_path=str(cache_path) if cache_path else None,
         **options,  # type: ignore[arg-type]
     )
+    check_format(format)
+    check_output_dir(out, "--out directory")
+    require_turns(logs, format, skip_invalid=skip_invalid)  # nothing to read: say so before writing anything
 
     def say(line: str) -> None:
         if not quiet:
             typer.echo(line, err=True)
 
-    result = run_pipeline(config, progress=say)
+    with hold_dir_lock(out, command=f"uxbench mine run --out {out}", what="--out directory"):
+        result = run_pipeline(config, progress=say)
     counts = result.stage_counts
     signals = counts.get("signals", {})
     typer.echo(
@@ -73,10 +80,38 @@ def run(
         f"{counts['dedup'].get('duplicates', 0)} near-duplicates"
         + (f"; {counts['cases']['selected']} cases selected" if "cases" in counts else "")
     )
-    if counts["ingest"].get("invalid_rows"):
-        typer.echo(f"{counts['ingest']['invalid_rows']} invalid rows skipped (see stage_counts.json)")
+    for line in _count_notes(counts):
+        typer.echo(line)
     for name, path in sorted(result.outputs.items()):
         typer.echo(f"  {name}: {path}")
+
+
+def _count_notes(counts: dict[str, Any]) -> list[str]:
+    """What the run left out, merged or kept empty: one line each, so that nothing is dropped silently."""
+    ingest, sessions = counts.get("ingest", {}), counts.get("sessions", {})
+    notes = []
+    if ingest.get("invalid_rows"):
+        notes.append(f"{ingest['invalid_rows']} invalid rows skipped (see stage_counts.json)")
+    if sessions.get("duplicates_dropped"):
+        other = sessions.get("duplicates_with_other_text", 0)
+        notes.append(f"{sessions['duplicates_dropped']} duplicate rows of the same message dropped (same message id "
+                     "and turn, or same turn without an id; the latest kept)"
+                     + (f", {other} of them with other text than the kept row" if other else ""))
+    if sessions.get("reused_message_ids"):
+        notes.append(f"{sessions['reused_message_ids']} turns share a message id with another turn; all were kept")
+    if ingest.get("empty_turns"):
+        notes.append(f"{ingest['empty_turns']} turns have no text (null or empty content); they were kept as empty "
+                     "messages")
+    return notes
+
+
+def _not_a_mining_dir(directory: Path) -> None:
+    """A clear error for `mine report|audit` pointed at a run directory of `uxbench run`."""
+    from uxbench.errors import ConfigError
+
+    if (directory / "summary.json").is_file() or (directory / "samples.sqlite").is_file():
+        raise ConfigError(f"{directory} is a run directory of `uxbench run`, not a mining output directory; "
+                          f"use `uxbench report {directory}`.")
 
 
 def _rich_table(title: str, header: list[str], rows: list[list[str]]) -> None:
@@ -102,6 +137,7 @@ def report(
 ) -> None:
     from uxbench.mining.report import SHORT_HEADER, build_report, rate_cells, report_markdown
 
+    _not_a_mining_dir(directory)
     result = build_report(directory, top=top)
     if format == "json":
         typer.echo(json.dumps(result.model_dump(mode="json"), ensure_ascii=False, indent=2))
@@ -133,6 +169,7 @@ def audit(
     from uxbench.mining.pipeline.audit import audit as rules_audit
     from uxbench.mining.pipeline.audit import audit_markdown
 
+    _not_a_mining_dir(directory)
     result: AuditReport
     if model is None:
         result = rules_audit(directory)

@@ -7,19 +7,37 @@ from typing import Annotated
 
 import typer
 
+DEFAULT_N_BOOT = 2000
+
 
 def report(
     run_dirs: Annotated[list[Path], typer.Argument(help="One or more run directories printed by `uxbench run`.")],
     format: Annotated[str, typer.Option("--format", help="table | md | csv | json")] = "table",
+    n_boot: Annotated[int | None, typer.Option(
+        "--n-boot", min=1, help="Recompute every summary from the stored records with this many bootstrap rounds "
+                                "(nothing is rerun; also used by the paired tests). Default: the stored summaries, "
+                                f"and {DEFAULT_N_BOOT} rounds for the paired tests.")] = None,
+    seed: Annotated[int | None, typer.Option(
+        help="Bootstrap seed; like --n-boot, recomputes the summaries from the stored records.")] = None,
 ) -> None:
     from uxbench.errors import ConfigError
-    from uxbench.report.compare import compare_runs, load_run
+    from uxbench.report.compare import compare_views, load_run
     from uxbench.report.render import render, render_summary
 
     if format not in ("table", "md", "csv", "json"):
         raise ConfigError(f"--format must be table, md, csv or json, not '{format}'.")
-    if len(run_dirs) == 1 and format != "csv":
+    rounds, boot_seed = n_boot or DEFAULT_N_BOOT, seed or 0
+    if n_boot is None and seed is None:
+        views = [load_run(path) for path in run_dirs]
+    else:
+        from uxbench.report.resummarize import resummarize_run
+
+        views = [resummarize_run(path, n_boot=rounds, seed=boot_seed) for path in run_dirs]
+        typer.echo(f"Summaries recomputed from the stored records (n_boot={rounds}, seed={boot_seed}); "
+                   "the run directories are unchanged.", err=True)
+    if len(views) == 1 and format != "csv":
         # One run: its headline figures with every breakdown.
-        typer.echo(render_summary(load_run(run_dirs[0]).summary, format))  # type: ignore[arg-type]
+        typer.echo(render_summary(views[0].summary, format))  # type: ignore[arg-type]
         return
-    typer.echo(render(compare_runs(run_dirs), format))  # type: ignore[arg-type]
+    report = compare_views(views, n_boot=rounds, seed=boot_seed)
+    typer.echo(render(report, format))  # type: ignore[arg-type]

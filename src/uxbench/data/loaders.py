@@ -3,7 +3,10 @@
 Inputs: None / "demo" (the bundled demo set), a .jsonl / .jsonl.gz / .json / .parquet file, a directory of
 them (official export names such as `uxbench_task1_judge_bad_1k.jsonl` say task and label), a local
 `save_to_disk` folder, `hf:REPO[:CONFIG]`, or a bare hub repo id such as `mengze-hong/UXBench`.
-Iterating re-reads the input every time, so memory stays flat for large files.
+Iterating re-reads the input every time, so memory stays flat for large files (one 8-byte hash per case
+is kept, to leave out exact duplicate rows). Reading nothing is an error, not an empty success: an
+iteration that yields no case raises `DataError` saying why (empty input, rows of other tasks only, every
+row invalid), and `CaseSource.require_nonempty` checks that up front.
 """
 
 from __future__ import annotations
@@ -60,6 +63,40 @@ class SkipReport(BaseModel):
             self.entries.append(entry)
 
 
+class ReadReport(BaseModel):
+    """What the latest iteration read besides the cases and the skipped rows (exact counts)."""
+
+    rows: int = 0
+    """Rows read, valid or not."""
+    other_task_rows: int = 0
+    """Rows left out because their `task` field names another task."""
+    cases: int = 0
+    """Cases yielded."""
+    exact_duplicates: int = 0
+    """Rows that normalise to a case identical to an earlier one (same id, same text, same file): left out,
+    since a run would score them once."""
+    duplicate_examples: list[str] = Field(default_factory=list)
+    """The first few, as `file, line 9 repeats line 4`."""
+    empty_messages: int = 0
+    """History messages with no text (null or empty): the judge sees them as `（空）` / `(empty)`."""
+    cases_with_empty_messages: int = 0
+    """Cases holding at least one such message."""
+    max_examples: int = 5
+
+    def notes(self) -> list[str]:
+        """One plain sentence per thing the user should know about (nothing when all is normal)."""
+        out = []
+        if self.exact_duplicates:
+            out.append(f"{self.exact_duplicates} exact duplicate rows were left out (each is scored once)"
+                       + (f": {'; '.join(self.duplicate_examples)}" if self.duplicate_examples else ""))
+        if self.empty_messages:
+            out.append(f"{self.empty_messages} history messages in {self.cases_with_empty_messages} cases have no "
+                       "text (null or empty); they are shown to the judge as （空） / (empty)")
+        if self.other_task_rows:
+            out.append(f"{self.other_task_rows} rows of other tasks (their `task` field) were left out")
+        return out
+
+
 @dataclass
 class _Part:
     """One physical input: a file or an HF dataset, plus what its name says."""
@@ -104,14 +141,20 @@ class CaseSource:
         task: TaskName | None = None,
         skip_invalid: bool = False,
         max_reasons: int = 20,
+        allow_empty: bool = False,
     ) -> None:
-        self._parts = [p for p in parts if task is None or p.explicit or p.task in (None, task)]
+        given = list(parts)
+        self._parts = [p for p in given if task is None or p.explicit or p.task in (None, task)]
+        self._other_task_parts = [p for p in given if p not in self._parts]
         self.description = description
         self.is_demo = is_demo
         self.task = task
         self.skip_invalid = skip_invalid
         self.max_reasons = max_reasons
+        self.allow_empty = allow_empty
+        """False (the default): an iteration that yields no case raises `DataError`."""
         self._skipped = SkipReport(max_entries=max_reasons)
+        self._read = ReadReport()
         self._fingerprint: str | None = None
 
     def __repr__(self) -> str:
@@ -123,34 +166,58 @@ class CaseSource:
         return self._skipped
 
     @property
+    def read_report(self) -> ReadReport:
+        """Rows, duplicates left out and empty messages of the current (or latest) iteration."""
+        return self._read
+
+    @property
     def files(self) -> list[str]:
         """Display names of the underlying files or datasets."""
         return [p.display for p in self._parts]
 
-    def with_options(self, *, skip_invalid: bool | None = None, max_reasons: int | None = None) -> CaseSource:
+    def with_options(
+        self, *, skip_invalid: bool | None = None, max_reasons: int | None = None, allow_empty: bool | None = None
+    ) -> CaseSource:
         """A copy sharing the same inputs, with other error handling."""
         clone = CaseSource(
-            self._parts,
+            [*self._parts, *self._other_task_parts],
             description=self.description,
             is_demo=self.is_demo,
             task=self.task,
             skip_invalid=self.skip_invalid if skip_invalid is None else skip_invalid,
             max_reasons=self.max_reasons if max_reasons is None else max_reasons,
+            allow_empty=self.allow_empty if allow_empty is None else allow_empty,
         )
         clone._fingerprint = self._fingerprint
         return clone
 
+    def require_nonempty(self) -> None:
+        """Raise `DataError` saying why unless the source yields at least one case.
+
+        Reads only up to the first case (the whole input when every row is invalid or of another task);
+        without skip_invalid, an invalid row before it raises its own error, as a run would.
+        """
+        iterator = iter(self.with_options(allow_empty=False))
+        try:
+            next(iterator, None)  # an iteration that yields nothing raises instead of stopping
+        finally:
+            iterator.close()  # type: ignore[attr-defined]  # a generator
+
     def __iter__(self) -> Iterator[AnyCase]:
         self._skipped = report = SkipReport(max_entries=self.max_reasons)
-        for part in self._parts:
+        self._read = read = ReadReport()
+        seen: dict[int, int] = {}  # hash of the case -> where it was first read (part index << 40 | position)
+        for index, part in enumerate(self._parts):
             source = "demo" if self.is_demo else part.display
             for position, row in part.rows():
+                read.rows += 1
                 if self._filtered_out(part, row):
+                    read.other_task_rows += 1
                     continue
                 try:
                     if isinstance(row, DataError):
                         raise row
-                    yield normalize_row(
+                    case = normalize_row(
                         row,
                         task=self.task or part.task,
                         default_label=part.label,
@@ -173,6 +240,47 @@ class CaseSource:
                             hint=SKIP_HINT,
                         ) from None
                     report.add(entry)
+                    continue
+                digest = int.from_bytes(
+                    hashlib.blake2b(case.__pydantic_serializer__.to_json(case), digest_size=8).digest(), "big"
+                )
+                first = seen.setdefault(digest, index << 40 | position)
+                if first != index << 40 | position:
+                    self._note_duplicate(read, part, position, first)
+                    continue
+                empty = sum(1 for m in case.history if not m.content.strip())
+                read.empty_messages += empty
+                read.cases_with_empty_messages += empty > 0
+                read.cases += 1
+                yield case
+        if read.cases == 0 and not self.allow_empty:
+            raise DataError(f"no cases were read: {self.empty_reason()}", source=self.description)
+
+    def _note_duplicate(self, read: ReadReport, part: _Part, position: int, first: int) -> None:
+        read.exact_duplicates += 1
+        if len(read.duplicate_examples) < read.max_examples:
+            first_part, first_pos = self._parts[first >> 40], first & ((1 << 40) - 1)
+            where = "" if first_part is part else f"{first_part.display} "
+            read.duplicate_examples.append(
+                f"{part.display}, {part.unit} {position} repeats {where}{first_part.unit} {first_pos}"
+            )
+
+    def empty_reason(self) -> str:
+        """Why the latest iteration read no case (meaningful after an iteration that yielded none)."""
+        read, skipped = self._read, self._skipped
+        if not self._parts:
+            names = ", ".join(p.name for p in self._other_task_parts[:4])
+            return (f"every file here is for another task than {self.task} ({names}); pass another --task, "
+                    "or name the file itself")
+        if read.rows == 0:
+            what = "files hold" if len(self._parts) > 1 else "input holds"
+            return f"the {what} no rows (empty, only blank lines, or an empty list)"
+        if read.other_task_rows == read.rows:
+            return f"all {read.rows} rows are for other tasks than {self.task} (their `task` field)"
+        if skipped.count:
+            first = f"; the first: {skipped.entries[0]}" if skipped.entries else ""
+            return f"all {skipped.count} rows were invalid and skipped{first}"
+        return "no row gave a case"
 
     def _filtered_out(self, part: _Part, row: object) -> bool:
         """Rows of another task in a mixed file (`task` field) are filtered, not counted as invalid."""

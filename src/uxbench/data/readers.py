@@ -81,7 +81,20 @@ def name_hints(name: str) -> tuple[TaskName | None, JudgeLabel | None]:
     return task, label
 
 
-def decode_json(raw: bytes) -> Any:
+def invalid_utf8_reason(raw: bytes, within: str = "") -> str | None:
+    """Why `raw` is not UTF-8, with the byte offset of the first bad byte (None when it is UTF-8).
+
+    `within` completes the offset, e.g. " of the line". A JSON decoder reports a character offset that
+    means nothing for bytes it could not decode, so callers say this instead."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return (f"not valid UTF-8: byte 0x{raw[exc.start]:02x} at offset {exc.start}{within} "
+                f"(counting from 0); save the file as UTF-8")
+    return None
+
+
+def decode_json(raw: bytes, within: str = "") -> Any:
     """orjson first (fast); the standard library as fallback for big integers, NaN and UTF-16 files."""
     try:
         return orjson.loads(raw)
@@ -89,6 +102,8 @@ def decode_json(raw: bytes) -> Any:
         pass
     try:
         return json.loads(raw)
+    except UnicodeDecodeError:
+        raise DataError(invalid_utf8_reason(raw, within) or "not valid UTF-8") from None
     except (ValueError, RecursionError) as exc:
         raise DataError(f"invalid JSON ({str(exc)[:120]})") from None
 
@@ -119,7 +134,7 @@ def iter_jsonl(path: Path) -> Iterator[RowItem]:
     """One row per non-blank line; memory stays flat however long the file is."""
     for lineno, raw in _jsonl_lines(path):
         try:
-            yield lineno, decode_json(raw)
+            yield lineno, decode_json(raw, " of the line")
         except DataError as err:
             yield lineno, err
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from uxbench.data.loaders import CaseSource, SkipEntry
+from uxbench.data.loaders import CaseSource, ReadReport, SkipEntry
 from uxbench.data.schema import AnyCase, EvalCase, JudgeCase
 
 NONE_LABEL = "(none)"
@@ -108,7 +108,12 @@ def dataset_stats(source: CaseSource) -> dict[str, Any]:
         "overall": overall,
         "tasks": {task: acc.summary() for task, acc in sorted(per_task.items())},
         "skipped": {"count": source.skipped.count, "entries": [str(e) for e in source.skipped.entries]},
+        "read": source.read_report.model_dump(mode="json", exclude={"max_examples"}),
+        "notes": source.read_report.notes(),
     }
+
+
+_JUDGE_LABEL_KEYS = ("ground_truth", "label")
 
 
 class ValidationReport(BaseModel):
@@ -116,6 +121,8 @@ class ValidationReport(BaseModel):
 
     source: str
     """Description of the source."""
+    task: str | None = None
+    """The task the rows were checked as; None = inferred per row, as `uxbench data` does without --task."""
     n_valid: int = 0
     """Rows that normalised into a case."""
     n_invalid: int = 0
@@ -124,33 +131,60 @@ class ValidationReport(BaseModel):
     """The first `max_errors` problems, with file, line and field."""
     by_task: dict[str, int] = Field(default_factory=dict)
     """Valid cases per task."""
+    by_file: dict[str, dict[str, int]] = Field(default_factory=dict)
+    """Valid cases per file and task: which task each file's rows load as."""
     n_duplicate_ids: int = 0
-    """Cases whose id was already seen (same task)."""
+    """Cases whose id was already seen (same task) with other content."""
     duplicate_ids: list[str] = Field(default_factory=list)
     """The first few duplicated ids."""
+    n_label_without_reply: int = 0
+    """Rows read as Task 2 (eval) although they carry a Task 1 label (ground_truth): a Task 1 row that
+    lacks its reply. Only checked when the task is inferred."""
+    label_without_reply_ids: list[str] = Field(default_factory=list)
+    """The first few of their ids."""
+    read: ReadReport = Field(default_factory=ReadReport)
+    """Exact duplicates left out, empty history messages, rows of other tasks."""
+    empty_reason: str | None = None
+    """Why no case was read, when none was."""
 
     @property
     def ok(self) -> bool:
-        """No invalid rows and no duplicate ids."""
-        return self.n_invalid == 0 and self.n_duplicate_ids == 0
+        """Some cases, no invalid rows, no duplicate ids, no Task 1 row without its reply."""
+        return (self.n_valid > 0 and self.n_invalid == 0 and self.n_duplicate_ids == 0
+                and self.n_label_without_reply == 0)
+
+
+def _has_label(case: EvalCase) -> bool:
+    return any(case.meta.get(k) not in (None, "") for k in _JUDGE_LABEL_KEYS)
 
 
 def validate(source: CaseSource, *, max_errors: int = 100) -> ValidationReport:
-    """Check every row (never raises for bad rows; `DataError` only for unreadable inputs)."""
-    checked = source.with_options(skip_invalid=True, max_reasons=max_errors)
-    report = ValidationReport(source=source.description)
+    """Check every row the way a run of `source.task` reads them (never raises for bad rows or for an
+    empty source: both are in the report; `DataError` only for unreadable inputs)."""
+    checked = source.with_options(skip_invalid=True, max_reasons=max_errors, allow_empty=True)
+    report = ValidationReport(source=source.description, task=source.task)
     seen: set[tuple[str, str]] = set()
     by_task: Counter[str] = Counter()
+    by_file: dict[str, Counter[str]] = {}
     for case in checked:
         by_task[case.task] += 1
+        by_file.setdefault(case.source or "", Counter())[case.task] += 1
         key = (case.task, case.id)
         if key in seen:
             report.n_duplicate_ids += 1
             if len(report.duplicate_ids) < 20:
                 report.duplicate_ids.append(case.id)
         seen.add(key)
+        if source.task is None and isinstance(case, EvalCase) and _has_label(case):
+            report.n_label_without_reply += 1
+            if len(report.label_without_reply_ids) < 5:
+                report.label_without_reply_ids.append(case.id)
     report.n_valid = sum(by_task.values())
     report.by_task = dict(sorted(by_task.items()))
+    report.by_file = {name: dict(sorted(c.items())) for name, c in by_file.items()}
     report.n_invalid = checked.skipped.count
     report.errors = list(checked.skipped.entries)
+    report.read = checked.read_report
+    if report.n_valid == 0:
+        report.empty_reason = checked.empty_reason()
     return report

@@ -8,6 +8,8 @@ order. Line numbers are 1-based (for Parquet: the row number).
 
 With ``skip_invalid`` a bad row is counted in an `IngestReport` (file, line, field, reason; the first
 `MAX_REPORTED_ERRORS` kept) instead of stopping the run. Reasons never quote row content.
+Reading nothing is an error: no log file under the paths given, or a read that gives no turn (empty
+files, every row invalid, only system rows) raises `DataError` saying which.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import IO, Any, TypeVar
 import orjson
 from pydantic import BaseModel, Field
 
+from uxbench.data.readers import invalid_utf8_reason
 from uxbench.errors import DataError
 from uxbench.mining.logformat import check_format, parse_row
 from uxbench.mining.types import Turn
@@ -47,6 +50,8 @@ class IngestReport(BaseModel):
     files: int = 0
     rows: int = 0
     turns: int = 0
+    empty_turns: int = 0
+    """Turns with no text (null or empty content): kept, and counted so that they are not silent."""
     invalid_rows: int = 0
     errors: list[InvalidRow] = Field(default_factory=list)
     """The first `MAX_REPORTED_ERRORS` invalid rows."""
@@ -100,6 +105,17 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
             out.append(path)
         else:
             raise DataError("no such file or directory", source=str(path))
+    for path in out:
+        try:
+            path.open("rb").close()
+        except OSError as exc:
+            raise DataError(f"cannot read the file: {exc.strerror or type(exc).__name__}", source=str(path),
+                            hint="check its permissions") from None
+    if not out:
+        raise DataError(
+            "no log files here: nothing to read", source=", ".join(str(p) for p in paths) or "(no path)",
+            hint="expected .jsonl / .ndjson / .json (optionally .gz) or .parquet files",
+        )
     return out
 
 
@@ -119,7 +135,8 @@ def iter_jsonl_rows(path: Path) -> Iterator[tuple[int, Any]]:
                 try:
                     yield number, orjson.loads(raw)
                 except orjson.JSONDecodeError as exc:
-                    yield number, DataError(f"not valid JSON (at character {exc.pos})")
+                    reason = invalid_utf8_reason(raw, " of the line")
+                    yield number, DataError(reason or f"not valid JSON (at character {exc.pos} of the line)")
         except (OSError, EOFError) as exc:  # truncated or corrupt gzip stream
             raise DataError(f"cannot read the file: {type(exc).__name__}", source=str(path)) from None
 
@@ -161,24 +178,29 @@ def iter_log_rows(
     *,
     skip_invalid: bool = False,
     report: IngestReport | None = None,
+    allow_empty: bool = False,
 ) -> Iterator[tuple[str, int, Turn]]:
     """Every turn of every file as (source, line, Turn), streaming.
 
     A bad row raises `DataError` naming file, line and field, unless ``skip_invalid`` (then it is counted
-    in ``report``). ``format`` is ``auto`` (detected per row) or an adapter name from `logformat`.
+    in ``report``). ``format`` is ``auto`` (detected per row) or an adapter name from `logformat`. A read
+    that gives no turn raises `DataError` at its end, saying why, unless ``allow_empty``.
     """
     check_format(format)
     # Resolve files now, so a missing path fails at the call and not at the first next().
     files = expand_paths([paths] if isinstance(paths, (str, Path)) else paths)
     report = report if report is not None else IngestReport()
     report.files += len(files)
-    return _iter_turns(files, format, skip_invalid, report)
+    return _iter_turns(files, format, skip_invalid, report, allow_empty)
 
 
 def _iter_turns(
-    files: list[Path], format: str, skip_invalid: bool, report: IngestReport
+    files: list[Path], format: str, skip_invalid: bool, report: IngestReport, allow_empty: bool
 ) -> Iterator[tuple[str, int, Turn]]:
+    rows = invalid = produced = 0
+    first_error: DataError | None = None
     for source, line, row in iter_raw_rows(files):
+        rows += 1
         report.rows += 1
         try:
             if isinstance(row, DataError):
@@ -188,11 +210,39 @@ def _iter_turns(
             located = _located(exc, source, line)
             if not skip_invalid:
                 raise located from None
+            invalid += 1
+            first_error = first_error or located
             report.add_invalid(located)
             continue
         report.turns += len(turns)
+        produced += len(turns)
         for turn in turns:
+            if not turn.content.strip():
+                report.empty_turns += 1
             yield source, line, turn
+    if produced == 0 and not allow_empty:
+        raise DataError(f"no turns were read: {_empty_reason(files, rows, invalid, first_error)}",
+                        source=", ".join(str(f) for f in files[:3]) + (" ..." if len(files) > 3 else ""))
+
+
+def require_turns(paths: Iterable[str | Path] | str | Path, format: str = "auto", *,
+                  skip_invalid: bool = False) -> None:
+    """Raise `DataError` (saying why) unless the logs hold at least one turn; reads up to the first one.
+    Lets a command refuse an empty input before it writes anything."""
+    turns = iter_log_rows(paths, format, skip_invalid=skip_invalid)
+    try:
+        next(turns, None)  # a read that gives no turn raises instead of stopping
+    finally:
+        turns.close()  # type: ignore[attr-defined]  # a generator
+
+
+def _empty_reason(files: list[Path], rows: int, invalid: int, first_error: DataError | None) -> str:
+    if rows == 0:
+        return "the files hold no rows (empty, or only blank lines)" if len(files) > 1 else \
+            "the file holds no rows (empty, or only blank lines)"
+    if invalid == rows:
+        return f"all {rows} rows were invalid and skipped" + (f"; the first: {first_error}" if first_error else "")
+    return f"the {rows - invalid} valid rows hold only system or tool messages (no user or assistant turn)"
 
 
 def parse_rows(

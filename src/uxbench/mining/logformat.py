@@ -170,7 +170,13 @@ def _int(value: Any, field: str, *, default: int | None = None) -> int:
 
 
 def _id(value: Any, field: str) -> str:
-    if isinstance(value, bool) or not isinstance(value, (str, int)) or str(value).strip() == "":
+    if isinstance(value, float):
+        # JSON integers beyond 64 bits arrive as floats: two ids could collapse into one, so refuse them.
+        raise DataError("is a number but not an exact integer (a fraction, or an integer above 2^64, whose "
+                        "digits JSON readers lose): write ids as strings", field=field)
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (str, int))):
+        raise DataError(f"must be a string or an integer, got {type(value).__name__}", field=field)
+    if value is None or str(value).strip() == "":
         raise DataError("is required (a non-empty string or integer)", field=field)
     return str(value).strip()
 

@@ -2,9 +2,13 @@
 
 Rules, per conversation (`build_session`):
 
-1. Duplicates: rows with the same ``message_id`` (or, without one, the same turn_index + role +
-   regeneration_index) are one message; the latest by ``created_at`` is kept (the later row on a tie or
-   without times). ``meta["duplicates_dropped"]`` counts the others.
+1. Duplicates: rows of the same message are one message: the same ``message_id`` at the same place
+   (turn_index + role + regeneration_index), or, without an id, the same place. The latest by
+   ``created_at`` is kept (the later row on a tie or without times). ``meta["duplicates_dropped"]`` counts
+   the others, and ``meta["duplicates_with_other_text"]`` those of them whose text differed from the kept
+   row (an edited message logged twice). A message id is taken as unique per conversation and turn: an id
+   that a different turn reuses never drops that turn; both are kept and ``meta["reused_message_ids"]``
+   counts the turns that share an id with another turn.
 2. Order: by (turn_index, user before assistant, regeneration_index, created_at, input order).
 3. Regenerations: a reply answered again is never a new turn. When several replies share a turn_index, the
    last regeneration stays in ``turns`` and the replaced ones go to ``Session.regenerated``. A reply flagged
@@ -38,12 +42,14 @@ from collections.abc import Generator, Iterable, Sequence
 from datetime import datetime, timezone
 from itertools import pairwise
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from uxbench.errors import DataError
 from uxbench.mining.types import Session, Turn
 
 BUCKET_DIR = "session-buckets"
+_SUMMED_META = ("duplicates_dropped", "duplicates_with_other_text", "reused_message_ids", "repeated_prompt_rows",
+                "edited_prompts")
 _ROLE_RANK = {"user": 0, "assistant": 1}
 _SPACES = re.compile(r"\s+")
 
@@ -55,14 +61,26 @@ def _ts(moment: datetime | None) -> float:
 
 
 def dedupe_key(turn: Turn) -> tuple[Any, ...]:
-    """Identity of a message: its source id, else its position (turn, role, regeneration)."""
-    if turn.message_id:
-        return ("id", turn.message_id)
-    return ("pos", turn.turn_index, turn.role, turn.regeneration_index)
+    """Identity of a message: its place (turn, role, regeneration) and, when the source gives one, its id.
+
+    The place is always part of it: ids are unique per conversation and turn, so a row whose id another
+    turn already used is a different message, never a duplicate to drop."""
+    return (turn.message_id or "", turn.turn_index, turn.role, turn.regeneration_index)
 
 
-def dedupe_turns(turns: Sequence[Turn]) -> tuple[list[Turn], int]:
-    """Latest row per `dedupe_key` (later input wins ties) -> (kept rows in input order, number dropped)."""
+class DedupeResult(NamedTuple):
+    kept: list[Turn]
+    """One row per message, in input order."""
+    dropped: int
+    """Rows dropped as copies of a kept row."""
+    other_text: int
+    """Of the dropped rows, those whose text differed from the kept row's."""
+    reused_ids: int
+    """Kept turns whose message id a turn at another place (turn_index, role) also carries."""
+
+
+def dedupe_turns(turns: Sequence[Turn]) -> DedupeResult:
+    """Latest row per `dedupe_key` (later input wins ties), with counts of what was dropped or shared."""
     best: dict[tuple[Any, ...], int] = {}
     for position, turn in enumerate(turns):
         key = dedupe_key(turn)
@@ -70,7 +88,17 @@ def dedupe_turns(turns: Sequence[Turn]) -> tuple[list[Turn], int]:
         if held is None or _ts(turn.created_at) >= _ts(turns[held].created_at):
             best[key] = position
     kept = sorted(best.values())
-    return [turns[i] for i in kept], len(turns) - len(kept)
+    other_text = sum(
+        1 for position, turn in enumerate(turns)
+        if best[dedupe_key(turn)] != position and not _same_text(turn.content, turns[best[dedupe_key(turn)]].content)
+    )
+    places: dict[str, set[tuple[int, str]]] = {}
+    ids = [(turns[i].message_id, turns[i]) for i in kept if turns[i].message_id]
+    for mid, turn in ids:
+        places.setdefault(str(mid), set()).add((turn.turn_index, turn.role))
+    # a prompt logged again for a regeneration may keep its id: that is the same message, not a reuse
+    reused = sum(1 for mid, _ in ids if len(places[str(mid)]) > 1)
+    return DedupeResult([turns[i] for i in kept], len(turns) - len(kept), other_text, reused)
 
 
 def is_regeneration(turn: Turn) -> bool:
@@ -98,7 +126,7 @@ def build_session(conversation_id: str, turns: Sequence[Turn]) -> Session:
     for turn in turns:
         if turn.conversation_id != conversation_id:
             raise DataError("a session was given turns of another conversation", field="conversation_id")
-    unique, dropped = dedupe_turns(turns)
+    unique, dropped, other_text, reused_ids = dedupe_turns(turns)
     order = sorted(
         range(len(unique)),
         key=lambda i: (unique[i].turn_index, _ROLE_RANK[unique[i].role], unique[i].regeneration_index,
@@ -135,6 +163,8 @@ def build_session(conversation_id: str, turns: Sequence[Turn]) -> Session:
         has_timestamps=bool(out) and all(t.created_at is not None for t in out),
         meta={
             "duplicates_dropped": dropped,
+            "duplicates_with_other_text": other_text,
+            "reused_message_ids": reused_ids,
             "repeated_prompt_rows": repeated_prompts,
             "edited_prompts": edited_prompts,
             "alternation_issues": alternation_issues(out),
@@ -210,14 +240,14 @@ def _spill(turns: Iterable[Turn], spill: Path, n_buckets: int) -> None:
 def summarize_sessions(sessions: Iterable[Session]) -> dict[str, int]:
     """Totals for a data card: sessions, turns, regenerations, dropped duplicates, issues, timestamps."""
     totals = dict.fromkeys(
-        ("sessions", "turns", "regenerated_replies", "duplicates_dropped", "repeated_prompt_rows",
-         "edited_prompts", "sessions_with_alternation_issues", "sessions_with_timestamps"), 0,
+        ("sessions", "turns", "regenerated_replies", *_SUMMED_META, "sessions_with_alternation_issues",
+         "sessions_with_timestamps"), 0,
     )
     for session in sessions:
         totals["sessions"] += 1
         totals["turns"] += len(session.turns)
         totals["regenerated_replies"] += len(session.regenerated)
-        for key in ("duplicates_dropped", "repeated_prompt_rows", "edited_prompts"):
+        for key in _SUMMED_META:
             totals[key] += int(session.meta.get(key, 0))
         totals["sessions_with_alternation_issues"] += bool(session.meta.get("alternation_issues"))
         totals["sessions_with_timestamps"] += session.has_timestamps

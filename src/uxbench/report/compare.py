@@ -12,6 +12,7 @@ from uxbench.metrics.judge import CONVENTIONS
 from uxbench.metrics.paired import mcnemar, paired_bootstrap_diff
 from uxbench.runs.records import SampleRecord
 from uxbench.runs.store import SAMPLES_DB, SUMMARY, RunStore
+from uxbench.runs.summary import check_summary
 
 DEMO_LABEL = "DEMO DATA"
 METRICS = ("avg_acc", "good_acc", "bad_acc", "bad_f1", "positive_bias", "accuracy")
@@ -46,9 +47,29 @@ class RunView:
             return list(store.iter_records())
 
 
+MINING_MARKERS = ("stage_counts.json", "signals.parquet", "work")
+"""Entries of a `uxbench mine run` output directory (which also has a manifest.json)."""
+
+
+def open_run_store(path: str | Path) -> RunStore:
+    """A run directory's store; a clear error for a path that is not one (missing, a file, mining output)."""
+    where = Path(path)
+    if not where.exists():
+        raise UxbenchError(f"{where}: no such directory. Pass a run directory printed by `uxbench run`.")
+    if not where.is_dir():
+        raise UxbenchError(f"{where} is a file, not a run directory. Pass a directory printed by `uxbench run`.")
+    if not (where / SAMPLES_DB).exists() and any((where / m).exists() for m in MINING_MARKERS):
+        raise UxbenchError(
+            f"{where} is the output of `uxbench mine run`, not a run directory: use `uxbench mine report {where}`, "
+            f"or run its cases with `uxbench run --data {where / 'cases'}`."
+        )
+    return RunStore.open_existing(where)
+
+
 def load_run(path: str | Path) -> RunView:
-    """Open a finished run directory. Raises UxbenchError when it is not one or has no summary yet."""
-    store = RunStore.open_existing(path)
+    """Open a finished run directory. Raises UxbenchError when it is not one, has no summary yet, or its
+    summary does not have the shape uxbench writes (`runs.summary`)."""
+    store = open_run_store(path)
     try:
         manifest = store.read_manifest() or {}
         summary = store.read_summary()
@@ -59,8 +80,14 @@ def load_run(path: str | Path) -> RunView:
             f"{store.path} has no {SUMMARY}: the run has not finished. "
             "Rerun the same `uxbench run` command to resume it, then compare."
         )
-    view = RunView(path=store.path, manifest=manifest, summary=summary)
-    _check_metrics(summary, view.task, str(store.path / SUMMARY))
+    return view_of(store.path, manifest, summary)
+
+
+def view_of(path: Path, manifest: dict[str, Any], summary: dict[str, Any]) -> RunView:
+    """A checked view: the summary validated against the models that describe what a run writes."""
+    check_summary(summary, str(path / SUMMARY))
+    view = RunView(path=path, manifest=manifest, summary=summary)
+    _check_metrics(summary, view.task, str(path / SUMMARY))
     return view
 
 
@@ -153,7 +180,9 @@ def report_from_summaries(
         manifest = manifests[i] if manifests else None
         run_dir = run_dirs[i] if run_dirs else None
         task = str(summary.get("task") or (manifest or {}).get("task") or "?")
-        _check_metrics(summary, task, str(run_dir or f"summary #{i + 1}"))
+        where = str(Path(run_dir) / SUMMARY) if run_dir else f"summary #{i + 1}"
+        check_summary(summary, where)
+        _check_metrics(summary, task, where)
         rows.append(run_row(summary, manifest=manifest, run_dir=run_dir))
     _unique_labels(rows)
     tasks = {r["task"] for r in rows}
@@ -233,7 +262,11 @@ def compare_runs(paths: Sequence[str | Path], *, n_boot: int = 2000, seed: int =
     a paired stratified bootstrap of the Avg-Acc difference. Differences in case sets are reported in
     `warnings` and each entry's `n_matched`.
     """
-    views = [load_run(p) for p in paths]
+    return compare_views([load_run(p) for p in paths], n_boot=n_boot, seed=seed)
+
+
+def compare_views(views: Sequence[RunView], *, n_boot: int = 2000, seed: int = 0) -> dict[str, Any]:
+    """`compare_runs` over views already opened (e.g. with summaries recomputed by `resummarize_run`)."""
     report = report_from_summaries(
         [v.summary for v in views], manifests=[v.manifest for v in views], run_dirs=[v.path for v in views]
     )

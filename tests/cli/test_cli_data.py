@@ -73,6 +73,9 @@ def test_validate_reports_duplicates_empty_messages_and_the_task_of_each_file(tm
     assert f"{tmp_path / 'task2_eval.jsonl'}: eval 1" in result.output
     assert "1 exact duplicate rows were left out" in result.output and "line 5 repeats line 1" in result.output
     assert "1 history messages in 1 cases have no text" in result.output
+    stats = invoke("data", "stats", tmp_path)
+    assert stats.exit_code == 0 and "Note: 1 exact duplicate rows were left out" in stats.output
+    assert "shown to the judge as （空）" in stats.output
 
 
 def test_encoding_errors_name_the_byte_offset(tmp_path: Path) -> None:

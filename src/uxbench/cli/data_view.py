@@ -48,6 +48,8 @@ def render_data_stats(stats: dict[str, Any], width: int = 120) -> str:
     skipped = stats.get("skipped") or {}
     if skipped.get("count"):
         console.print(f"Skipped rows: {skipped['count']}")
+    for note in stats.get("notes") or []:
+        console.print(f"Note: {note}", highlight=False)
     return buf.getvalue()
 
 

@@ -22,9 +22,13 @@ class RichProgress:
 
     def __call__(self, event: ProgressEvent) -> None:
         if event.kind == "start":
+            self.stop()  # the previous phase's bar
             self.run_dir = event.run_dir
-            resumed = f" (resuming: {event.resumed} samples already done)" if event.resumed else ""
-            self.console.print(f"[bold]Run directory:[/] {event.run_dir}{resumed}")
+            resumed = f" (resuming: {event.resumed} already done)" if event.resumed else ""
+            if event.phase == "generate":
+                self.console.print(f"[bold]Run directory:[/] {event.run_dir}{resumed}")
+            elif resumed:
+                self.console.print(f"[bold]Scoring{resumed}[/]")
             if self.enabled:
                 from rich.progress import (
                     BarColumn,
@@ -41,7 +45,8 @@ class RichProgress:
                     TextColumn("{task.fields[metric]}"), console=self.console, transient=False,
                 )
                 progress.start()
-                self._task_id = progress.add_task("samples", total=event.total, metric="")
+                label = "scores" if event.phase == "score" else "samples"
+                self._task_id = progress.add_task(label, total=event.total, completed=event.done, metric="")
                 self._progress = progress
         elif event.kind == "sample" and self._progress is not None and self._task_id is not None:
             metric = f"{event.metric_name} {event.metric_value:.3f}" if event.metric_value is not None else ""

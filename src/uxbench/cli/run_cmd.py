@@ -1,33 +1,62 @@
-"""`uxbench run`."""
+"""`uxbench run`: one task, or the whole protocol (`--task judge,eval,recovery`)."""
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from uxbench.orchestrate.runner import RunResult
+    from uxbench.orchestrate.spec import RunSpec
+
 EMBEDDED_MODEL = "hf:embedded"
 EMBEDDED_MAX_NEW_TOKENS = 16
+"""Task 1 with the embedded model: a verdict is one short answer."""
+EMBEDDED_REPLY_TOKENS = 64
+"""Tasks 2/3 with the embedded model: a short reply keeps the offline demo to about a minute."""
+_MODEL_HELP = "PROVIDER:MODEL, e.g. openai:gpt-4o-mini, hf:/path/to/model. Default: the embedded tiny demo model."
+_TASK_HELP = ("judge (Task 1), eval (Task 2), recovery (Task 3), or several separated by commas "
+              "(judge,eval,recovery: the whole protocol, one summary).")
+_JUDGE_HELP = ("PROVIDER:MODEL of the judge that scores Tasks 2/3, e.g. openai:UXBench-GRM -J base_url=... "
+               "Default with the embedded model: the embedded model under the GRM protocol.")
 
 
 def run(
-    model: Annotated[str | None, typer.Option("--model", "-m", help="PROVIDER:MODEL, e.g. openai:gpt-4o-mini, hf:/path/to/model. Default: the embedded tiny demo model.")] = None,  # noqa: E501
-    task: Annotated[str, typer.Option(help="judge (Task 1); eval and recovery arrive with the scoring layer.")] = "judge",  # noqa: E501
+    model: Annotated[str | None, typer.Option("--model", "-m", help=_MODEL_HELP)] = None,
+    task: Annotated[str, typer.Option(help=_TASK_HELP)] = "judge",
     data: Annotated[str | None, typer.Option(help="A .jsonl/.json/.parquet file, a directory of them, or hf:REPO (the official dataset). Default: the bundled demo set.")] = None,  # noqa: E501
     split: Annotated[str, typer.Option(help="Dataset split for hf: sources.")] = "test",
     limit: Annotated[int | None, typer.Option(help="Run a deterministic, class-balanced subset of N cases.")] = None,
     concurrency: Annotated[int | None, typer.Option(help="Maximum parallel calls (adapts down on 429 and overload).")] = None,  # noqa: E501
-    formulation: Annotated[str, typer.Option(help="binary | three_class | likert")] = "binary",
-    strategy: Annotated[str, typer.Option(help="zero_shot | cot | few_shot | user_modeling")] = "zero_shot",
+    model_arg: Annotated[list[str] | None, typer.Option("--model-arg", "-M", help="KEY=VALUE for the provider of --model: base_url, api_key_env, dtype, device, timeout ...")] = None,  # noqa: E501
+    judge: Annotated[str | None, typer.Option("--judge", "-j", help=_JUDGE_HELP)] = None,
+    judge_arg: Annotated[list[str] | None, typer.Option("--judge-arg", "-J", help="KEY=VALUE for the judge's provider (as -M).")] = None,  # noqa: E501
+    judge_mode: Annotated[str | None, typer.Option(help="grm (one token, verdict from p(good) / (p(good) + p(bad)); default) or pointwise (the judge writes its verdict: LLM-as-a-judge for judges without logprobs).")] = None,  # noqa: E501
+    grm_threshold: Annotated[float | None, typer.Option(help="GRM: a reply is good when p(good) >= this (default 0.5).")] = None,  # noqa: E501
+    judge_strategy: Annotated[str | None, typer.Option(help="pointwise judge: zero_shot | cot | few_shot | user_modeling.")] = None,  # noqa: E501
+    judge_lang: Annotated[str | None, typer.Option(help="Judge template language: zh | en | auto.")] = None,
+    formulation: Annotated[str | None, typer.Option(help="Task 1: binary | three_class | likert")] = None,
+    strategy: Annotated[str | None, typer.Option(help="Task 1: zero_shot | cot | few_shot | user_modeling")] = None,
     lang: Annotated[str | None, typer.Option(help="Template language: zh | en | auto (by the conversation's script; the default, except with the English-only embedded model, which gets en)")] = None,  # noqa: E501
-    verdict_from: Annotated[str | None, typer.Option(help="text | logprobs (binary: p(good) vs p(bad) at the first answer token; default text, logprobs for the embedded model)")] = None,  # noqa: E501
-    few_shot_k: Annotated[int | None, typer.Option(help="Examples for --strategy few_shot.")] = None,
-    likert_scale: Annotated[int | None, typer.Option(help="Points of the Likert scale (4-7).")] = None,
-    likert_threshold: Annotated[int | None, typer.Option(help="Likert score from which a reply counts as good.")] = None,  # noqa: E501
-    model_arg: Annotated[list[str] | None, typer.Option("--model-arg", "-M", help="KEY=VALUE for the provider: base_url, api_key_env, dtype, device, reasoning_effort, timeout ...")] = None,  # noqa: E501
-    out: Annotated[Path | None, typer.Option(help="Run directory (default: ./runs/<task>-<model>-<config hash>).")] = None,  # noqa: E501
+    verdict_from: Annotated[str | None, typer.Option(help="Task 1: text | logprobs (binary: p(good) vs p(bad) at the first answer token; default text, logprobs for the embedded model)")] = None,  # noqa: E501
+    few_shot_k: Annotated[int | None, typer.Option(help="Task 1: examples for --strategy few_shot.")] = None,
+    likert_scale: Annotated[int | None, typer.Option(help="Task 1: points of the Likert scale (4-7).")] = None,
+    likert_threshold: Annotated[int | None, typer.Option(help="Task 1: Likert score from which a reply counts as good.")] = None,  # noqa: E501
+    system_prompt: Annotated[str | None, typer.Option(help="Task 2: a preset (helpful, ux, empathetic, none), a file, or literal text. Default: none, as the method.")] = None,  # noqa: E501
+    recovery_layout: Annotated[str | None, typer.Option(help="Task 3: multi_message (default) | coach")] = None,
+    recovery_strategy: Annotated[str | None, typer.Option(help="Task 3: plain (default) | cot | dimension_aware | critique")] = None,  # noqa: E501
+    temperature: Annotated[float | None, typer.Option(help="Sampling temperature of the model under test (default: Task 1 0, Tasks 2/3 0.7).")] = None,  # noqa: E501
+    max_tokens: Annotated[int | None, typer.Option(help="Token cap of the model under test (default: Task 1 the provider's, Tasks 2/3 2048).")] = None,  # noqa: E501
+    reasoning_effort: Annotated[str | None, typer.Option(help="Reasoning effort of the model under test: low | medium | high.")] = None,  # noqa: E501
+    seed: Annotated[int | None, typer.Option(help="Tasks 2/3: sampling seed, where the provider supports one.")] = None,
+    n_boot: Annotated[int, typer.Option(help="Bootstrap rounds of the confidence intervals (summary only).")] = 2000,
+    ci_seed: Annotated[int, typer.Option(help="Bootstrap seed (summary only).")] = 0,
+    out: Annotated[Path | None, typer.Option(help="Run directory (default: ./runs/<task>-<model>-<config hash>; with several tasks, one sub-directory each).")] = None,  # noqa: E501
     fresh: Annotated[bool, typer.Option(help="Discard the records of an existing run with this config.")] = False,
     skip_invalid: Annotated[bool, typer.Option(help="Skip invalid data rows (reported) instead of stopping.")] = False,
     no_cache: Annotated[bool, typer.Option(help="Do not read or write the response cache.")] = False,
@@ -38,45 +67,132 @@ def run(
 ) -> None:
     from rich.console import Console
 
-    from uxbench.cli.progress import RichProgress
+    from uxbench.errors import ConfigError
     from uxbench.models.registry import parse_model_args
-    from uxbench.report.render import render_summary
-    from uxbench.orchestrate.runner import RunSpec, execute
+    from uxbench.orchestrate.spec import JudgeSpec, RunSpec
+    from uxbench.scoring.scorer import judge_settings
+    from uxbench.tasks.base import SummaryOptions
+    from uxbench.tasks.registry import TASK_NAMES
 
     console = Console(stderr=True)
+    tasks = [t.strip() for t in task.split(",") if t.strip()]
+    unknown = [t for t in tasks if t not in TASK_NAMES]
+    if not tasks or unknown:
+        import difflib
+
+        close = difflib.get_close_matches(unknown[0], TASK_NAMES, n=1) if unknown else []
+        hint = f" Did you mean '{close[0]}'?" if close else ""
+        raise ConfigError(f"Unknown task '{unknown[0] if unknown else task}'. Tasks: {', '.join(TASK_NAMES)}.{hint}")
+    embedded = model is None
     spec_model = model or EMBEDDED_MODEL
-    model_args = parse_model_args(model_arg)
-    if model is None:
-        # A verdict is one short answer; capping generation keeps the offline demo to a couple of minutes.
-        model_args.setdefault("max_new_tokens", str(EMBEDDED_MAX_NEW_TOKENS))
-        lang = lang or "en"
-        # A 135M model rarely writes the verdict word first; its next-token distribution still orders them.
-        if formulation == "binary":
-            verdict_from = verdict_from or "logprobs"
+    model_args = parse_model_args(model_arg, option="--model-arg")
+    judge_spec: JudgeSpec | None = None
+    generative = [t for t in tasks if t != "judge"]
+    if generative and (judge is not None or embedded):
+        settings: dict[str, Any] = {"mode": judge_mode, "threshold": grm_threshold, "strategy": judge_strategy,
+                                    "lang": judge_lang or ("en" if judge is None else None)}
+        judge_spec = JudgeSpec(
+            model=judge or EMBEDDED_MODEL, args=parse_model_args(judge_arg, option="--judge-arg"),
+            settings=judge_settings(**settings),
+        )
+    elif judge_arg or judge_mode or grm_threshold is not None:
+        raise ConfigError("--judge-arg, --judge-mode and --grm-threshold need --judge (Tasks 2/3 only).")
+    if judge is not None and not generative:
+        raise ConfigError(
+            "Task 1 has no judge step: the model under test (--model) is the judge. Drop --judge, or add "
+            "--task eval / recovery."
+        )
+    if system_prompt is not None and Path(system_prompt).is_file():
+        system_prompt = Path(system_prompt).read_text(encoding="utf-8")
+
+    _announce(console, spec_model, embedded, tasks, judge_spec, data)
+    common = {"temperature": temperature, "max_tokens": max_tokens, "reasoning_effort": reasoning_effort}
+    options: dict[str, dict[str, Any]] = {
+        "judge": {**common, "formulation": formulation, "strategy": strategy, "lang": lang,
+                  "verdict_from": verdict_from, "few_shot_k": few_shot_k, "likert_scale": likert_scale,
+                  "likert_threshold": likert_threshold},
+        "eval": {**common, "lang": lang, "seed": seed, "system_prompt": system_prompt},
+        "recovery": {**common, "lang": lang, "seed": seed, "layout": recovery_layout,
+                     "strategy": recovery_strategy},
+    }
+    _reject_foreign_options(tasks, options)
+    specs: list[RunSpec] = []
+    for name in tasks:
+        args = dict(model_args)
+        opts = options[name]
+        if embedded:
+            opts = _embedded_defaults(name, opts, args)
+        specs.append(RunSpec(
+            task=name, model=spec_model, model_args=args, judge=judge_spec if name != "judge" else None,
+            data=data, split=split, limit=limit, concurrency=concurrency, task_options=opts,
+            summary=SummaryOptions(n_boot=n_boot, seed=ci_seed),
+            out=(out / name if out is not None and len(tasks) > 1 else out), fresh=fresh,
+            skip_invalid=skip_invalid, use_cache=not no_cache, cache_path=cache_path,
+            max_attempts=max_attempts, timeout_s=timeout,
+        ))
+    results = [_execute(console, spec, quiet) for spec in specs]
+    _print_results(console, results)
+
+
+def _announce(
+    console: Console, spec_model: str, embedded: bool, tasks: list[str], judge: Any, data: str | None
+) -> None:
+    if embedded:
         console.print(
-            f"[bold]Model:[/] {EMBEDDED_MODEL} (SmolLM2-135M-Instruct, run in-process on the CPU, English templates, "
-            f"verdict from {verdict_from or 'text'}, max_new_tokens={model_args['max_new_tokens']}). "
-            "[yellow]This is a tiny demo model: its verdicts are near chance. Name a real one with --model.[/]"
+            f"[bold]Model:[/] {EMBEDDED_MODEL} (SmolLM2-135M-Instruct, run in-process on the CPU, English templates). "
+            "[yellow]This is a tiny demo model: its verdicts and replies are near chance. Name a real one with "
+            "--model.[/]"
         )
     else:
         console.print(f"[bold]Model:[/] {spec_model}")
+    if judge is not None:
+        console.print(f"[bold]Judge:[/] {judge.model} ({judge.settings.mode})")
+    elif any(t != "judge" for t in tasks):
+        console.print("[yellow]No --judge: replies are generated but not scored.[/] Score them later with "
+                      "`uxbench score RUN_DIR --judge PROVIDER:MODEL`.")
     if data is None:
         console.print("[bold]Data:[/] the bundled DEMO set (written by this project, not UXBench data). "
                       "Use --data for the official dataset.")
-    task_options = {
-        "formulation": formulation, "strategy": strategy, "lang": lang or "auto",
-        "verdict_from": verdict_from, "few_shot_k": few_shot_k,
-        "likert_scale": likert_scale, "likert_threshold": likert_threshold,
-    }
-    spec = RunSpec(
-        task=task, model=spec_model, model_args=model_args, data=data, split=split,
-        limit=limit, concurrency=concurrency, task_options=task_options, out=out, fresh=fresh,
-        skip_invalid=skip_invalid, use_cache=not no_cache, cache_path=cache_path,
-        max_attempts=max_attempts, timeout_s=timeout,
-    )
+
+
+def _reject_foreign_options(tasks: list[str], options: dict[str, dict[str, Any]]) -> None:
+    """An option given for a task that is not run is a mistake worth saying (e.g. --formulation with eval)."""
+    from uxbench.errors import ConfigError
+
+    shared = {"temperature", "max_tokens", "reasoning_effort", "lang", "seed"}
+    flags = {"strategy": "--strategy", "layout": "--recovery-layout", "system_prompt": "--system-prompt"}
+    given = {k for name in options for k, v in options[name].items() if v is not None and k not in shared}
+    used = {k for name in tasks for k, v in options[name].items() if v is not None}
+    for key in sorted(given - used):
+        owner = next(name for name in options if options[name].get(key) is not None)
+        flag = flags.get(key, "--" + key.replace("_", "-"))
+        if owner == "recovery" and key == "strategy":
+            flag = "--recovery-strategy"
+        raise ConfigError(f"{flag} is a {owner} option, but --task is {','.join(tasks)}.")
+
+
+def _embedded_defaults(task: str, opts: dict[str, Any], args: dict[str, str]) -> dict[str, Any]:
+    """Settings that keep the offline demo short and its tiny English model usable."""
+    opts = dict(opts)
+    opts["lang"] = opts.get("lang") or "en"
+    if task == "judge":
+        # A verdict is one short answer; its next-token distribution orders good and bad even when the
+        # 135M model does not write the verdict word first.
+        args.setdefault("max_new_tokens", str(EMBEDDED_MAX_NEW_TOKENS))
+        if (opts.get("formulation") or "binary") == "binary":
+            opts["verdict_from"] = opts.get("verdict_from") or "logprobs"
+    else:
+        opts["max_tokens"] = opts.get("max_tokens") or EMBEDDED_REPLY_TOKENS
+    return opts
+
+
+def _execute(console: Console, spec: RunSpec, quiet: bool) -> RunResult:
+    from uxbench.cli.progress import RichProgress
+    from uxbench.orchestrate.runner import execute
+
     progress = RichProgress(console, enabled=not quiet)
     try:
-        result = asyncio.run(execute(spec, progress=progress))
+        return asyncio.run(execute(spec, progress=progress))
     except KeyboardInterrupt:
         progress.stop()
         where = f" in {progress.run_dir}" if progress.run_dir else ""
@@ -85,21 +201,39 @@ def run(
         raise typer.Exit(130) from None
     finally:
         progress.stop()
-    typer.echo(render_summary(result.summary, "table", breakdowns=False))
-    n_errors = int(result.summary.get("n_errors") or 0)
-    unparseable = (result.summary.get("metrics") or {}).get("unparseable") or {}
-    if (unparseable.get("rate") or 0) > 0.5:
-        console.print(
-            "[yellow]Most answers could not be read as a verdict.[/] The raw outputs are in "
-            f"{result.run_dir}/samples.jsonl (field raw_output, with parse_note); small models rarely keep to the "
-            "answer format, and a larger judge or --strategy cot usually fixes it."
-        )
-    console.print(f"[bold]Run directory:[/] {result.run_dir}")
-    if n_errors:
-        errors = result.summary.get("errors") or []
-        console.print(
-            f"[red]{n_errors} of {result.summary.get('n_selected')} samples failed[/] and are not in the figures"
-            + (f"; first error: {errors[0]}" if errors else "")
-            + ". Rerun the same command to retry them."
-        )
+
+
+def _print_results(console: Console, results: list[RunResult]) -> None:
+    from uxbench.report.generative import render_generative_summary
+    from uxbench.report.protocol import render_protocol
+    from uxbench.report.render import render_summary
+
+    failed = 0
+    for result in results:
+        summary = result.summary
+        if summary.get("task") == "judge":
+            typer.echo(render_summary(summary, "table", breakdowns=False))
+            unparseable = (summary.get("metrics") or {}).get("unparseable") or {}
+            if (unparseable.get("rate") or 0) > 0.5:
+                console.print(
+                    "[yellow]Most answers could not be read as a verdict.[/] The raw outputs are in "
+                    f"{result.run_dir}/samples.jsonl (field raw_output, with parse_note); small models rarely "
+                    "keep to the answer format, and a larger judge or --strategy cot usually fixes it."
+                )
+        else:
+            typer.echo(render_generative_summary(summary, "table", breakdowns=False))
+        console.print(f"[bold]Run directory:[/] {result.run_dir}")
+        n_errors = int(summary.get("n_errors") or 0)
+        score_errors = sum(int(j.get("n_score_errors") or 0) for j in (summary.get("judges") or {}).values())
+        if n_errors or score_errors:
+            errors = summary.get("errors") or []
+            console.print(
+                f"[red]{n_errors} of {summary.get('n_selected')} samples failed"
+                + (f" and {score_errors} scores failed" if score_errors else "") + "[/]: they are not in the figures"
+                + (f"; first error: {errors[0]}" if errors else "") + ". Rerun the same command to retry them."
+            )
+            failed += 1
+    if len(results) > 1:
+        typer.echo(render_protocol([r.summary for r in results], "table"))
+    if failed:
         raise typer.Exit(1)

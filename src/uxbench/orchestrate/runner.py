@@ -49,14 +49,14 @@ async def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResul
     # Imported here so `uxbench --help` stays fast.
     from uxbench.data.loaders import load_cases
     from uxbench.models.model import create_model
-    from uxbench.models.registry import parse_model_spec
+    from uxbench.models.registry import validate_provider_args
     from uxbench.orchestrate.scoring_step import judge_role, judges_in_manifest, score_step
-    from uxbench.orchestrate.summary import summarize_store
+    from uxbench.orchestrate.summary import run_summary
     from uxbench.runtime.cache import ResponseCache, default_cache_path
     from uxbench.runtime.retry import RetryPolicy
     from uxbench.tasks.registry import create_task
 
-    parse_model_spec(spec.model)
+    validate_provider_args(spec.model, spec.model_args)  # unknown or bad -M: an error before anything runs
     task = create_task(spec.task, spec.task_options)
     role = None
     if spec.judge is not None:
@@ -65,7 +65,7 @@ async def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResul
                 f"Task '{spec.task}' has no judge step: in Task 1 the model under test (--model) is the judge. "
                 "Drop --judge, or run --task eval / recovery."
             )
-        parse_model_spec(spec.judge.model)
+        validate_provider_args(spec.judge.model, spec.judge.args, option="--judge-arg")
         role = judge_role(spec.judge)
     source = load_cases(spec.data, task=spec.task, split=spec.split, skip_invalid=spec.skip_invalid)  # type: ignore[arg-type]
 
@@ -129,21 +129,7 @@ async def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResul
             await judge_model.aclose()
     elapsed = time.monotonic() - started
 
-    summary = summarize_store(
-        store, task, selected=selected, model_spec=spec.model, judges=judges,
-        primary_judge=manifest["primary_judge"], options=spec.summary,
-    )
-    errors = [r.error for r in store.iter_records(selected) if r.status != "ok" and r.error][:3]
-    summary.update({
-        "run_id": run_id,
-        "run_dir": str(run_dir),
-        "task": spec.task,
-        "model": spec.model,
-        "demo_data": source.is_demo,
-        "data": {"description": source.description, "fingerprint": fingerprint},
-        "n_selected": len(selected),
-        "errors": errors,
-        "complete": summary.get("n_samples", 0) - summary.get("n_errors", 0) == len(selected),
+    summary = run_summary(store, task, manifest, spec.summary, selected=selected, extra={
         "skipped_rows": _skipped(source),
         "invocation": {
             "elapsed_s": round(elapsed, 3), "resumed_samples": resumed,

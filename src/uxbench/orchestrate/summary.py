@@ -86,3 +86,52 @@ def summarize_store(
     if task.generative:
         summary["primary_judge"] = primary_judge if primary_judge in (lookup or {}) else None
     return summary
+
+
+def task_from_manifest(manifest: dict[str, Any], where: str) -> Task:
+    """Rebuild the task a run directory was made with, from its manifest."""
+    from uxbench.errors import UxbenchError
+    from uxbench.tasks.registry import create_task, get_task_entry
+
+    name, config = manifest.get("task"), manifest.get("task_config")
+    if not isinstance(name, str) or not isinstance(config, dict):
+        raise UxbenchError(f"{where} lacks the task or its settings: the run cannot be rebuilt.")
+    fields = get_task_entry(name).options.model_fields  # the manifest also holds derived keys ("task", ...)
+    return create_task(name, {k: v for k, v in config.items() if k in fields})
+
+
+def run_summary(
+    store: RunStore,
+    task: Task,
+    manifest: dict[str, Any],
+    options: SummaryOptions,
+    *,
+    selected: list[str] | None,
+    extra: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The complete summary of a run directory: `summarize_store` plus what identifies the run. `extra` holds
+    what only the writing invocation knows (elapsed time, skipped rows)."""
+    from uxbench.orchestrate.scoring_step import judges_in_manifest
+
+    model = manifest.get("model") if isinstance(manifest.get("model"), dict) else {}
+    spec = str((model or {}).get("spec"))
+    data = manifest.get("data") if isinstance(manifest.get("data"), dict) else {}
+    summary = summarize_store(
+        store, task, selected=selected, model_spec=spec, judges=judges_in_manifest(manifest),
+        primary_judge=manifest.get("primary_judge"), options=options,
+    )
+    n_selected = len(selected) if selected is not None else store.count()
+    errors = [r.error for r in store.iter_records(selected) if r.status != "ok" and r.error][:3]
+    summary.update({
+        "run_id": manifest.get("run_id"),
+        "run_dir": str(store.path),
+        "task": task.name,
+        "model": spec,
+        "demo_data": bool((data or {}).get("demo", False)),
+        "data": {"description": (data or {}).get("description"), "fingerprint": (data or {}).get("fingerprint")},
+        "n_selected": n_selected,
+        "errors": errors,
+        "complete": summary.get("n_samples", 0) - summary.get("n_errors", 0) == n_selected,
+        **(extra or {}),
+    })
+    return summary

@@ -78,3 +78,21 @@ def build_scorer(settings: JudgeSettings, *, judge_name: str = "the judge") -> R
     if settings.mode == "grm":
         return GrmScorer(lang=settings.lang, threshold=settings.threshold, judge_name=judge_name)
     return PointwiseScorer(settings)
+
+
+_FLAGS = {"mode": "--judge-mode", "threshold": "--grm-threshold", "strategy": "--judge-strategy",
+          "lang": "--judge-lang"}
+
+
+def judge_settings(**values: object) -> JudgeSettings:
+    """Settings from user input (None = default), with a ConfigError naming the option for a bad value."""
+    from pydantic import ValidationError
+
+    from uxbench.errors import ConfigError
+
+    try:
+        return JudgeSettings.model_validate({k: v for k, v in values.items() if v is not None})
+    except ValidationError as err:
+        first = err.errors()[0]
+        field = str(first["loc"][0]) if first["loc"] else "judge"
+        raise ConfigError(f"{_FLAGS.get(field, field)}: {first['msg']} (got {first.get('input')!r})") from None

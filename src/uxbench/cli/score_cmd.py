@@ -1,0 +1,63 @@
+"""`uxbench score`: score a Task 2/3 run's generations with a judge, without regenerating them."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+
+def score(
+    run_dir: Annotated[Path, typer.Argument(help="A run directory made by `uxbench run --task eval|recovery`.")],
+    judge: Annotated[str, typer.Option("--judge", "-j", help="PROVIDER:MODEL of the judge.")],
+    judge_arg: Annotated[list[str] | None, typer.Option("--judge-arg", "-J", help="KEY=VALUE for the judge's provider.")] = None,  # noqa: E501
+    judge_mode: Annotated[str | None, typer.Option(help="grm (default) or pointwise.")] = None,
+    grm_threshold: Annotated[float | None, typer.Option(help="GRM: good when p(good) >= this (default 0.5).")] = None,
+    judge_strategy: Annotated[str | None, typer.Option(help="pointwise: zero_shot | cot | few_shot | user_modeling.")] = None,  # noqa: E501
+    judge_lang: Annotated[str | None, typer.Option(help="Judge template language: zh | en | auto.")] = None,
+    primary: Annotated[bool | None, typer.Option("--primary/--no-primary", help="Make this the run's primary judge (default: when it has none).")] = None,  # noqa: E501
+    concurrency: Annotated[int | None, typer.Option(help="Maximum parallel judge calls.")] = None,
+    n_boot: Annotated[int, typer.Option(help="Bootstrap rounds of the confidence intervals.")] = 2000,
+    ci_seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+    no_cache: Annotated[bool, typer.Option(help="Do not read or write the response cache.")] = False,
+    cache_path: Annotated[Path | None, typer.Option(help="Response cache file.")] = None,
+    max_attempts: Annotated[int, typer.Option(help="Attempts per call before a score is recorded as failed.")] = 6,
+    timeout: Annotated[float | None, typer.Option(help="Seconds per call attempt.")] = None,
+    quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
+) -> None:
+    from rich.console import Console
+
+    from uxbench.cli.progress import RichProgress
+    from uxbench.models.registry import parse_model_args
+    from uxbench.orchestrate.rescore import score_run
+    from uxbench.orchestrate.spec import JudgeSpec
+    from uxbench.report.generative import render_generative_summary
+    from uxbench.scoring.scorer import judge_settings
+    from uxbench.tasks.base import SummaryOptions
+
+    console = Console(stderr=True)
+    settings = {"mode": judge_mode, "threshold": grm_threshold, "strategy": judge_strategy, "lang": judge_lang}
+    spec = JudgeSpec(
+        model=judge, args=parse_model_args(judge_arg, option="--judge-arg"), concurrency=concurrency,
+        settings=judge_settings(**settings),
+    )
+    progress = RichProgress(console, enabled=not quiet)
+    try:
+        result = asyncio.run(score_run(
+            run_dir, spec, summary_options=SummaryOptions(n_boot=n_boot, seed=ci_seed), make_primary=primary,
+            use_cache=not no_cache, cache_path=cache_path, max_attempts=max_attempts, timeout_s=timeout,
+            progress=progress,
+        ))
+    except KeyboardInterrupt:
+        progress.stop()
+        console.print("[yellow]Interrupted.[/] Finished scores are saved; rerun the same command to finish.")
+        raise typer.Exit(130) from None
+    finally:
+        progress.stop()
+    typer.echo(render_generative_summary(result.summary, "table", breakdowns=False))
+    failed = sum(int(j.get("n_score_errors") or 0) for j in (result.summary.get("judges") or {}).values())
+    if failed:
+        console.print(f"[red]{failed} scores failed[/]; rerun the same command to retry them.")
+        raise typer.Exit(1)

@@ -1,0 +1,69 @@
+"""Task 2 / Task 3 summaries as text: Good% (Recovery Rate) per judge with both denominators and CIs."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from uxbench.report.render import DASH, ReportFormat, _check_fmt, _markdown, _rich, pct
+
+_RATE_TITLES = {"good_pct": "Good", "recovery_rate": "Recovery Rate"}
+_TASK_TITLES = {"eval": "Task 2, UX Eval", "recovery": "Task 3, UX Recovery"}
+DEMO_BANNER = "DEMO DATA: figures come from the bundled demo cases, not from the benchmark."
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return DASH if value is None else f"{value:.{digits}f}"
+
+
+def judge_rows(summary: dict[str, Any]) -> list[list[str]]:
+    """One row per judge: spec, mode, both rates, mean / median score, scored, unscorable, partial, errors."""
+    rows = []
+    primary = summary.get("primary_judge")
+    for key, j in (summary.get("judges") or {}).items():
+        m = j.get("metrics") or {}
+        mark = " *" if key == primary else ""
+        rows.append([
+            f"{j.get('spec') or key}{mark}", str(j.get("mode") or DASH),
+            f"{pct(m.get('good_rate_all_cases'))}  (n={m.get('n_cases', DASH)})",
+            f"{pct(m.get('good_rate_scored_only'))}  (n={m.get('n_scored', DASH)})",
+            f"{_num(m.get('score_mean'))} / {_num(m.get('score_median'))}",
+            str(j.get("n_unscorable", 0)), str(j.get("n_partial", 0)),
+            str(j.get("n_unreadable", 0)), str(j.get("n_score_errors", 0)),
+        ])
+    return rows
+
+
+def render_generative_summary(
+    summary: dict[str, Any], fmt: ReportFormat, *, width: int = 160, breakdowns: bool = True,
+    max_breakdown_values: int = 8,
+) -> str:
+    _check_fmt(fmt)
+    if fmt == "json":
+        return json.dumps(summary, ensure_ascii=False, indent=2) + "\n"
+    rate = _RATE_TITLES.get(str(summary.get("rate_name")), "Good")
+    title = f"{_TASK_TITLES.get(str(summary.get('task')), summary.get('task'))}: {summary.get('model')}"
+    if summary.get("demo_data"):
+        title += " [DEMO DATA]"
+    header = ["Judge (* = primary)", "Mode", f"{rate} % of all cases", f"{rate} % of scored",
+              "Score mean / median", "Unscorable", "Partial", "Unreadable", "Failed"]
+    if fmt == "csv":
+        lines = [",".join(header)] + [",".join(f'"{c}"' for c in row) for row in judge_rows(summary)]
+        return "\n".join(lines) + "\n"
+    sections: list[tuple[str, list[str], list[list[str]]]] = [(title, header, judge_rows(summary))]
+    notes = [DEMO_BANNER] if summary.get("demo_data") else []
+    notes.append(
+        f"Generated: {summary.get('n_generated')} of {summary.get('n_samples')} cases "
+        f"({summary.get('n_errors')} failed, {summary.get('n_empty_replies')} empty replies)."
+    )
+    if not summary.get("judges"):
+        notes.append("No judge has scored this run yet: `uxbench score RUN_DIR --judge PROVIDER:MODEL`.")
+    primary = (summary.get("judges") or {}).get(summary.get("primary_judge") or "")
+    if breakdowns and primary:
+        for name, values in ((primary.get("metrics") or {}).get("breakdowns") or {}).items():
+            keys = sorted(values, key=lambda k: -int(values[k].get("n", 0)))[:max_breakdown_values]
+            rows = [[k, str(values[k]["n"]), pct(values[k].get("good_rate_scored_only"))]
+                    for k in values if k in keys]
+            more = f" (largest {max_breakdown_values} of {len(values)})" if len(values) > max_breakdown_values else ""
+            sections.append((f"By {name}{more}, primary judge", [name, "n", f"{rate} % of scored"], rows))
+    return _rich(sections, notes, width) if fmt == "table" else _markdown(sections, notes)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from uxbench.mining.pipeline.audit import ComplaintReply, parse_strategy, summarise
-from uxbench.mining.pipeline.strategies import classify_opening, opening
+from uxbench.scoring.strategies import classify_opening, opening
 
 
 @pytest.mark.parametrize(("reply", "strategy", "cue"), [

@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field
 from uxbench.errors import DataError, ModelError
 from uxbench.metrics.proportions import wilson_ci
 from uxbench.mining.pipeline.store import StageDir, read_json
-from uxbench.mining.pipeline.strategies import STRATEGIES, Strategy, classify_opening
+from uxbench.scoring.strategies import STRATEGIES, Strategy, classify_opening
 
 SIGNALS_STAGE = "04-signals"
 OUTCOMES = ("recovered", "failed", "user_gave_up", "unknown")

@@ -44,6 +44,8 @@ from uxbench.models.providers._markers import (
 from uxbench.testing.server import BackgroundServer
 
 Responder = Callable[[list[dict[str, Any]], dict[str, Any]], str]
+LogprobEntry = tuple[str, float, list[tuple[str, float]]]
+LogprobsResponder = Callable[[list[dict[str, Any]], dict[str, Any], str], "list[LogprobEntry] | None"]
 _BROKEN_BODY = b'{"id": "chatcmpl-broken", "choices": [{"message": {"content": "'
 _JSON = "application/json"
 
@@ -69,6 +71,14 @@ class LoopbackConfig:
     echo_headers_status: int | None = None
     """When set, answer every chat request with this status and a plain-text body that echoes the request
     line and headers (Authorization included), as a misconfigured proxy or debug endpoint does."""
+    logprobs_responder: LogprobsResponder | None = None
+    """Custom logprobs (messages, request body, answer) -> [(token, logprob, [(alternative, logprob)])] for a
+    request that asks for logprobs; None from it falls back to the fabricated ones."""
+    logprobs_supported: bool = True
+    """False: answer `logprobs: null` even when asked (as servers without logprob support do)."""
+    max_prompt_chars: int = 0
+    """When > 0, a request whose messages hold more characters is refused with HTTP 400 and vLLM's
+    "maximum context length" message, as a server with a small context window does."""
     max_inflight: int = 0
     """How many requests the server works on at once (0: no limit). The others queue, and each one's
     `latency_ms` starts when its turn comes, so with 1 the latency of the n-th queued request is n times
@@ -192,6 +202,10 @@ class LoopbackApp:
         if cfg.latency_ms > 0:
             await asyncio.sleep(cfg.latency_ms / 1000.0)
         text = "\n".join(str(m.get("content") or "") for m in messages)
+        if 0 < cfg.max_prompt_chars < len(text):
+            return _error(400, f"This model's maximum context length is {cfg.max_prompt_chars // 4} tokens. "
+                          f"However, you requested {len(text) // 4} tokens. Please reduce the length of the "
+                          "messages.", "BadRequestError")
         if "[[FAULT:" in text:
             fault = await self._fault(text, attempt, request)
             if fault is not None:
@@ -241,9 +255,10 @@ class LoopbackApp:
             message[cfg.reasoning_field] = think.group(1)
             reasoning_tokens = len(think.group(1)) // 4 + 1
         choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
-        if body.get("logprobs"):
+        if body.get("logprobs") and cfg.logprobs_supported:
             k = int(body.get("top_logprobs") or 1)
-            entries = fake_logprobs(answer, k, 64, marker_probability(last))
+            scripted = cfg.logprobs_responder(messages, body, answer) if cfg.logprobs_responder else None
+            entries = scripted if scripted is not None else fake_logprobs(answer, k, 64, marker_probability(last))
             choice["logprobs"] = {
                 "content": [
                     {

@@ -9,7 +9,10 @@ The opening is the first sentence (with the second when the first is shorter tha
 at most `MAX_OPENING` chars. The strategy whose cue occurs first in it wins; on a tie the order of
 `STRATEGIES` decides. An opening without a cue is clarification when it ends with a question mark, else
 direct_fix (the reply starts with the content itself). Cue lists (Chinese and English) were written for
-this project; they are deliberately short, so read `cue` to see why a reply got its label.
+this project; they are deliberately short, so read `cue` to see why a reply got its label. An English cue is a
+whole word unless it ends with `*` (a stem: `apologi*` matches apologise, apologize, apologies).
+
+Used by `uxbench mine audit` and by Task 3, which labels every generated recovery with these rules.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ MAX_OPENING = 160
 CUES: dict[Strategy, tuple[str, ...]] = {
     "apology": (
         "抱歉", "对不起", "不好意思", "致歉", "我的错", "是我的疏忽", "是我疏忽",
-        "sorry", "apologi", "my apologies", "my bad", "my mistake", "pardon me",
+        "sorry", "apologi*", "my apologies", "my bad", "my mistake", "pardon me",
     ),
     "agreement": (
         "您说得对", "你说得对", "您说的对", "你说的对", "您说得没错", "你说得没错", "您是对的", "你是对的",
@@ -61,13 +64,16 @@ CUES: dict[Strategy, tuple[str, ...]] = {
     ),
 }
 
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
 _SENTENCE_END = re.compile(r"(?<=[。！？!?；;\n])|(?<=\.)\s")
 
 
 def _pattern(cue: str) -> str:
+    stem = cue.endswith("*")
+    cue = cue.rstrip("*")
     escaped = re.escape(cue)
     if cue.isascii() and cue[:1].isalnum():
-        return rf"(?<![a-z0-9]){escaped}" + (r"(?![a-z0-9])" if cue[-1:].isalnum() else "")
+        return rf"(?<![a-z0-9]){escaped}" + (r"(?![a-z0-9])" if cue[-1:].isalnum() and not stem else "")
     return escaped
 
 
@@ -85,7 +91,7 @@ def opening(text: str) -> str:
     head = parts[0]
     if len(head) < MIN_OPENING and len(parts) > 1:
         head = f"{head} {parts[1]}"
-    return head[:MAX_OPENING].lower()
+    return head[:MAX_OPENING].lower().translate(_APOSTROPHES)
 
 
 def classify_opening(text: str) -> tuple[Strategy, str | None]:

@@ -134,3 +134,24 @@ def test_pointwise_judge_reads_the_written_verdict(tmp_path: Path, server: Loopb
     m = judge_summary["metrics"]
     assert (m["n_cases"], m["n_scored"], m["n_good"]) == (3, 2, 1)
     assert judge_summary["n_unreadable"] == 1 and judge_summary["score_status"] == {"text": 3}
+
+
+def test_task1_logprob_verdicts_are_partial_and_short(tmp_path: Path) -> None:
+    """Regression (seen on llama.cpp): a reply whose first token is "You" with "good" far down the top list was
+    judged good with p=1.000, and requests without max_tokens made the server write long answers."""
+    rows = [{"cid": "j1", "lang": "en", "label": "bad", "history": [], "query": "q", "response": "r {LP:one}"},
+            {"cid": "j2", "lang": "en", "label": "good", "history": [], "query": "q", "response": "r {LP:none}"}]
+    data = write_jsonl(tmp_path / "judge.jsonl", rows)
+    with LoopbackServer(LoopbackConfig(responder=_answer, logprobs_responder=_logprobs)) as srv:
+        spec = RunSpec(task="judge", model="openai:judge", model_args={"base_url": srv.base_url}, data=str(data),
+                       out=tmp_path / "t1", use_cache=False, task_options={"lang": "en", "verdict_from": "logprobs"})
+        asyncio.run(execute(spec))
+        body = srv.stats.last_body
+    records = {json.loads(x)["case_id"]: json.loads(x)
+               for x in (tmp_path / "t1" / "samples.jsonl").read_text(encoding="utf-8").splitlines()}
+    one = records["j1"]
+    assert one["score"] == pytest.approx(0.05) and one["prediction"] == "bad"
+    assert one["extra"]["score_status"] == "partial" and "partial" in one["parse_note"]
+    none = records["j2"]  # neither verdict word: read from the text ("The"), which is no verdict
+    assert none["score"] is None and none["extra"]["score_status"] == "unscorable" and none["prediction"] is None
+    assert body["max_tokens"] <= 4 and body["top_logprobs"] == 20

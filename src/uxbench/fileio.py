@@ -1,25 +1,64 @@
-"""Atomic file writes shared by run directories and the mining pipeline.
+"""File writes shared by run directories, the response cache and the mining pipeline.
 
-A file is written under a temporary name in its own directory, flushed to disk, then renamed over the
-target: a crash or kill leaves either the old file or the new one, never half of one.
+Atomic: a file is written under a temporary name in its own directory, flushed to disk, then renamed over
+the target: a crash or kill leaves either the old file or the new one, never half of one.
+
+Private: every file a run or a mining run writes is created with FILE_MODE (0600, owner only), whatever
+the umask: outputs hold conversations, model answers and error texts. Writers that take a path (Parquet,
+CSV) get a temporary file created 0600 by `temp_path`; SQLite files are created 0600 by `connect_sqlite`
+before SQLite opens them (SQLite gives its -wal and -shm files the mode of the database file).
 """
 
 from __future__ import annotations
 
 import os
+import sqlite3
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import BinaryIO
 
+FILE_MODE = 0o600
+"""Mode of every file uxbench writes: read and write for the owner only."""
 TEMP_GLOB = ".*.tmp-*"
 """Names of in-progress temporary files; a killed writer can leave one behind (see remove_stale_temps)."""
 
 
 def temp_path(path: Path) -> Path:
-    """A temporary name next to `path` (matching TEMP_GLOB) for writers that need a path, not a file
-    descriptor (Parquet and CSV writers); rename it over `path` when done."""
-    return path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    """A temporary file next to `path` (matching TEMP_GLOB), created empty with FILE_MODE, for writers that
+    need a path, not a file descriptor (Parquet and CSV writers, which keep the mode when they truncate
+    it); rename it over `path` when done."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    create_private(tmp)
+    return tmp
+
+
+def make_private(path: Path) -> None:
+    """Give an existing file FILE_MODE (left alone when it belongs to another user)."""
+    try:
+        if path.stat().st_mode & 0o777 != FILE_MODE:
+            path.chmod(FILE_MODE)
+    except PermissionError:
+        pass
+
+
+def create_private(path: Path) -> Path:
+    """Create `path` (empty) with FILE_MODE unless it exists; an existing one is made private too."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, FILE_MODE))
+    make_private(path)
+    return path
+
+
+def connect_sqlite(path: Path, *, timeout: float) -> sqlite3.Connection:
+    """An autocommit connection to the SQLite file `path`, which is created private (with its -wal and -shm
+    files, which SQLite creates with the database file's mode; older ones are tightened)."""
+    create_private(path)
+    for suffix in ("-wal", "-shm"):
+        side = path.with_name(path.name + suffix)
+        if side.exists():
+            make_private(side)
+    return sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
 
 
 def _temp_for(path: Path) -> tuple[int, str]:

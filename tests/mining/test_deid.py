@@ -21,7 +21,7 @@ from uxbench.mining.deid import (
     deidentify_batch,
     deidentify_session,
     redact_text,
-    resolve_salt,
+    resolve_key,
     scan_for_values,
     value_hash,
 )
@@ -204,14 +204,15 @@ def test_redact_text() -> None:
     assert redact_text("call 13812345678 now") == "call [PHONE] now"
 
 
-def test_salt_resolution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_key_resolution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(SALT_ENV, raising=False)
-    first = resolve_salt(tmp_path)
-    assert first == resolve_salt(tmp_path) and len(first) == 64
-    assert (tmp_path / "deid.salt").stat().st_mode & 0o077 == 0
-    assert resolve_salt(None) != resolve_salt(None)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    first = resolve_key(tmp_path / "out")
+    assert first == resolve_key(tmp_path / "out") == resolve_key(None) and len(first) == 64
+    assert (tmp_path / "config" / "uxbench" / "deid.key").stat().st_mode & 0o077 == 0
+    assert not (tmp_path / "out").exists()  # nothing under the output
     monkeypatch.setenv(SALT_ENV, "mine")
-    assert resolve_salt(tmp_path) == b"mine"
+    assert resolve_key(tmp_path / "out") == b"mine"
 
 
 def test_scan_for_values_finds_every_encoding(tmp_path: Path) -> None:

@@ -258,8 +258,11 @@ def test_the_llm_stages_need_a_model_or_no_llm(tmp_path: Path) -> None:
         MineConfig(inputs=("x.jsonl",), out=str(tmp_path))
     with pytest.raises(ConfigError, match="--llm-signals"):
         MineConfig(inputs=("x.jsonl",), out=str(tmp_path), llm=False, llm_signals=True)
-    config = MineConfig(inputs=("x",), out="o", model="openai:m", model_args={"api_key": "sk-1", "base_url": "u"})
-    assert config.public_dict()["model_args"] == {"api_key": "<redacted>", "base_url": "u"}
+    config = MineConfig(inputs=("x",), out="o", model="openai:m",
+                        model_args={"extra_body": '{"api_key": "sk-1"}', "base_url": "http://u"})
+    assert config.public_dict()["model_args"] == {"extra_body": '{"api_key":"<redacted>"}', "base_url": "http://u"}
+    with pytest.raises(ConfigError, match="Did you mean 'base_url'"):
+        MineConfig(inputs=("x",), out="o", model="openai:m", model_args={"base-url": "http://u"})
 
 
 def test_no_llm_run_imports_no_model_layer_and_no_ray(tmp_path: Path) -> None:

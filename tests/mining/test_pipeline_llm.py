@@ -24,7 +24,7 @@ from uxbench.testing import LoopbackConfig, LoopbackServer
 
 def llm_config(log: Path, out: Path, base_url: str, **options: object) -> MineConfig:
     return MineConfig(inputs=(str(log),), out=str(out), model="openai:loopback", workers=1, llm_signals=True,
-                      model_args={"base_url": base_url, "api_key": "sk-not-a-real-key"},
+                      model_args={"base_url": base_url, "extra_headers": '{"api-key": "sk-not-a-real-key"}'},
                       sample_options={"target_bad": 5, "target_good": 5, "target_eval": 5, "target_recovery": 5},
                       **options)  # type: ignore[arg-type]
 

@@ -7,7 +7,8 @@ import email.utils
 import pytest
 
 from uxbench.errors import FatalModelError, ModelError, RateLimitError, TransientModelError
-from uxbench.models.providers._errors import error_for_status, parse_retry_after, scrub
+from uxbench.models.providers._errors import error_for_status, parse_retry_after
+from uxbench.redact import REDACTED, forget_secrets, remember_secret
 
 
 def test_retry_after_forms() -> None:
@@ -50,8 +51,13 @@ def test_status_mapping(status: int, kind: type[ModelError]) -> None:
         assert "$K" in str(err)
 
 
-def test_scrub_and_long_details() -> None:
-    assert scrub("key sk-abcdef in text", "sk-abcdef") == "key *** in text"
-    assert scrub("text", None) == "text"
+def test_remembered_secrets_are_scrubbed_from_details_and_long_details_cut() -> None:
+    remember_secret("sk-abcdef-errors")
+    try:
+        err = error_for_status(401, "echo: Authorization: Bearer sk-abcdef-errors", where="http://u:pw@srv",
+                               key_hint="k")
+    finally:
+        forget_secrets()
+    assert "sk-abcdef-errors" not in str(err) and REDACTED in str(err) and "pw@" not in str(err)
     err = error_for_status(400, "x" * 5000, where="srv", key_hint="k")
     assert len(str(err)) < 600

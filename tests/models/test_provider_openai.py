@@ -246,11 +246,18 @@ async def test_concurrent_calls_overlap_on_the_wire() -> None:
         assert srv.stats.max_in_flight > 8
 
 
-async def test_max_concurrency_caps_connections() -> None:
+def test_max_concurrency_is_not_a_provider_argument() -> None:
+    # One knob for concurrency: --concurrency (the runtime limiter), never a second one in the provider.
+    with pytest.raises(ConfigError, match="--concurrency"):
+        create_model_api("openai:m", {"api_key_env": NO_KEY_ENV, "max_concurrency": "4"})
+
+
+async def test_runtime_limiter_bounds_the_connections() -> None:
+    from uxbench.models.model import create_model
+
     with LoopbackServer(LoopbackConfig(latency_ms=20)) as srv:
-        args = {"base_url": srv.base_url, "api_key_env": NO_KEY_ENV, "max_concurrency": "4"}
-        model = create_model_api("openai:m", args)
-        assert model.default_max_concurrency == 4
+        model = create_model("openai:limited", {"base_url": srv.base_url, "api_key_env": NO_KEY_ENV},
+                             max_concurrency=4)
         await asyncio.gather(*[model.generate(user(f"q{i}"), GenerateConfig()) for i in range(24)])
         await model.aclose()
         assert srv.stats.requests == 24

@@ -26,7 +26,9 @@ def os_error_text(exc: OSError) -> str:
 
 def fail(message: str) -> NoReturn:
     """Print `error: message` on stderr and stop with `ERROR_EXIT`, without a traceback."""
-    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
+    from uxbench.redact import scrub
+
+    typer.secho(f"error: {scrub(message)}", fg=typer.colors.RED, err=True)  # no secret reaches the terminal
     raise typer.Exit(ERROR_EXIT)
 
 
@@ -70,12 +72,11 @@ app.add_typer(data_cmd.app, name="data", help="Check and describe data files bef
 app.add_typer(mine_cmd.app, name="mine", help="Mine chat logs for dissatisfaction signals and build test cases.")
 
 
-@app.command("providers", help="List the model providers and how to name a model.")
+@app.command("providers", help="List the model providers, how to name a model and each one's --model-arg values.")
 def providers() -> None:
-    from uxbench.models.registry import provider_names
+    from uxbench.models.registry import provider_help
 
-    for name in provider_names():
-        typer.echo(name)
+    typer.echo(provider_help())
 
 
 def main() -> None:

@@ -39,7 +39,7 @@ def run(
     workers: Annotated[int | None, typer.Option(min=1, help="Worker processes (local) or CPUs of a local Ray (default: all cores).")] = None,  # noqa: E501
     batch_size: Annotated[int, typer.Option(min=1, help="Conversations per batch (one checkpoint each).")] = 2000,
     seed: Annotated[int, typer.Option(help="Seed of the case sample.")] = 0,
-    fresh: Annotated[bool, typer.Option(help="Discard earlier work in OUT (the de-identification salt is kept).")] = False,  # noqa: E501
+    fresh: Annotated[bool, typer.Option(help="Discard earlier work in OUT (the de-identification key lives outside OUT and is kept).")] = False,  # noqa: E501
     cache_path: Annotated[Path | None, typer.Option(help="Response cache of the LLM stages (default OUT/work/responses.sqlite).")] = None,  # noqa: E501
     quiet: Annotated[bool, typer.Option(help="No progress lines.")] = False,
 ) -> None:

@@ -8,13 +8,15 @@ The same value (after normalisation: digits of a phone or card, lower-case e-mai
 placeholder everywhere in the conversation; placeholders restart in every conversation.
 
 The `ChangeRecord` of a session holds only the type, the position (turn, field, start and end in the
-original text), the placeholder and an HMAC-SHA256 of the normalised value keyed with the run salt, never
-the value itself, so the record cannot leak what it replaced and equal values can still be matched across
-conversations by whoever holds the salt.
+original text), the placeholder and an HMAC-SHA256 of the normalised value keyed with the de-identification
+key, never the value itself, so the record cannot leak what it replaced and equal values can still be
+matched across conversations and runs by whoever holds the key.
 
-Salt (`resolve_salt`): the environment variable ``UXBENCH_DEID_SALT`` when set; otherwise a random salt
-created once and kept in ``<workdir>/deid.salt`` (mode 0600), so a rerun over the same work directory gives
-the same hashes. Keep that file private and out of anything you share (it lets a holder test guesses).
+Key (`resolve_key`): the environment variable ``UXBENCH_DEID_SALT`` when set; otherwise a random key
+created once per user in ``$XDG_CONFIG_HOME/uxbench/deid.key`` (``~/.config/uxbench/deid.key``; mode 0600)
+and reused by every run, so resumed runs and joins across outputs see the same hashes. Never under the
+output directory: a phone number has few enough candidates that, with the key beside the hashes, anyone
+holding the output could enumerate them (docs/MINING.md says what the hashes do and do not protect).
 
 `scan_for_values` checks a set of files (JSON, JSON Lines, text, gzip, Parquet) for any original value;
 its hits name the file and the value's index, never the value.
@@ -28,6 +30,7 @@ import hmac
 import json
 import os
 import secrets
+import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -40,7 +43,10 @@ from uxbench.mining.deid_rules import PII_TYPES, PiiSpan, find_pii
 from uxbench.mining.types import Session, Turn
 
 SALT_ENV = "UXBENCH_DEID_SALT"
-SALT_FILE = "deid.salt"
+"""Environment variable holding the de-identification key (takes precedence over the key file)."""
+KEY_FILE = "deid.key"
+LEGACY_SALT_FILE = "deid.salt"
+"""Where uxbench up to 0.1 kept the key: inside ``OUT/work``, beside the hashes it keys."""
 _MIN_INT_DIGITS = 7  # shorter integers cannot be any of the detected types
 
 
@@ -60,7 +66,7 @@ class PiiChange(BaseModel):
     """Character offsets in the original text of the field."""
     placeholder: str
     value_hash: str
-    """HMAC-SHA256 (hex) of the normalised value, keyed with the run salt."""
+    """HMAC-SHA256 (hex) of the normalised value, keyed with the de-identification key."""
 
 
 class ChangeRecord(BaseModel):
@@ -170,33 +176,84 @@ def redact_text(text: str) -> str:
     return text
 
 
-def new_salt() -> bytes:
-    """A fresh random salt (32 bytes as hex text)."""
+def new_key() -> bytes:
+    """A fresh random key (32 bytes as hex text)."""
     return secrets.token_hex(32).encode("ascii")
 
 
-def resolve_salt(workdir: str | Path | None = None) -> bytes:
-    """``UXBENCH_DEID_SALT`` if set, else the salt kept in ``<workdir>/deid.salt`` (created on first use).
+def key_file() -> Path:
+    """The user's key file: ``$XDG_CONFIG_HOME/uxbench/deid.key``, else ``~/.config/uxbench/deid.key``."""
+    xdg = os.environ.get("XDG_CONFIG_HOME", "").strip()
+    root = Path(xdg).expanduser() if xdg else Path.home() / ".config"
+    return root / "uxbench" / KEY_FILE
 
-    Without a work directory and without the variable, a fresh salt is returned (hashes then differ between
-    runs).
-    """
+
+def resolve_key(out: str | Path | None = None) -> bytes:
+    """The de-identification key: ``UXBENCH_DEID_SALT`` if set, else the user's key file (created, mode
+    0600, on first use). With ``out`` (the output directory), refuse an output that holds an old in-output
+    key (hashes of two keys must not mix) and a key file that would itself lie under ``out``."""
+    if out is not None:
+        _refuse_legacy_key(Path(out))
     env = os.environ.get(SALT_ENV, "")
     if env:
         return env.encode("utf-8")
-    if workdir is None:
-        return new_salt()
-    path = Path(workdir) / SALT_FILE
-    if path.exists():
+    path = key_file()
+    if out is not None and _is_within(path, Path(out)):
+        raise ConfigError(
+            f"the de-identification key file {path} would lie inside the output directory {out}, where "
+            f"it would make the hashes reversible: set XDG_CONFIG_HOME or {SALT_ENV} to a place outside it")
+    return _read_or_create_key(path)
+
+
+def _refuse_legacy_key(out: Path) -> None:
+    legacy = out / "work" / LEGACY_SALT_FILE
+    if legacy.exists():
+        raise ConfigError(
+            f"{legacy} is the de-identification key of an older uxbench, which kept it inside the output, "
+            "where anyone holding the output could reverse the hashes of deid_changes.jsonl. Keys now live "
+            f"outside the output ({key_file()} or ${SALT_ENV}), and one output never mixes two keys. "
+            "Either start over with your key: rerun with --fresh (it deletes OUT/work, that file included); "
+            f'or keep the existing hashes: export {SALT_ENV}="$(cat {legacy})" for this and later runs, '
+            "then delete that file and rerun.")
+
+
+def _is_within(path: Path, directory: Path) -> bool:
+    try:
+        path.resolve().relative_to(directory.resolve())
+    except ValueError:
+        return False
+    return True
+
+
+def _read_or_create_key(path: Path) -> bytes:
+    try:
         stored = path.read_bytes().strip()
-        if stored:
-            return stored
-    path.parent.mkdir(parents=True, exist_ok=True)
-    salt = new_salt()
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(salt + b"\n")
-    return salt
+    except FileNotFoundError:
+        stored = b""
+    except OSError as exc:
+        raise ConfigError(f"cannot read the de-identification key {path}: {exc}") from None
+    if stored:
+        return stored
+    if path.exists():
+        raise ConfigError(f"the de-identification key file {path} is empty: delete it (a new key is then "
+                          f"made, and earlier hashes no longer match) or restore it")
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.tmp-")  # mode 0600
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(new_key() + b"\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            os.link(tmp, path)  # atomic create-if-absent: of two first runs, one key wins
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(tmp)
+    except OSError as exc:
+        raise ConfigError(f"cannot create the de-identification key {path}: {exc} "
+                          f"(set XDG_CONFIG_HOME or {SALT_ENV})") from None
+    return path.read_bytes().strip()
 
 
 class ScanHit(BaseModel):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from uxbench.data.schema import Message
 
@@ -100,6 +100,23 @@ class ModelOutput(BaseModel):
     """True when this output came from the response cache, not a fresh call."""
 
 
+class ProviderArgs(BaseModel):
+    """Base of each provider's `--model-arg` model: one field per argument (its docstring is the help
+    `uxbench providers` shows); an unknown name is an error. Values arrive as text and are converted by
+    pydantic; an empty value means the default, except for the fields named in `keep_blank`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    keep_blank: ClassVar[frozenset[str]] = frozenset()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _blank_is_default(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            return {k: v for k, v in data.items()
+                    if k in cls.keep_blank or not (isinstance(v, str) and not v.strip())}
+        return data
+
+
 class ModelAPI(ABC):
     """A provider. Subclasses set `provider` and register with `@register_provider`.
 
@@ -109,6 +126,8 @@ class ModelAPI(ABC):
     """
 
     provider: ClassVar[str]
+    args_model: ClassVar[type[ProviderArgs]] = ProviderArgs
+    """The provider's arguments (validated by `uxbench.models.registry.validate_provider_args`)."""
     default_max_concurrency: ClassVar[int] = 32
     """Upper bound on parallel calls unless the user sets one (a local in-process model uses 1-8)."""
 

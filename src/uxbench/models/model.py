@@ -23,6 +23,7 @@ from uxbench.data.schema import Message
 from uxbench.errors import ModelError, RateLimitError
 from uxbench.models.api import GenerateConfig, ModelAPI, ModelOutput
 from uxbench.models.registry import create_model_api
+from uxbench.redact import scrub, scrub_exception, scrub_model
 from uxbench.runtime.cache import ResponseCache, request_key
 from uxbench.runtime.cost import PriceTable, UsageTracker
 from uxbench.runtime.limiter import AdaptiveLimiter, shared_limiter
@@ -130,10 +131,12 @@ class Model:
         try:
             out = await call_with_retry(call, self.retry, limiter=self.limiter, on_retry=self._on_retry)
         except ModelError as err:
+            scrub_exception(err)  # an error page may echo the request's key or headers
             stats.errors += 1
             if isinstance(err, RateLimitError):
                 stats.rate_limited += 1  # the last attempt's; earlier ones are counted in _on_retry
             raise
+        out = scrub_model(out, urls=False)  # an echoing endpoint: no key reaches a record or the cache
         u = out.usage
         stats.record_call(u.input_tokens, u.output_tokens, u.reasoning_tokens, out.latency_s)
         if cache is not None and key is not None:
@@ -146,7 +149,7 @@ class Model:
             self._stats.rate_limited += 1
         log.info(
             "%s: attempt %d failed (%s); retrying in %.2f s (concurrency limit %d)",
-            self.spec, attempt, error, wait_s, self.limiter.current_limit,
+            self.spec, attempt, scrub(str(error)), wait_s, self.limiter.current_limit,
         )
 
     async def aclose(self) -> None:

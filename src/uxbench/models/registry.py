@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import difflib
 import importlib
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
 
 from uxbench.errors import ConfigError
-from uxbench.models.api import ModelAPI
+from uxbench.models.api import ModelAPI, ProviderArgs
 
 # name -> module that defines (and registers) the provider
 _PROVIDER_MODULES: dict[str, str] = {
@@ -63,15 +63,57 @@ def parse_model_spec(spec: str) -> tuple[str, str]:
     return provider, model
 
 
-def parse_model_args(pairs: list[str] | None) -> dict[str, str]:
-    """Turn `["key=value", ...]` into a dict, with a clear error for a malformed pair."""
+def parse_model_args(pairs: list[str] | None, *, option: str = "--model-arg") -> dict[str, str]:
+    """Turn `["key=value", ...]` into a dict, with a clear error for a malformed pair. Secret values are
+    remembered for scrubbing at once (`uxbench.redact`), before anything can print them."""
+    from uxbench.redact import remember_args, remember_secret, scrub
+
     out: dict[str, str] = {}
     for pair in pairs or []:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            raise ConfigError(f"--model-arg '{pair}' must be KEY=VALUE (for example base_url=http://localhost:8000/v1)")
+            remember_secret(pair)  # `-M sk-...` without a name: it may well be a key
+            raise ConfigError(
+                f"{option} '{scrub(pair)}' must be KEY=VALUE (for example base_url=http://localhost:8000/v1)"
+            )
         out[key.strip()] = value
+    remember_args(out)
     return out
+
+
+def provider_args_model(provider: str) -> type[ProviderArgs]:
+    """The pydantic model of a provider's arguments."""
+    return get_provider(provider).args_model
+
+
+def validate_provider_args(
+    provider: str, args: Mapping[str, Any] | None, *, option: str = "--model-arg"
+) -> ProviderArgs:
+    """Check model arguments before anything runs: unknown names ("did you mean"), bad values (naming the
+    argument). `provider` is a provider name or a full `PROVIDER:MODEL` spec; `option` is the command-line
+    option the arguments came from (`--model-arg`, `--judge-arg` ...), for the error message. Returns the
+    validated arguments (the provider's `args_model`)."""
+    from uxbench.models.providers._args import parse_provider_args
+
+    name = parse_model_spec(provider)[0] if ":" in provider else provider
+    return parse_provider_args(provider_args_model(name), args or {}, provider=name, option=option)
+
+
+def provider_help() -> str:
+    """Every provider with its arguments (name, type and default, help): `uxbench providers`."""
+    from uxbench.models.providers._args import describe_args
+
+    lines: list[str] = []
+    for name in provider_names():
+        cls = get_provider(name)
+        summary = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
+        lines.append(f"{name}:MODEL  {summary}".rstrip())
+        rows = describe_args(cls.args_model)
+        if not rows:
+            lines.append("    (no arguments)")
+        for arg, kind, doc in rows:
+            lines.append(f"    -M {arg}=  ({kind})  {doc}".rstrip())
+    return "\n".join(lines)
 
 
 def create_model_api(spec: str, args: dict[str, str] | None = None) -> ModelAPI:

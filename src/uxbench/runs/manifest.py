@@ -19,17 +19,12 @@ from typing import Any
 
 import orjson
 
-# Model args whose values must never be written anywhere.
-_SECRET_KEY = re.compile(r"(api[_-]?key|token|secret|password|authorization|auth)(?!_env)", re.IGNORECASE)
+from uxbench.redact import redact_args as redact_args  # re-exported: manifests write model args with it
+
 _PACKAGES = (
     "uxbench", "pydantic", "aiohttp", "numpy", "scipy", "torch", "transformers",
     "openai", "anthropic", "google-genai", "datasets",
 )
-
-
-def redact_args(args: dict[str, str]) -> dict[str, str]:
-    """Model args with secret values replaced; `api_key_env` (a variable *name*) is kept."""
-    return {k: ("<redacted>" if _SECRET_KEY.search(k) else v) for k, v in args.items()}
 
 
 def content_hash(obj: Any, length: int = 16) -> str:
@@ -42,6 +37,9 @@ def run_identity(
     *, task: str, task_config: dict[str, Any], template_hashes: dict[str, str],
     model_spec: str, model_args: dict[str, str], data_fingerprint: str,
 ) -> dict[str, Any]:
+    """The run's identity. Model args go through `redact_args`: a secret becomes a constant marker (a new
+    key finds the same run), while every argument that changes the answer (max_new_tokens, extra_body's
+    top_k ...) is kept verbatim, so changing it gives another run id."""
     return {
         "task": task,
         "task_config": task_config,

@@ -23,6 +23,7 @@ import orjson
 
 from uxbench.errors import UxbenchError
 from uxbench.fileio import atomic_write_bytes, atomic_write_lines, connect_sqlite
+from uxbench.redact import scrub_model
 from uxbench.runs.records import SampleRecord, ScoreRecord
 from uxbench.runtime.cache import enable_wal
 
@@ -31,6 +32,7 @@ SAMPLES_DB = "samples.sqlite"
 SAMPLES_JSONL = "samples.jsonl"
 SCORES_JSONL = "scores.jsonl"
 SUMMARY = "summary.json"
+_ID_FIELDS = ("sample_id", "case_id", "judge")  # hashes and ids: never scrubbed (a short secret could match)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (
@@ -115,6 +117,7 @@ class RunStore:
         """Store one finished sample and the case it ran on; committed before returning (autocommit, WAL).
 
         The case makes the run self-contained: re-scoring and viewers read it from here, not from the input."""
+        record = scrub_model(record, keep=_ID_FIELDS)  # no secret in play reaches the file (uxbench.redact)
         self._conn().execute(
             "INSERT OR REPLACE INTO records(sample_id, idx, status, body, case_json) VALUES (?, ?, ?, ?, ?)",
             (record.sample_id, record.index, record.status, record.__pydantic_serializer__.to_json(record),
@@ -149,6 +152,7 @@ class RunStore:
     # -- scores (Tasks 2/3) ----------------------------------------------------------------
     def put_score(self, score: ScoreRecord) -> None:
         """Store one judge's score of one sample; committed before returning."""
+        score = scrub_model(score, keep=_ID_FIELDS)
         self._conn().execute(
             "INSERT OR REPLACE INTO scores(sample_id, judge, idx, status, body) VALUES (?, ?, ?, ?, ?)",
             (score.sample_id, score.judge, score.index, score.status, score.__pydantic_serializer__.to_json(score)),

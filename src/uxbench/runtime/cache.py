@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 
 from uxbench.errors import UxbenchError
+from uxbench.fileio import connect_sqlite
 
 KEY_VERSION = 1
 """Bump when the key recipe changes, so old entries are simply never hit."""
@@ -89,14 +90,14 @@ class ResponseCache:
             raise CacheError(f"Cannot create the response cache directory {self.path.parent}: {exc}") from exc
         try:
             # isolation_level=None: autocommit, every INSERT is its own short transaction.
-            self._db: sqlite3.Connection | None = sqlite3.connect(
-                self.path, timeout=busy_timeout_s, isolation_level=None, check_same_thread=False
-            )
+            self._db: sqlite3.Connection | None = connect_sqlite(self.path, timeout=busy_timeout_s)
             enable_wal(self._db, busy_timeout_s)
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute(_SCHEMA)
         except sqlite3.DatabaseError as exc:
             raise self._wrap(exc, "open") from exc
+        except OSError as exc:
+            raise CacheError(f"Cannot open the response cache {self.path}: {exc}") from exc
 
     def _wrap(self, exc: sqlite3.Error, action: str) -> CacheError:
         text = str(exc)

@@ -12,9 +12,9 @@ from uxbench.mining.dedup import DedupConfig
 from uxbench.mining.logformat import FORMATS
 from uxbench.mining.prefilter import PrefilterConfig
 from uxbench.mining.signals import SignalConfig
+from uxbench.redact import redact_args
 
 Engine = Literal["local", "ray"]
-_SECRET_WORDS = ("key", "token", "secret", "password", "auth", "credential")
 
 
 def default_workers() -> int:
@@ -78,6 +78,10 @@ class MineConfig(BaseModel):
                 "the LLM stages need a model: pass --model PROVIDER:MODEL "
                 "(e.g. openai:gpt-4o-mini), or --no-llm to run only the deterministic stages"
             )
+        if self.uses_model and self.model:
+            from uxbench.models.registry import validate_provider_args
+
+            validate_provider_args(self.model, self.model_args)  # before any stage runs: typos, bad values
         return self
 
     @property
@@ -85,10 +89,12 @@ class MineConfig(BaseModel):
         return self.llm or self.llm_signals
 
     def public_dict(self) -> dict[str, Any]:
-        """The settings with secret-looking model arguments masked (for manifest.json)."""
+        """The settings with secrets redacted (`uxbench.redact.redact_args`), for manifest.json."""
         data = self.model_dump(mode="json")
-        data["model_args"] = {
-            k: "<redacted>" if any(w in k.lower() for w in _SECRET_WORDS) else v
-            for k, v in sorted(self.model_args.items())
-        }
+        data["model_args"] = redact_args(self.model_args)
         return data
+
+    def model_identity(self) -> dict[str, Any]:
+        """What of the model settings decides the LLM stages' answers (their checkpoint keys): every
+        argument that changes an answer, no secret (a new key keeps the checkpoints)."""
+        return {"model": self.model, "args": redact_args(self.model_args)}

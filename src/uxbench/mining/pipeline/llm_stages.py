@@ -50,11 +50,6 @@ def _dump(value: Any) -> str:
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode("utf-8")
 
 
-def _model_identity(config: MineConfig) -> dict[str, Any]:
-    public = config.public_dict()
-    return {"model": config.model, "args": {k: v for k, v in public["model_args"].items() if v != "<redacted>"}}
-
-
 def _batch_rows(s4: StageDir, s5: StageDir, batch: int) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = pq.read_table(
         s4.shard_path(batch), columns=["conversation_id", "session", "signals"]).to_pylist()
@@ -196,7 +191,7 @@ def _cases(config: MineConfig, out: Path, work: Path, s4: StageDir, s5: StageDir
 async def _run(config: MineConfig, work: Path, out: Path, n_batches: int, s4: StageDir, s5: StageDir,
                counts: dict[str, Any], say: Progress) -> tuple[dict[str, Path], dict[str, Any], StageDir | None,
                                                                 list[str]]:
-    identity = _model_identity(config)
+    identity = config.model_identity()
     cache = ResponseCache(config.cache_path or work / "responses.sqlite")
     model = create_model(config.model or "", config.model_args, cache=cache)
     new_counts: dict[str, Any] = {}

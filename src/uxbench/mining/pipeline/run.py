@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field
 from uxbench import __version__
 from uxbench.errors import ConfigError
 from uxbench.fileio import remove_stale_temps
-from uxbench.mining.deid import SALT_FILE, resolve_salt
+from uxbench.mining.deid import resolve_key
 from uxbench.mining.pipeline.config import MineConfig
 from uxbench.mining.pipeline.driver_stages import (
     bucket_count,
@@ -94,18 +94,13 @@ def bucket_tmpdir(out: Path) -> Path:
 
 def _clear_outputs(out: Path) -> None:
     work = out / "work"
-    salt = (work / SALT_FILE).read_bytes() if (work / SALT_FILE).exists() else None
-    shutil.rmtree(work, ignore_errors=True)
+    shutil.rmtree(work, ignore_errors=True)  # an old in-output key (deid.salt) goes too: see resolve_key
     for name in OUTPUT_NAMES:
         target = out / name
         if target.is_dir():
             shutil.rmtree(target)
         elif target.exists():
             target.unlink()
-    if salt is not None:  # keep the salt, so hashes stay comparable across fresh runs of one directory
-        work.mkdir(parents=True)
-        (work / SALT_FILE).write_bytes(salt)
-        (work / SALT_FILE).chmod(0o600)
 
 
 def _remove_llm_outputs(out: Path) -> None:
@@ -157,10 +152,10 @@ def run_pipeline(config: MineConfig, progress: Progress | None = None) -> MineRe
     work = out / "work"
     inputs = input_fingerprints(config.inputs)
     _check_inputs(out, inputs)
+    salt = resolve_key(out)  # the de-identification key: never under OUT
     work.mkdir(parents=True, exist_ok=True)
     remove_stale_temps(out)  # final outputs half-written by a killed run
     atomic_write_json(out / MANIFEST, _manifest(config, inputs, complete=False))
-    salt = resolve_salt(work)
     salt_id = hashlib.sha256(b"uxbench-salt-id\x00" + salt).hexdigest()[:16]
     n_buckets = bucket_count(inputs)
     common = {"version": PIPELINE_VERSION}

@@ -1,58 +1,128 @@
-"""Parsing of `--model-arg key=value` strings, with errors that name the argument."""
+"""Provider arguments (`--model-arg KEY=VALUE`): validated into each provider's pydantic model
+(`uxbench.models.api.ProviderArgs`), with errors that name the argument and a "did you mean" for an
+unknown name. The same function serves every option that configures a model (`--judge-arg` too): the
+caller passes its option name so the error says which option to fix."""
 
 from __future__ import annotations
 
-from typing import Any
+import difflib
+import types
+import typing
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, TypeVar
 
 import orjson
+from pydantic import AfterValidator, BeforeValidator, ValidationError
+from pydantic_core import PydanticUndefined
 
 from uxbench.errors import ConfigError
+from uxbench.models.api import ProviderArgs
+from uxbench.redact import REDACTED, remember_args, scrub
+
+A = TypeVar("A", bound=ProviderArgs)
+
+CONCURRENCY_HINT = (
+    "concurrency is one setting for the whole run: use --concurrency N (it bounds the parallel calls, "
+    "adapts to rate limits and does not change the answers)"
+)
+# Arguments that moved elsewhere: the error says where, instead of guessing a near name.
+_MOVED = {"max_concurrency": CONCURRENCY_HINT, "concurrency": CONCURRENCY_HINT}
+_SHOWN_CHARS = 60
 
 
-def number_arg(args: dict[str, str], name: str, default: float, *, positive: bool = True) -> float:
-    raw = args.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise ConfigError(f"--model-arg {name}={raw!r} is not a number") from None
-    if positive and value <= 0:
-        raise ConfigError(f"--model-arg {name} must be positive, got {raw}")
-    if not positive and value < 0:
-        raise ConfigError(f"--model-arg {name} must not be negative, got {raw}")
-    return value
-
-
-def int_arg(args: dict[str, str], name: str, default: int, *, positive: bool = True) -> int:
-    value = number_arg(args, name, float(default), positive=positive)
-    if value != int(value):
-        raise ConfigError(f"--model-arg {name} must be a whole number, got {args.get(name)}")
-    return int(value)
-
-
-def bool_arg(args: dict[str, str], name: str, default: bool) -> bool:
-    raw = args.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    value = raw.strip().lower()
-    if value in ("1", "true", "yes", "on"):
-        return True
-    if value in ("0", "false", "no", "off"):
-        return False
-    raise ConfigError(f"--model-arg {name}={raw!r} must be true or false")
-
-
-def json_object_arg(args: dict[str, str], name: str) -> dict[str, Any]:
-    raw = args.get(name)
-    if not raw:
-        return {}
-    try:
-        value = orjson.loads(raw)
-    except orjson.JSONDecodeError as err:
-        raise ConfigError(
-            f'--model-arg {name} must be a JSON object, e.g. {name}=\'{{"k": "v"}}\': {err}'
-        ) from None
+def _json_object(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            value = orjson.loads(value)
+        except orjson.JSONDecodeError as err:
+            raise ValueError(f'must be a JSON object, e.g. \'{{"k": "v"}}\' ({err})') from None
     if not isinstance(value, dict):
-        raise ConfigError(f"--model-arg {name} must be a JSON object, got {type(value).__name__}")
+        raise ValueError(f"must be a JSON object, got {type(value).__name__}")
     return value
+
+
+def _http_url(value: str) -> str:
+    value = value.strip().rstrip("/")
+    if not value.startswith(("http://", "https://")):
+        raise ValueError("must start with http:// or https://")
+    return value
+
+
+JsonObject = Annotated[dict[str, Any], BeforeValidator(_json_object)]
+"""A JSON object given as text (`extra_body='{"top_k": 20}'`)."""
+HttpUrl = Annotated[str, AfterValidator(_http_url)]
+"""An http(s) URL; a trailing slash is dropped."""
+
+
+def parse_provider_args(
+    model: type[A], args: Mapping[str, Any], *, provider: str, option: str = "--model-arg"
+) -> A:
+    """`args` validated into `model`; a ConfigError naming `option`, the argument and what to do otherwise.
+
+    Secret values among `args` are remembered for scrubbing first (`uxbench.redact.remember_args`), and no
+    error shows the value of an argument whose value could hold one."""
+    remember_args(args)
+    fields = list(model.model_fields)
+    for key in args:
+        if key not in model.model_fields:
+            raise ConfigError(unknown_arg_message(key, fields, provider=provider, option=option))
+    try:
+        return model.model_validate(dict(args))
+    except ValidationError as err:
+        problems = []
+        for item in err.errors():
+            name = str(item["loc"][0]) if item["loc"] else ""
+            message = str(item["msg"]).removeprefix("Value error, ")
+            shown = f"{name}={_shown(name, args.get(name))}" if name else "the arguments"
+            problems.append(f"{option} {shown}: {message[:1].lower()}{message[1:]}")
+        raise ConfigError(f"{'; '.join(problems)} (provider {provider}).") from None
+
+
+def unknown_arg_message(key: str, known: list[str], *, provider: str, option: str = "--model-arg") -> str:
+    if key in _MOVED:
+        return f"{option} {key} is not an argument of the {provider} provider: {_MOVED[key]}."
+    normal = {k.lower().replace("-", "_"): k for k in known}
+    close = [normal[key.lower().replace("-", "_")]] if key.lower().replace("-", "_") in normal else \
+        difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    hint = f" Did you mean '{close[0]}'?" if close else ""
+    listed = ", ".join(known) if known else "none"
+    return (f"Unknown {option} '{key}' for the {provider} provider.{hint} "
+            f"Its arguments: {listed} (`uxbench providers` describes them).")
+
+
+def _shown(name: str, value: Any) -> str:
+    if value is None:
+        return "''"
+    text = str(value)
+    if text.lstrip().startswith(("{", "[")):
+        return "<JSON>"  # may hold credentials under any name: never echoed
+    text = scrub(text)
+    if len(text) > _SHOWN_CHARS:
+        text = text[:_SHOWN_CHARS] + "..."
+    return repr(text) if text != REDACTED else text
+
+
+def describe_args(model: type[ProviderArgs]) -> list[tuple[str, str, str]]:
+    """(name, "type; default", help) of each argument, for `uxbench providers`."""
+    rows = []
+    for name, info in model.model_fields.items():
+        default = info.default
+        if default is PydanticUndefined and info.default_factory is not None:
+            default = info.default_factory()  # type: ignore[call-arg]
+        shown = "" if default in (None, {}, PydanticUndefined) else f"; default {default}"
+        rows.append((name, _type_name(info.annotation) + shown, " ".join((info.description or "").split())))
+    return rows
+
+
+def _type_name(annotation: Any) -> str:
+    origin = typing.get_origin(annotation)
+    if origin is Annotated:
+        return _type_name(typing.get_args(annotation)[0])
+    if origin is Literal:
+        return " | ".join(str(a) for a in typing.get_args(annotation))
+    if origin in (typing.Union, types.UnionType):
+        return " | ".join(_type_name(a) for a in typing.get_args(annotation) if a is not type(None))
+    if origin is dict or annotation is dict:
+        return "JSON object"
+    names = {int: "integer", float: "number", bool: "true | false", str: "text"}
+    return names.get(annotation, getattr(annotation, "__name__", str(annotation)))

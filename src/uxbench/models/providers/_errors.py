@@ -8,6 +8,7 @@ import time
 from collections.abc import Mapping
 
 from uxbench.errors import ContextLengthError, FatalModelError, ModelError, RateLimitError, TransientModelError
+from uxbench.redact import scrub
 
 # 503 and Anthropic's 529 mean "overloaded": back off like a rate limit, not like a crash.
 _OVERLOAD = frozenset({429, 503, 529})
@@ -58,13 +59,6 @@ def _header(headers: Mapping[str, str], name: str) -> str | None:
     return value
 
 
-def scrub(text: str, secret: str | None) -> str:
-    """Remove a secret (an API key) from text that may end up in an error message or a log."""
-    if secret and len(secret) >= 4:
-        return text.replace(secret, "***")
-    return text
-
-
 def short(text: str) -> str:
     text = " ".join(text.split())
     return text if len(text) <= _MAX_DETAIL else text[:_MAX_DETAIL] + "..."
@@ -81,9 +75,11 @@ def error_for_status(
     """Build the error for an HTTP failure.
 
     `where` names the endpoint (base URL and model), `key_hint` says how the key is configured
-    (e.g. "the API key in $OPENAI_API_KEY"), so a fatal error tells the user what to check.
+    (e.g. "the API key in $OPENAI_API_KEY"), so a fatal error tells the user what to check. Every secret
+    in play is scrubbed from the detail (an error page may echo the request's headers).
     """
-    detail = short(detail)
+    detail = short(scrub(detail))
+    where = scrub(where)
     suffix = f": {detail}" if detail else ""
     if status in _OVERLOAD:
         kind = "rate limited" if status == 429 else "overloaded"

@@ -8,7 +8,9 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import PositiveFloat, PositiveInt
 
 from uxbench.data.schema import Message
 from uxbench.errors import (
@@ -18,10 +20,11 @@ from uxbench.errors import (
     ModelTimeoutError,
     TransientModelError,
 )
-from uxbench.models.api import GenerateConfig, ModelAPI, ModelOutput, Usage
-from uxbench.models.providers._args import number_arg
-from uxbench.models.providers._errors import error_for_status, parse_retry_after, scrub
+from uxbench.models.api import GenerateConfig, ModelAPI, ModelOutput, ProviderArgs, Usage
+from uxbench.models.providers._args import HttpUrl, parse_provider_args
+from uxbench.models.providers._errors import error_for_status, parse_retry_after
 from uxbench.models.registry import register_provider
+from uxbench.redact import remember_secret, scrub, strip_userinfo
 
 DEFAULT_MAX_TOKENS = 1024
 
@@ -57,28 +60,46 @@ def parse_message(message: Any, latency: float, fallback_model: str) -> ModelOut
     )
 
 
+class AnthropicArgs(ProviderArgs):
+    api_key_env: str = "ANTHROPIC_API_KEY"
+    """Name of the environment variable that holds the API key."""
+    base_url: HttpUrl | None = None
+    """API URL (default $ANTHROPIC_BASE_URL, else Anthropic's)."""
+    timeout: PositiveFloat = 120.0
+    """Seconds per request."""
+    thinking_budget: Literal["adaptive"] | PositiveInt | None = None
+    """Extended thinking: a budget in tokens, or `adaptive`."""
+    max_tokens: PositiveInt = DEFAULT_MAX_TOKENS
+    """Output cap when the task sets none."""
+    reasoning_effort: str | None = None
+    """Effort level (output_config.effort) for models that take one."""
+
+
 @register_provider("anthropic")
 class AnthropicModel(ModelAPI):
-    """Model args: api_key_env (default ANTHROPIC_API_KEY), base_url, timeout (s), thinking_budget
-    (tokens, or `adaptive`), max_tokens (default when the config sets none)."""
+    """Anthropic Messages API (the `anthropic` extra)."""
+
+    args_model = AnthropicArgs
 
     def __init__(self, model_name: str, args: dict[str, str] | None = None) -> None:
         super().__init__(model_name, args)
-        a = self.args
-        self.api_key_env = a.get("api_key_env") or "ANTHROPIC_API_KEY"
-        self.base_url = (a.get("base_url") or os.environ.get("ANTHROPIC_BASE_URL") or "").rstrip("/") or None
-        self.timeout = number_arg(a, "timeout", 120.0)
-        self.default_max_tokens = int(number_arg(a, "max_tokens", DEFAULT_MAX_TOKENS))
-        budget = (a.get("thinking_budget") or "").strip()
+        p = self.params = parse_provider_args(AnthropicArgs, self.args, provider="anthropic")
+        self.api_key_env = p.api_key_env
+        remember_secret(os.environ.get(self.api_key_env))
+        env_url = strip_userinfo(os.environ.get("ANTHROPIC_BASE_URL", "").strip().rstrip("/"))
+        self.base_url = p.base_url or env_url or None
+        self.timeout = p.timeout
+        self.default_max_tokens = p.max_tokens
+        self.reasoning_effort = p.reasoning_effort or None
         self.thinking: dict[str, Any] | None = None
-        if budget == "adaptive":
+        if p.thinking_budget == "adaptive":
             self.thinking = {"type": "adaptive"}
-        elif budget:
-            self.thinking = {"type": "enabled", "budget_tokens": int(number_arg(a, "thinking_budget", 0))}
+        elif p.thinking_budget is not None:
+            self.thinking = {"type": "enabled", "budget_tokens": p.thinking_budget}
         self._client: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._key: str | None = None
-        self._where = f"Anthropic {self.base_url or 'API'} (model {model_name})"
+        self._where = f"Anthropic {scrub(self.base_url or 'API')} (model {model_name})"
 
     def cache_identity(self) -> dict[str, Any]:
         return {
@@ -87,7 +108,7 @@ class AnthropicModel(ModelAPI):
             "model": self.model_name,
             "thinking": self.thinking,
             "max_tokens": self.default_max_tokens,
-            "reasoning_effort": self.args.get("reasoning_effort"),
+            "reasoning_effort": self.reasoning_effort,
         }
 
     def _get_client(self) -> Any:
@@ -132,7 +153,7 @@ class AnthropicModel(ModelAPI):
             extra["top_p"] = config.top_p
         if config.stop:
             req["stop_sequences"] = list(config.stop)
-        effort = config.reasoning_effort or self.args.get("reasoning_effort")
+        effort = config.reasoning_effort or self.reasoning_effort
         if effort:
             req["output_config"] = {"effort": effort}
         extra.update(config.extra_body)
@@ -157,7 +178,7 @@ class AnthropicModel(ModelAPI):
         if isinstance(err, ModelError):
             return err
         if isinstance(err, anthropic.APIStatusError):
-            detail = scrub(str(getattr(err, "api_message", None) or err.message), self._key)
+            detail = str(getattr(err, "api_message", None) or err.message)
             headers = getattr(err.response, "headers", None)
             return error_for_status(
                 err.status_code,
@@ -171,9 +192,9 @@ class AnthropicModel(ModelAPI):
         if isinstance(err, anthropic.APIConnectionError):
             return TransientModelError(f"Connection to {self._where} failed (check the network and base_url)")
         if isinstance(err, anthropic.APIResponseValidationError):
-            return TransientModelError(f"{self._where} returned a malformed response: {err.message}")
+            return TransientModelError(f"{self._where} returned a malformed response: {scrub(err.message)}")
         if isinstance(err, anthropic.APIError):
-            return TransientModelError(f"{self._where} failed: {scrub(err.message, self._key)}")
+            return TransientModelError(f"{self._where} failed: {scrub(err.message)}")
         return err
 
     async def aclose(self) -> None:

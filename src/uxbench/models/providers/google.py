@@ -12,6 +12,8 @@ import os
 import time
 from typing import Any
 
+from pydantic import Field, PositiveFloat
+
 from uxbench.data.schema import Message
 from uxbench.errors import (
     FatalModelError,
@@ -20,10 +22,19 @@ from uxbench.errors import (
     ModelTimeoutError,
     TransientModelError,
 )
-from uxbench.models.api import GenerateConfig, ModelAPI, ModelOutput, TokenLogprobs, TopLogprob, Usage
-from uxbench.models.providers._args import int_arg, number_arg
-from uxbench.models.providers._errors import error_for_status, parse_retry_after, scrub
+from uxbench.models.api import (
+    GenerateConfig,
+    ModelAPI,
+    ModelOutput,
+    ProviderArgs,
+    TokenLogprobs,
+    TopLogprob,
+    Usage,
+)
+from uxbench.models.providers._args import HttpUrl, parse_provider_args
+from uxbench.models.providers._errors import error_for_status, parse_retry_after
 from uxbench.models.registry import register_provider
+from uxbench.redact import remember_secret, scrub
 
 _EFFORT_LEVELS = {"minimal": "MINIMAL", "low": "LOW", "medium": "MEDIUM", "high": "HIGH", "xhigh": "XHIGH"}
 
@@ -100,24 +111,42 @@ def _logprobs(result: Any, n_tokens: int) -> list[TokenLogprobs] | None:
     return out
 
 
+class GoogleArgs(ProviderArgs):
+    api_key_env: str | None = None
+    """Name of the environment variable that holds the API key (default GOOGLE_API_KEY, then
+    GEMINI_API_KEY)."""
+    base_url: HttpUrl | None = None
+    """API URL (default Google's)."""
+    timeout: PositiveFloat = 120.0
+    """Seconds per request."""
+    thinking_budget: int | None = Field(default=None, ge=-1)
+    """Thinking budget in tokens (-1: dynamic, 0: off); thoughts are returned as reasoning."""
+    reasoning_effort: str | None = None
+    """Thinking level (minimal, low, medium, high)."""
+
+
 @register_provider("google")
 class GoogleModel(ModelAPI):
-    """Model args: api_key_env (default GOOGLE_API_KEY, then GEMINI_API_KEY), base_url, timeout (s),
-    thinking_budget (tokens; thoughts are returned as reasoning)."""
+    """Google Gemini API (the `google` extra)."""
+
+    args_model = GoogleArgs
 
     def __init__(self, model_name: str, args: dict[str, str] | None = None) -> None:
         super().__init__(model_name, args)
-        a = self.args
-        self.api_key_env = a.get("api_key_env") or "GOOGLE_API_KEY"
-        self.base_url = (a.get("base_url") or "").rstrip("/") or None
-        self.timeout = number_arg(a, "timeout", 120.0)
-        self.thinking_budget = (
-            int_arg(a, "thinking_budget", -1, positive=False) if a.get("thinking_budget") else None
-        )
+        p = self.params = parse_provider_args(GoogleArgs, self.args, provider="google")
+        self._explicit_key_env = p.api_key_env is not None
+        self.api_key_env = p.api_key_env or "GOOGLE_API_KEY"
+        remember_secret(os.environ.get(self.api_key_env))
+        if not self._explicit_key_env:
+            remember_secret(os.environ.get("GEMINI_API_KEY"))
+        self.base_url = p.base_url
+        self.timeout = p.timeout
+        self.thinking_budget = p.thinking_budget
+        self.reasoning_effort = p.reasoning_effort or None
         self._client: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._key: str | None = None
-        self._where = f"Gemini {self.base_url or 'API'} (model {model_name})"
+        self._where = f"Gemini {scrub(self.base_url or 'API')} (model {model_name})"
 
     def cache_identity(self) -> dict[str, Any]:
         return {
@@ -125,7 +154,7 @@ class GoogleModel(ModelAPI):
             "base_url": self.base_url,
             "model": self.model_name,
             "thinking_budget": self.thinking_budget,
-            "reasoning_effort": self.args.get("reasoning_effort"),
+            "reasoning_effort": self.reasoning_effort,
         }
 
     def _get_client(self) -> Any:
@@ -138,7 +167,7 @@ class GoogleModel(ModelAPI):
         except ImportError:
             raise MissingDependencyError("google-genai", "google", "The google provider") from None
         key = os.environ.get(self.api_key_env)
-        if not key and "api_key_env" not in self.args:
+        if not key and not self._explicit_key_env:
             key = os.environ.get("GEMINI_API_KEY")
         if not key:
             raise FatalModelError(f"No Gemini API key: set the environment variable ${self.api_key_env}")
@@ -175,7 +204,7 @@ class GoogleModel(ModelAPI):
                 "thinking_budget": self.thinking_budget,
                 "include_thoughts": self.thinking_budget != 0,
             }
-        effort = config.reasoning_effort or self.args.get("reasoning_effort")
+        effort = config.reasoning_effort or self.reasoning_effort
         if effort:
             thinking["thinking_level"] = _EFFORT_LEVELS.get(effort.lower(), effort.upper())
             thinking.setdefault("include_thoughts", True)
@@ -208,7 +237,7 @@ class GoogleModel(ModelAPI):
         if isinstance(err, ModelError):
             return err
         if isinstance(err, errors.APIError):
-            detail = scrub(str(err.message or err.status or err), self._key)
+            detail = str(err.message or err.status or err)
             headers = getattr(getattr(err, "response", None), "headers", None)
             return error_for_status(
                 int(err.code or 500),
@@ -228,7 +257,7 @@ class GoogleModel(ModelAPI):
             )
         if isinstance(err, (json.JSONDecodeError, ValueError)):
             return TransientModelError(
-                f"{self._where} returned a malformed response: {scrub(str(err), self._key)}"
+                f"{self._where} returned a malformed response: {scrub(str(err))}"
             )
         return err
 

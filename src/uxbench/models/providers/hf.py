@@ -15,14 +15,17 @@ import concurrent.futures
 import hashlib
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
+
+from pydantic import PositiveInt
 
 from uxbench.data.schema import Message
 from uxbench.errors import ConfigError, FatalModelError, TransientModelError, UxbenchError
-from uxbench.models.api import GenerateConfig, ModelAPI, ModelOutput
+from uxbench.models.api import GenerateConfig, ModelAPI, ModelOutput, ProviderArgs
 from uxbench.models.providers import _hf_engine as engine
-from uxbench.models.providers._args import bool_arg, int_arg
+from uxbench.models.providers._args import parse_provider_args
 from uxbench.models.registry import register_provider
+from uxbench.redact import remember_secret
 
 # One thread runs every in-process model: two models computing at once on a few cores only thrash.
 _WORKER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="uxbench-hf")
@@ -81,27 +84,47 @@ class _Batcher:
                     fut.set_result(output)
 
 
+Dtype = Literal["auto", "float32", "fp32", "float16", "fp16", "bfloat16", "bf16"]
+assert set(get_args(Dtype)) == set(engine.DTYPES)  # one list of dtypes: the engine's
+# Read by huggingface_hub when allow_download is on: scrubbed like any other key.
+_HF_TOKEN_VARS = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN")
+
+
+class HFArgs(ProviderArgs):
+    device: str = "auto"
+    """cpu, cuda, cuda:N, mps or auto."""
+    dtype: Dtype | None = None
+    """Weights' dtype (default auto; float32 for a GGUF file)."""
+    max_batch_size: PositiveInt = 8
+    """Concurrent calls batched together (also the default concurrency)."""
+    max_new_tokens: PositiveInt = 512
+    """Output cap when the task sets none."""
+    chat_template: str | None = None
+    """A Jinja template (text or file), or `chatml`, for models without one."""
+    allow_download: bool = False
+    """Fetch weights from the Hugging Face Hub when not cached (ignored with HF_HUB_OFFLINE=1)."""
+
+
 @register_provider("hf")
 class HFModel(ModelAPI):
-    """Model args: device (cpu / cuda / auto), dtype (auto / float32 / bfloat16 / float16),
-    max_batch_size (8), max_new_tokens (default cap, 512), chat_template (a Jinja file or text,
-    or `chatml`), allow_download (false)."""
+    """In-process transformers models: hf:/path, hf:/path/model.gguf, hf:org/name, hf:embedded."""
 
+    args_model = HFArgs
     default_max_concurrency = 8
 
     def __init__(self, model_name: str, args: dict[str, str] | None = None) -> None:
         super().__init__(model_name, args)
-        a = self.args
+        p = self.params = parse_provider_args(HFArgs, self.args, provider="hf")
+        for var in _HF_TOKEN_VARS:
+            remember_secret(os.environ.get(var))
         self.source = engine.resolve_source(model_name)
-        self.device = (a.get("device") or "auto").strip().lower()
-        self.dtype = (a.get("dtype") or ("float32" if self.source.gguf_file else "auto")).strip().lower()
-        if self.dtype not in engine.DTYPES:
-            raise ConfigError(f"--model-arg dtype={self.dtype!r}: use one of {', '.join(engine.DTYPES)}")
-        self.max_batch_size = int_arg(a, "max_batch_size", 8)
-        self.max_new_tokens = int_arg(a, "max_new_tokens", 512)
+        self.device = p.device.strip().lower()
+        self.dtype = p.dtype or ("float32" if self.source.gguf_file else "auto")
+        self.max_batch_size = p.max_batch_size
+        self.max_new_tokens = p.max_new_tokens
         offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
-        self.allow_download = bool_arg(a, "allow_download", False) and not offline
-        self.template = _template_arg(a.get("chat_template"))
+        self.allow_download = p.allow_download and not offline
+        self.template = _template_arg(p.chat_template)
         vars(self)["default_max_concurrency"] = self.max_batch_size  # the batch is the unit of parallelism
         self.batch_sizes: list[int] = []
         """Size of every batch run so far (tests check that concurrent calls were batched)."""

@@ -9,55 +9,100 @@ and no validation of the raw body beyond the fields we read.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import os
 import time
-from typing import Any
+from typing import Any, Literal
 
 import aiohttp
 import orjson
+from pydantic import Field, PositiveFloat
 
 from uxbench.data.schema import Message
 from uxbench.errors import ConfigError, FatalModelError, ModelTimeoutError, TransientModelError
-from uxbench.models.api import GenerateConfig, ModelAPI, ModelOutput, TokenLogprobs, TopLogprob, Usage
-from uxbench.models.providers._args import int_arg, json_object_arg, number_arg
-from uxbench.models.providers._errors import error_for_status, parse_retry_after, scrub, short
+from uxbench.models.api import (
+    GenerateConfig,
+    ModelAPI,
+    ModelOutput,
+    ProviderArgs,
+    TokenLogprobs,
+    TopLogprob,
+    Usage,
+)
+from uxbench.models.providers._args import HttpUrl, JsonObject, parse_provider_args
+from uxbench.models.providers._errors import error_for_status, parse_retry_after, short
 from uxbench.models.providers._markers import split_think
 from uxbench.models.registry import register_provider
+from uxbench.redact import redact_json, remember_basic_auth, remember_secret, scrub, url_credentials
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
-_MAX_TOKENS_FIELDS = ("max_tokens", "max_completion_tokens")
+
+
+class OpenAIArgs(ProviderArgs):
+    base_url: HttpUrl | None = None
+    """Server URL (default $OPENAI_BASE_URL, else the OpenAI API). `http://user:password@host/v1` sends
+    them as basic auth (an error when the API key variable is set too: one Authorization per request)."""
+    api_key_env: str = "OPENAI_API_KEY"
+    """Name of the environment variable that holds the API key (a key is never an argument)."""
+    timeout: PositiveFloat = 120.0
+    """Seconds per request."""
+    reasoning_effort: str | None = None
+    """Reasoning effort of reasoning models (low, medium, high)."""
+    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
+    """Request field that carries the output cap (o-series models want max_completion_tokens)."""
+    extra_headers: JsonObject = Field(default_factory=dict)
+    """HTTP headers as a JSON object; their values are treated as secrets (never written)."""
+    extra_body: JsonObject = Field(default_factory=dict)
+    """Request fields as a JSON object (top_k, repetition_penalty ...); credential-named ones are never
+    written."""
 
 
 @register_provider("openai")
 class OpenAIModel(ModelAPI):
-    """Model args: base_url, api_key_env, timeout, max_concurrency, reasoning_effort,
-    max_tokens_field (max_tokens | max_completion_tokens), extra_headers (JSON), extra_body (JSON)."""
+    """Any OpenAI-compatible /chat/completions endpoint (OpenAI, vLLM, SGLang, Ollama, llama.cpp ...)."""
+
+    args_model = OpenAIArgs
 
     def __init__(self, model_name: str, args: dict[str, str] | None = None) -> None:
         super().__init__(model_name, args)
-        a = self.args
-        base = a.get("base_url") or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
-        self.base_url = base.rstrip("/")
-        if not self.base_url.startswith(("http://", "https://")):
-            raise ConfigError(f"base_url '{self.base_url}' must start with http:// or https://")
-        self._url = self.base_url + "/chat/completions"
-        self.api_key_env = a.get("api_key_env") or "OPENAI_API_KEY"
+        p = self.params = parse_provider_args(OpenAIArgs, self.args, provider="openai")
+        base = p.base_url or _env_base_url() or DEFAULT_BASE_URL
+        self.api_key_env = p.api_key_env
         self._key = os.environ.get(self.api_key_env) or None
-        self.timeout = number_arg(a, "timeout", 120.0)
-        self.max_tokens_field = a.get("max_tokens_field") or "max_tokens"
-        if self.max_tokens_field not in _MAX_TOKENS_FIELDS:
-            raise ConfigError(f"max_tokens_field must be one of {', '.join(_MAX_TOKENS_FIELDS)}")
-        self.reasoning_effort = a.get("reasoning_effort") or None
-        self._extra_body = json_object_arg(a, "extra_body")
-        self._conn_limit = int_arg(a, "max_concurrency", 0, positive=False)
-        if self._conn_limit:
-            # Instance value shadows the class default so the runtime limiter sees the user's choice.
-            vars(self)["default_max_concurrency"] = self._conn_limit
+        remember_secret(self._key)
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        headers.update({str(k): str(v) for k, v in json_object_arg(a, "extra_headers").items()})
+        extra_headers = {str(k): str(v) for k, v in p.extra_headers.items()}
+        header_auth = any(k.lower() == "authorization" for k in extra_headers)
+        headers.update(extra_headers)
+        creds = url_credentials(base)
+        if creds is not None:
+            base, user, password = creds
+            remember_basic_auth(user, password)
+            if self._key or header_auth:
+                other = f"${self.api_key_env} holds an API key" if self._key else "extra_headers sets Authorization"
+                raise ConfigError(
+                    f"base_url {base} carries a user name and password and {other}: a request carries one "
+                    "Authorization. Remove user:password@ from base_url"
+                    + (f", or run without the key (env -u {self.api_key_env} uxbench ...)." if self._key
+                       else ", or drop the Authorization header.")
+                )
+            basic = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+            headers["Authorization"] = f"Basic {basic}"
         if self._key:
+            if header_auth:
+                raise ConfigError(
+                    f"extra_headers sets Authorization and ${self.api_key_env} holds an API key: a request "
+                    f"carries one Authorization. Drop the header, or run without the key "
+                    f"(env -u {self.api_key_env} uxbench ...)."
+                )
             headers["Authorization"] = f"Bearer {self._key}"
+        self.base_url = base
+        self._url = self.base_url + "/chat/completions"
+        self.timeout = p.timeout
+        self.max_tokens_field = p.max_tokens_field
+        self.reasoning_effort = p.reasoning_effort or None
+        self._extra_body = p.extra_body
         self._headers = headers
         self._where = f"{self.base_url} (model {self.model_name})"
         self._key_hint = f"the API key in ${self.api_key_env}"
@@ -68,10 +113,10 @@ class OpenAIModel(ModelAPI):
         return f"openai:{self.base_url}:{self.model_name}"
 
     def cache_identity(self) -> dict[str, Any]:
-        # Everything from the model args that changes the answer (never the key or headers).
+        # Everything from the model args that changes the answer (never a key, header or URL password).
         return {
             "provider": "openai", "base_url": self.base_url, "model": self.model_name,
-            "reasoning_effort": self.reasoning_effort, "extra_body": self._extra_body,
+            "reasoning_effort": self.reasoning_effort, "extra_body": redact_json(self._extra_body),
         }
 
     def _get_session(self) -> aiohttp.ClientSession:
@@ -87,8 +132,8 @@ class OpenAIModel(ModelAPI):
                 # Left behind by an earlier event loop: its sockets cannot be awaited any more.
                 with contextlib.suppress(Exception):
                     session.connector._close()  # type: ignore[union-attr]
-            # limit=0: the runtime limiter bounds concurrency; a second cap here would only queue.
-            connector = aiohttp.TCPConnector(limit=self._conn_limit, keepalive_timeout=30)
+            # limit=0: the runtime limiter (--concurrency) bounds the calls; a second cap here would only queue.
+            connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=30)
             session = aiohttp.ClientSession(
                 connector=connector,
                 headers=self._headers,
@@ -148,7 +193,7 @@ class OpenAIModel(ModelAPI):
             ) from None
         except aiohttp.ClientError as err:
             raise TransientModelError(
-                f"Connection to {self._where} failed: {scrub(str(err), self._key) or type(err).__name__} "
+                f"Connection to {self._where} failed: {scrub(str(err)) or type(err).__name__} "
                 "(check that the server is running and base_url is right)"
             ) from None
         latency = time.perf_counter() - start
@@ -159,18 +204,18 @@ class OpenAIModel(ModelAPI):
             data = orjson.loads(raw)
             err = data.get("error") if isinstance(data, dict) else None
             if isinstance(err, dict) and err.get("message"):
-                return scrub(str(err["message"]), self._key)
+                return scrub(str(err["message"]))
             if isinstance(err, str):
-                return scrub(err, self._key)
+                return scrub(err)
         except orjson.JSONDecodeError:
             pass
-        return scrub(raw[:600].decode("utf-8", "replace"), self._key)
+        return scrub(raw[:600].decode("utf-8", "replace"))
 
     def parse_response(self, raw: bytes, config: GenerateConfig, latency: float) -> ModelOutput:
         try:
             data = orjson.loads(raw)
         except orjson.JSONDecodeError:
-            snippet = short(raw[:200].decode("utf-8", "replace"))
+            snippet = short(scrub(raw[:600].decode("utf-8", "replace")))
             raise TransientModelError(f"{self._where} returned a body that is not JSON: {snippet}") from None
         try:
             choices = data.get("choices")
@@ -233,3 +278,15 @@ def _logprobs(raw: Any, n_tokens: int) -> list[TokenLogprobs] | None:
         ]
         out.append(TokenLogprobs(token=str(entry["token"]), logprob=float(entry["logprob"]), top=top))
     return out
+
+
+def _env_base_url() -> str | None:
+    raw = os.environ.get("OPENAI_BASE_URL", "").strip()
+    if not raw:
+        return None
+    found = url_credentials(raw)
+    if found is not None:
+        remember_basic_auth(found[1], found[2])
+    if not raw.startswith(("http://", "https://")):
+        raise ConfigError(f"$OPENAI_BASE_URL '{scrub(raw)}' must start with http:// or https://")
+    return raw.rstrip("/")

@@ -18,7 +18,8 @@ from pydantic import ValidationError
 
 from uxbench.data.schema import Message
 from uxbench.errors import ConfigError, DataError, FatalModelError
-from uxbench.models.api import GenerateConfig, ModelAPI, ModelOutput, TokenLogprobs, Usage
+from uxbench.models.api import GenerateConfig, ModelAPI, ModelOutput, ProviderArgs, TokenLogprobs, Usage
+from uxbench.models.providers._args import parse_provider_args
 from uxbench.models.registry import register_provider
 
 
@@ -59,20 +60,29 @@ class _Answer:
         self.finish_reason = row.get("finish_reason") or "stop"
 
 
+class ReplayArgs(ProviderArgs):
+    keep_blank = frozenset({"default"})
+
+    default: str | None = None
+    """Answer for a prompt no row matches (default: that prompt fails)."""
+
+
 @register_provider("replay")
 class ReplayModel(ModelAPI):
-    """Model name: path of the JSONL file. Model arg: default (text when no row matches)."""
+    """Answers read from a JSONL file: replay:/path/answers.jsonl."""
 
+    args_model = ReplayArgs
     default_max_concurrency = 256
 
     def __init__(self, model_name: str, args: dict[str, str] | None = None) -> None:
         super().__init__(model_name, args)
+        self.params = parse_provider_args(ReplayArgs, self.args, provider="replay")
         self.path = Path(model_name).expanduser()
         if not self.path.is_file():
             raise ConfigError(f"Replay file '{self.path}' does not exist (replay:PATH names a JSONL file)")
         raw = self.path.read_bytes()
         self._digest = hashlib.sha256(raw).hexdigest()[:16]
-        self.default = self.args.get("default")
+        self.default = self.params.default
         self._by_hash: dict[str, _Answer] = {}
         self._matches: list[tuple[str, _Answer]] = []
         self._load(raw)

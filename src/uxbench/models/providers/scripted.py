@@ -20,11 +20,20 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import orjson
+from pydantic import NonNegativeFloat, NonNegativeInt
 
 from uxbench.data.schema import Message
 from uxbench.errors import ConfigError, FatalModelError, TransientModelError
-from uxbench.models.api import GenerateConfig, ModelAPI, ModelOutput, TokenLogprobs, TopLogprob, Usage
-from uxbench.models.providers._args import int_arg, number_arg
+from uxbench.models.api import (
+    GenerateConfig,
+    ModelAPI,
+    ModelOutput,
+    ProviderArgs,
+    TokenLogprobs,
+    TopLogprob,
+    Usage,
+)
+from uxbench.models.providers._args import parse_provider_args
 from uxbench.models.providers._markers import (
     GOLD_RE,
     SAY_RE,
@@ -72,22 +81,36 @@ def load_rules(path: Path) -> tuple[list[tuple[re.Pattern[str], str]], str | Non
     return rules, default if isinstance(default, str) else None
 
 
+class ScriptedArgs(ProviderArgs):
+    keep_blank = frozenset({"default", "reasoning"})
+
+    latency_ms: NonNegativeFloat = 0.0
+    """Delay of every answer."""
+    fail_first_n: NonNegativeInt = 0
+    """Fail the first n calls of each distinct prompt (a retryable error)."""
+    reasoning: str | None = None
+    """Fixed reasoning text returned with every answer."""
+    default: str | None = None
+    """Answer when the script has none for a prompt."""
+
+
 @register_provider("scripted")
 class ScriptedModel(ModelAPI):
-    """A fake model whose answers are fixed by its script (see module docstring)."""
+    """Deterministic fake models for tests and demos: always-good, always-bad, echo, oracle, file:PATH."""
 
+    args_model = ScriptedArgs
     default_max_concurrency = 256
     total_calls: ClassVar[int] = 0
     """Calls across all instances (tests use it to check that caching avoided a call)."""
 
     def __init__(self, model_name: str, args: dict[str, str] | None = None) -> None:
         super().__init__(model_name, args)
-        a = self.args
+        p = self.params = parse_provider_args(ScriptedArgs, self.args, provider="scripted")
         self.script = model_name.strip()
-        self.latency_s = number_arg(a, "latency_ms", 0.0, positive=False) / 1000.0
-        self.fail_first_n = int_arg(a, "fail_first_n", 0, positive=False)
-        self.reasoning = a.get("reasoning") or None
-        self.default: str | None = a.get("default")
+        self.latency_s = p.latency_ms / 1000.0
+        self.fail_first_n = p.fail_first_n
+        self.reasoning = p.reasoning or None
+        self.default: str | None = p.default
         self.rules: list[tuple[re.Pattern[str], str]] = []
         self._rules_digest: str | None = None
         if self.script.startswith("file:"):

@@ -1,0 +1,272 @@
+"""Keeping secrets out of everything uxbench writes or prints: one module for runs and mining alike.
+
+Two mechanisms, because neither is enough alone:
+
+1. **By structure** (`redact_args`, `redact_json`): what a manifest, run identity or checkpoint key records
+   of the model arguments. Inside JSON arguments (`extra_body`, ...) a value whose key looks like a
+   credential (`is_secret_key`) becomes `REDACTED`; every value of `extra_headers` does (headers carry
+   credentials under any name and never change the answer); user info (`user:password@`) is stripped from
+   every URL. An argument that changes the answer (`max_tokens`, `max_new_tokens`, `top_k`,
+   `stop_token_ids` ...) is never touched, so it always reaches the run identity: see `is_secret_key`.
+2. **By value** (`remember_secret`, `scrub`, `scrub_model`): the values of every secret in play (the API
+   key read from the environment, URL passwords, header values, credential-looking argument values) are
+   remembered by the process when a provider is configured, and replaced by `REDACTED` in any text that may
+   be stored or printed (error messages, model outputs, records, stderr), whatever the text is, e.g. an
+   endpoint that echoes `Authorization: Bearer <key>` in a plain-text error page.
+
+Values shorter than `MIN_SECRET_CHARS` (header values: `MIN_HEADER_CHARS`) are not scrubbed by value:
+they would match ordinary words. They are still redacted by structure.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import threading
+from collections.abc import Collection, Iterable, Mapping
+from typing import Any, TypeVar
+from urllib.parse import quote, quote_plus, unquote, urlsplit
+
+import orjson
+from pydantic import BaseModel
+
+REDACTED = "<redacted>"
+MIN_SECRET_CHARS = 4
+"""Shortest API key, password or credential-keyed value scrubbed by value."""
+MIN_HEADER_CHARS = 8
+"""Shortest value of a header with an ordinary name scrubbed by value (`X-Api-Key` values: MIN_SECRET_CHARS)."""
+HEADER_ARGS = frozenset({"extra_headers"})
+"""Model arguments holding HTTP headers: every value is treated as a secret."""
+
+M = TypeVar("M", bound=BaseModel)
+
+# -- which keys hold credentials ------------------------------------------------------------------------
+_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_SECRET_WORDS = frozenset({
+    "key", "apikey", "secret", "password", "passwd", "pwd", "passphrase", "authorization", "auth", "cookie",
+    "token", "bearer", "credential", "credentials", "signature", "privatekey",
+})
+# Words that make a name a count, limit or id list: `max_tokens`, `stop_token_ids`, `thinking_budget`,
+# `api_key_env` (the *name* of a variable). Such an argument changes the answer or names no secret.
+_NOT_SECRET_WORDS = frozenset({
+    "env", "tokens", "max", "min", "num", "limit", "budget", "count", "ids", "length", "size", "stop",
+    "eos", "bos", "pad", "special",
+})
+_SECRET_SUFFIXES = ("apikey", "token", "secret", "password", "passwd", "cookie")
+
+
+def key_words(name: str) -> list[str]:
+    """`X-Api-Key` -> [x, api, key]; `maxNewTokens` -> [max, new, tokens]."""
+    return [w.lower() for w in _WORDS.findall(name)]
+
+
+def is_secret_key(name: str) -> bool:
+    """True for a name that looks like it holds a credential: `api_key`, `api-key`, `X-Api-Key`, `apikey`,
+    `secret`, `client_secret`, `password`, `passwd`, `authorization`, `auth`, `cookie`, `token`,
+    `access_token`, `bearer`, `credentials` ... False for counts, limits and id lists (`max_tokens`,
+    `max_new_tokens`, `stop_token_ids`, `thinking_budget`), for `api_key_env` and for `top_k`."""
+    words = key_words(name)
+    if not words or any(w in _NOT_SECRET_WORDS for w in words):
+        return False
+    return any(w in _SECRET_WORDS or w.endswith(_SECRET_SUFFIXES) for w in words)
+
+
+# -- URLs ----------------------------------------------------------------------------------------------
+# Up to the last `@` before the path, like urlsplit: an unescaped `@` in a password is stripped too.
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^\s/?#\"'<>]*@")
+
+
+def strip_userinfo(text: str) -> str:
+    """`http://user:password@host/v1` -> `http://host/v1`, for every URL in `text`."""
+    return _USERINFO.sub(r"\1", text) if "@" in text else text
+
+
+def url_credentials(url: str) -> tuple[str, str, str] | None:
+    """(url without user info, user, password) when `url` carries user info, else None."""
+    try:
+        parts = urlsplit(url)
+        user, password = parts.username, parts.password
+    except ValueError:
+        return None
+    if user is None and password is None:
+        return None
+    return strip_userinfo(url), unquote(user or ""), unquote(password or "")
+
+
+# -- by structure --------------------------------------------------------------------------------------
+def redact_json(value: Any, *, all_values: bool = False) -> Any:
+    """A copy of JSON-like data with credential-keyed values (any depth) replaced by REDACTED and user info
+    stripped from URLs in strings. `all_values`: replace every leaf value (headers)."""
+    if isinstance(value, Mapping):
+        return {
+            str(k): REDACTED if is_secret_key(str(k)) else redact_json(v, all_values=all_values)
+            for k, v in value.items()
+        }
+    if isinstance(value, (list, tuple)):
+        return [redact_json(v, all_values=all_values) for v in value]
+    if all_values:
+        return REDACTED
+    if isinstance(value, str):
+        return strip_userinfo(value)
+    return value
+
+
+def _as_json(raw: str) -> Any | None:
+    text = raw.strip()
+    if not text.startswith(("{", "[")):
+        return None
+    try:
+        parsed = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    return parsed if isinstance(parsed, (dict, list)) else None
+
+
+def redact_args(args: Mapping[str, str]) -> dict[str, str]:
+    """Model arguments as they may be written (manifests) and hashed (run ids, mining checkpoint keys).
+
+    A credential-named argument becomes REDACTED (a constant: changing a key changes no id); a JSON value is
+    redacted inside (`redact_json`) and re-serialised canonically; `extra_headers` keeps its header names
+    only; URLs lose their user info. Every other argument is kept verbatim, so one that changes the answer
+    always changes the identity.
+    """
+    out: dict[str, str] = {}
+    for key, value in sorted(args.items()):
+        if is_secret_key(key):
+            out[key] = REDACTED
+            continue
+        text = str(value)
+        parsed = _as_json(text)
+        if parsed is not None:
+            redacted = redact_json(parsed, all_values=key in HEADER_ARGS)
+            out[key] = orjson.dumps(redacted, option=orjson.OPT_SORT_KEYS).decode("utf-8")
+        elif key in HEADER_ARGS:
+            out[key] = REDACTED  # not JSON: the provider rejects it, but it may still hold a key
+        else:
+            out[key] = strip_userinfo(text)
+    return out
+
+
+# -- by value ------------------------------------------------------------------------------------------
+class _Secrets:
+    """The values of the secrets this process has seen, in every form they may be written in."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.forms: tuple[str, ...] = ()
+
+    def add(self, forms: Iterable[str]) -> None:
+        with self._lock:
+            merged = set(self.forms) | {f for f in forms if f}
+            # Longest first, so a key is replaced whole before any secret that is a part of it.
+            self.forms = tuple(sorted(merged, key=lambda f: (-len(f), f)))
+
+    def clear(self) -> None:
+        with self._lock:
+            self.forms = ()
+
+
+_SECRETS = _Secrets()
+
+
+def _forms(value: str) -> set[str]:
+    """The value as written raw, URL-encoded and JSON-escaped (and \\u-escaped for non-ASCII)."""
+    return {value, quote(value, safe=""), quote_plus(value), orjson.dumps(value).decode("utf-8")[1:-1],
+            json.dumps(value)[1:-1]}
+
+
+def remember_secret(value: str | None, *, min_chars: int = MIN_SECRET_CHARS) -> None:
+    """Scrub `value` from every text passed to `scrub` from now on (for the life of the process)."""
+    if value and len(value.strip()) >= min_chars:
+        _SECRETS.add(_forms(value.strip()) | _forms(value))
+
+
+def remember_basic_auth(user: str, password: str) -> None:
+    """A URL's credentials: the password, and the `Authorization: Basic` form an echo would show."""
+    remember_secret(password or user)  # `https://TOKEN@host`: a lone user name is the credential
+    if not (user or password):
+        return
+    token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+    remember_secret(token)
+
+
+def remember_args(args: Mapping[str, Any]) -> None:
+    """Every secret value inside model arguments: credential-keyed values at any depth (JSON arguments
+    included), all `extra_headers` values, and URL passwords."""
+    for key, value in args.items():
+        _remember_value(str(key), value, header=str(key) in HEADER_ARGS)
+
+
+def _remember_value(key: str, value: Any, *, header: bool) -> None:
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            _remember_value(str(k), v, header=header)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            _remember_value(key, v, header=header)
+    elif isinstance(value, str) and (parsed := _as_json(value)) is not None:
+        _remember_value(key, parsed, header=header)
+    elif isinstance(value, (str, int, float)) and not isinstance(value, bool):
+        text = str(value)
+        if is_secret_key(key):
+            remember_secret(text)
+        elif header:
+            remember_secret(text, min_chars=MIN_HEADER_CHARS)
+        found = url_credentials(text) if "://" in text else None
+        if found is not None:
+            remember_basic_auth(found[1], found[2])
+
+
+def forget_secrets() -> None:
+    """Drop every remembered secret (tests)."""
+    _SECRETS.clear()
+
+
+def has_secret(text: str, *, urls: bool = True) -> bool:
+    """True when `text` holds a remembered secret (or, with `urls`, a URL with user info)."""
+    return any(form in text for form in _SECRETS.forms) or (
+        urls and "@" in text and _USERINFO.search(text) is not None)
+
+
+def scrub(text: str, *, urls: bool = True) -> str:
+    """`text` with every remembered secret replaced by REDACTED and (with `urls`) user info stripped from
+    URLs."""
+    if urls:
+        text = strip_userinfo(text)
+    for form in _SECRETS.forms:
+        if form in text:
+            text = text.replace(form, REDACTED)
+    return text
+
+
+def scrub_data(value: Any, *, urls: bool = True) -> Any:
+    """`scrub` applied to every string in JSON-like data (keys included)."""
+    if isinstance(value, str):
+        return scrub(value, urls=urls)
+    if isinstance(value, Mapping):
+        return {scrub_data(k, urls=urls): scrub_data(v, urls=urls) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [scrub_data(v, urls=urls) for v in value]
+    return value
+
+
+def scrub_model(model: M, *, keep: Collection[str] = (), urls: bool = True) -> M:
+    """`model` with every string field scrubbed (nested ones too), except the top-level fields in `keep`
+    (content hashes and ids, which a short secret could match by chance). Returns the same object when it
+    holds no secret, the common case. `urls=False` leaves user info in URLs alone: for a model's own
+    answer, where such a URL is text to judge, not a credential of ours."""
+    if not urls and not _SECRETS.forms:
+        return model
+    if not has_secret(model.model_dump_json(exclude=set(keep)), urls=urls):
+        return model
+    data = model.model_dump(mode="json")
+    cleaned = {k: (v if k in keep else scrub_data(v, urls=urls)) for k, v in data.items()}
+    return type(model).model_validate(cleaned)
+
+
+def scrub_exception(err: BaseException) -> BaseException:
+    """Scrub an exception's message in place (its `args`) and return it."""
+    if err.args and any(isinstance(a, str) and has_secret(a) for a in err.args):
+        err.args = tuple(scrub(a) if isinstance(a, str) else a for a in err.args)
+    return err

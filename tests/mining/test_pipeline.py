@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 from pipeline_support import PII_VALUES, log_rows, tree_bytes, write_log
 
-from uxbench.errors import ConfigError
+from uxbench.errors import ConfigError, DataError
 from uxbench.mining.deid import SALT_ENV, scan_for_values
 from uxbench.mining.logformat import parse_row
 from uxbench.mining.pipeline import MineConfig, MineResult, run_pipeline
@@ -304,7 +304,5 @@ def test_conversation_files_without_times_and_an_empty_log(tmp_path: Path, salte
 
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
-    nothing = mine(empty, tmp_path / "empty-out")
-    assert nothing.stage_counts["sessions"] == {} and nothing.stage_counts["dedup"] == {}
-    assert pq.read_table(tmp_path / "empty-out" / "signals.parquet").num_rows == 0
-    assert (tmp_path / "empty-out" / "gated.jsonl").read_text() == ""
+    with pytest.raises(DataError, match="no turns were read: the file holds no rows"):  # nothing read: an error
+        mine(empty, tmp_path / "empty-out")

@@ -33,6 +33,27 @@ async def score_run(
     """Score the run's selected generations with `judge`; returns the refreshed summary.
 
     `make_primary`: whether this judge becomes the run's primary judge (default: when the run has none)."""
+    from uxbench.dirlock import hold_dir_lock
+
+    RunStore.open_existing(run_dir)  # a clear error for a path that is not a run directory, before locking it
+    with hold_dir_lock(run_dir, command="uxbench score", what="run directory"):
+        return await _score_locked(run_dir, judge, summary_options=summary_options, make_primary=make_primary,
+                                   use_cache=use_cache, cache_path=cache_path, max_attempts=max_attempts,
+                                   timeout_s=timeout_s, progress=progress)
+
+
+async def _score_locked(
+    run_dir: Path,
+    judge: JudgeSpec,
+    *,
+    summary_options: SummaryOptions | None,
+    make_primary: bool | None,
+    use_cache: bool,
+    cache_path: Path | None,
+    max_attempts: int,
+    timeout_s: float | None,
+    progress: ProgressFn | None,
+) -> RunResult:
     from uxbench.models.model import create_model
     from uxbench.models.registry import parse_model_spec
     from uxbench.orchestrate.scoring_step import judge_role, judges_in_manifest, score_step

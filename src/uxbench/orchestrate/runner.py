@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from uxbench.dirlock import LOCK_FILE, hold_dir_lock
 from uxbench.errors import ConfigError, DataError
 from uxbench.fileio import remove_stale_temps
 from uxbench.orchestrate.pool import run_pool
@@ -48,12 +49,9 @@ def _sample_id(case_json: bytes, identity_hash: str) -> str:
 async def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResult:
     # Imported here so `uxbench --help` stays fast.
     from uxbench.data.loaders import load_cases
-    from uxbench.models.model import create_model
     from uxbench.models.registry import validate_provider_args
-    from uxbench.orchestrate.scoring_step import judge_role, judges_in_manifest, score_step
-    from uxbench.orchestrate.summary import run_summary
-    from uxbench.runtime.cache import ResponseCache, default_cache_path
-    from uxbench.runtime.retry import RetryPolicy
+    from uxbench.orchestrate.scoring_step import judge_role
+    from uxbench.orchestrate.strategy_step import classifier_role, require_recovery
     from uxbench.tasks.registry import create_task
 
     validate_provider_args(spec.model, spec.model_args)  # unknown or bad -M: an error before anything runs
@@ -67,7 +65,13 @@ async def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResul
             )
         validate_provider_args(spec.judge.model, spec.judge.args, option="--judge-arg")
         role = judge_role(spec.judge)
+    labeller = None
+    if spec.strategy_model is not None:
+        require_recovery(spec.task)
+        validate_provider_args(spec.strategy_model.model, spec.strategy_model.args, option="--strategy-arg")
+        labeller = classifier_role(spec.strategy_model)
     source = load_cases(spec.data, task=spec.task, split=spec.split, skip_invalid=spec.skip_invalid)  # type: ignore[arg-type]
+    source.require_nonempty()  # nothing read is an error that says why, before a run directory exists
 
     fingerprint = source.fingerprint()  # hashes the whole input: once
     identity = mf.run_identity(
@@ -77,6 +81,40 @@ async def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResul
     identity_hash = mf.content_hash(identity)
     run_id = f"{spec.task}-{mf.slug(spec.model)}-{identity_hash[:10]}"
     run_dir = spec.out if spec.out is not None else spec.runs_root / run_id
+    with hold_dir_lock(run_dir, command=f"uxbench run --task {spec.task}", what="run directory"):
+        prepared = _Prepared(task=task, role=role, labeller=labeller, source=source, identity=identity,
+                             identity_hash=identity_hash, run_id=run_id, run_dir=run_dir)
+        return await _execute_locked(spec, prepared, progress)
+
+
+@dataclass
+class _Prepared:
+    """What `execute` checked and computed before taking the run directory's lock."""
+
+    task: Any
+    role: Any
+    labeller: Any
+    source: Any
+    identity: dict[str, Any]
+    identity_hash: str
+    run_id: str
+    run_dir: Path
+
+
+async def _execute_locked(spec: RunSpec, prepared: _Prepared, progress: ProgressFn | None) -> RunResult:
+    """The run, with this process holding the run directory's lock (a second process gets a clear error)."""
+    from uxbench.models.model import create_model
+    from uxbench.orchestrate.scoring_step import judges_in_manifest, score_step
+    from uxbench.orchestrate.strategy_step import classifiers_in_manifest, strategy_step
+    from uxbench.orchestrate.summary import run_summary
+    from uxbench.runtime.cache import ResponseCache, default_cache_path
+    from uxbench.runtime.retry import RetryPolicy
+
+    task, role, labeller, source = prepared.task, prepared.role, prepared.labeller, prepared.source
+    identity, identity_hash, run_id, run_dir = (prepared.identity, prepared.identity_hash, prepared.run_id,
+                                                prepared.run_dir)
+
+    fingerprint = identity["data_fingerprint"]
     store = RunStore(run_dir)
     previous = _prepare_dir(store, identity, identity_hash, spec.fresh)
     if store.path.exists():
@@ -89,6 +127,9 @@ async def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResul
     judges = judges_in_manifest(previous or {})
     if role is not None:
         judges[role.key] = role.info
+    classifiers = classifiers_in_manifest(previous or {})
+    if labeller is not None:
+        classifiers[labeller.key] = labeller.info
     manifest: dict[str, Any] = {
         "run_id": run_id,
         "identity_hash": identity_hash,
@@ -99,6 +140,7 @@ async def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResul
         "model": {"spec": spec.model, "args": mf.redact_args(spec.model_args)},
         "judges": judges,
         "primary_judge": role.key if role is not None else (previous or {}).get("primary_judge"),
+        **({"strategy_classifiers": classifiers} if classifiers else {}),
         "data": {"source": spec.data or "demo", "description": source.description,
                  "fingerprint": fingerprint, "split": spec.split, "demo": source.is_demo},
         "options": {"limit": spec.limit, "concurrency": concurrency, "max_attempts": spec.max_attempts,
@@ -109,7 +151,7 @@ async def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResul
 
     emit = progress or (lambda _e: None)
     started = time.monotonic()
-    judge_model = None
+    judge_model = strategy_model = None
     try:
         selected, resumed = await _generate(store, task, model, source, spec, identity_hash, concurrency, emit)
         store.write_selection(selected)
@@ -120,6 +162,13 @@ async def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResul
             )
             await score_step(store, task, role, judge_model, selected=selected,
                              concurrency=judge_model.limiter.max_concurrency, progress=progress)
+        if labeller is not None:
+            strategy_model = create_model(
+                labeller.spec.model, labeller.spec.args, cache=cache, retry=retry,
+                max_concurrency=labeller.spec.concurrency or spec.concurrency,
+            )
+            await strategy_step(store, labeller, strategy_model, selected=selected,
+                                concurrency=strategy_model.limiter.max_concurrency, progress=progress)
     except (asyncio.CancelledError, KeyboardInterrupt, RunAborted):
         store.close()
         raise
@@ -127,13 +176,16 @@ async def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResul
         await model.aclose()
         if judge_model is not None:
             await judge_model.aclose()
+        if strategy_model is not None:
+            await strategy_model.aclose()
     elapsed = time.monotonic() - started
 
     summary = run_summary(store, task, manifest, spec.summary, selected=selected, extra={
         "skipped_rows": _skipped(source),
         "invocation": {
             "elapsed_s": round(elapsed, 3), "resumed_samples": resumed,
-            "usage": model.usage.to_dict() | (judge_model.usage.to_dict() if judge_model is not None else {}),
+            "usage": model.usage.to_dict() | (judge_model.usage.to_dict() if judge_model is not None else {})
+            | (strategy_model.usage.to_dict() if strategy_model is not None else {}),
             "concurrency": {"max": concurrency, "final": model.limiter.current_limit},
         },
     })
@@ -260,7 +312,7 @@ def _prepare_dir(
                 f"{store.path} holds a run with a different configuration (differs in: {', '.join(changed)}). "
                 "Choose another --out, or pass --fresh to discard it and start over."
             )
-    elif store.path.exists() and any(store.path.iterdir()):
+    elif store.path.exists() and any(p.name != LOCK_FILE for p in store.path.iterdir()):
         raise ConfigError(f"{store.path} exists and is not a uxbench run directory; choose another --out.")
     return existing
 

@@ -95,7 +95,8 @@ def test_audit_rules_and_model(mined_dir: Path) -> None:
         by_model = runner.invoke(app, ["mine", "audit", str(mined_dir), "--format", "json", "--model",
                                        "openai:loopback", "--model-arg", f"base_url={server.base_url}"])
     assert by_model.exit_code == 0, by_model.output
-    labelled = json.loads(by_model.output)
+    labelled = json.loads(by_model.stdout)  # progress goes to stderr
+    assert "audit: 2/2 replies" in by_model.stderr
     assert labelled["method"] == "model" and script.audits == 2 and labelled["model_fallbacks"] == 0
     assert {s["strategy"]: s["count"] for s in labelled["strategies"] if s["count"]} == {"apology": 1, "direct_fix": 1}
     md = runner.invoke(app, ["mine", "audit", str(mined_dir), "--format", "md"])

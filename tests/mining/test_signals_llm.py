@@ -24,6 +24,7 @@ from uxbench.mining.signals.llm_check import (
     parse_label,
     rule_label,
 )
+from uxbench.models.model import Model
 from uxbench.models.registry import create_model_api
 
 
@@ -105,9 +106,9 @@ async def test_scripted_model_through_classify_and_evaluate(tmp_path: Path) -> N
     rules, expected = _scripted_rules(rows)
     path = tmp_path / "rules.json"
     path.write_text(json.dumps(rules, ensure_ascii=False), encoding="utf-8")
-    model = create_model_api(f"scripted:file:{path}")
+    model = Model(create_model_api(f"scripted:file:{path}"), max_concurrency=4)
     pairs = [(r["prev_user"], r["assistant"], r["next_user"]) for r in rows]
-    verdicts = await classify_followups(pairs, model, concurrency=4)
+    verdicts = await classify_followups(pairs, model)
     assert [v.label for v in verdicts] == expected
     for i, v in enumerate(verdicts):
         assert v.attempts == (2 if i % 10 in (5, 7) else 1)
@@ -128,7 +129,7 @@ async def test_scripted_model_through_classify_and_evaluate(tmp_path: Path) -> N
 async def test_model_errors_are_recorded_as_failed(tmp_path: Path) -> None:
     path = tmp_path / "rules.json"
     path.write_text(json.dumps([{"pattern": "NEVER-MATCHES", "response": "{}"}]), encoding="utf-8")
-    model = create_model_api(f"scripted:file:{path}")  # no rule matches and no default: FatalModelError
+    model = Model(create_model_api(f"scripted:file:{path}"))  # no rule matches and no default: FatalModelError
     [verdict] = await classify_followups([("a", "b", "c")], model)
     assert verdict.label == "failed" and verdict.attempts == 1 and "No rule" in (verdict.error or "")
 
@@ -143,9 +144,9 @@ async def test_llm_path_over_loopback_http_measures_like_the_rules() -> None:
     from uxbench.testing import LoopbackConfig, LoopbackServer
 
     with LoopbackServer(LoopbackConfig(responder=_rules_responder)) as srv:
-        model = create_model_api("openai:loopback", {"base_url": srv.base_url})
+        model = Model(create_model_api("openai:loopback", {"base_url": srv.base_url}), max_concurrency=8)
         try:
-            result = await evaluate_llm(FOLLOWUPS_PATH, model, split="test", concurrency=8)
+            result = await evaluate_llm(FOLLOWUPS_PATH, model, split="test")
         finally:
             await model.aclose()
     rules = evaluate_rules(FOLLOWUPS_PATH, split="test", timing_path=None)["rule_labels"]

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
+    from uxbench.cli.mine_progress import StageBars
     from uxbench.mining.pipeline.audit import AuditReport
 
 app = typer.Typer(no_args_is_help=True)
@@ -41,6 +42,7 @@ def run(
     seed: Annotated[int, typer.Option(help="Seed of the case sample.")] = 0,
     fresh: Annotated[bool, typer.Option(help="Discard earlier work in OUT (the de-identification key lives outside OUT and is kept).")] = False,  # noqa: E501
     cache_path: Annotated[Path | None, typer.Option(help="Response cache of the LLM stages (default OUT/work/responses.sqlite).")] = None,  # noqa: E501
+    concurrency: Annotated[int | None, typer.Option(min=1, help="Most model calls at once (default: the provider's); adapts down on 429, timeouts and a server that queues.")] = None,  # noqa: E501
     quiet: Annotated[bool, typer.Option(help="No progress lines.")] = False,
 ) -> None:
     from uxbench.dirlock import check_output_dir, hold_dir_lock
@@ -59,7 +61,7 @@ def run(
         inputs=tuple(logs), out=str(out), format=format, skip_invalid=skip_invalid, engine=engine,  # type: ignore[arg-type]
         ray_address=ray_address, batch_size=batch_size, seed=seed, fresh=fresh, llm=not no_llm,
         llm_signals=llm_signals, model=model, cache_path=str(cache_path) if cache_path else None,
-        **options,  # type: ignore[arg-type]
+        concurrency=concurrency, **options,  # type: ignore[arg-type]
     )
     check_format(format)
     check_output_dir(out, "--out directory")
@@ -69,8 +71,9 @@ def run(
         if not quiet:
             typer.echo(line, err=True)
 
-    with hold_dir_lock(out, command=f"uxbench mine run --out {out}", what="--out directory"):
-        result = run_pipeline(config, progress=say)
+    with hold_dir_lock(out, command=f"uxbench mine run --out {out}", what="--out directory"), \
+            _stage_bars(quiet) as bars:
+        result = run_pipeline(config, progress=say, ticks=bars)
     counts = result.stage_counts
     signals = counts.get("signals", {})
     typer.echo(
@@ -165,6 +168,8 @@ def audit(
     model: Annotated[str | None, typer.Option("--model", "-m", help="Label the openings with this model instead of the rules.")] = None,  # noqa: E501
     model_arg: Annotated[list[str] | None, typer.Option("--model-arg", "-M", help="KEY=VALUE for the provider.")] = None,  # noqa: E501
     cache_path: Annotated[Path | None, typer.Option(help="Response cache (default DIR/work/responses.sqlite).")] = None,
+    concurrency: Annotated[int | None, typer.Option(min=1, help="Most model calls at once (default: the provider's); adapts down on 429, timeouts and a server that queues.")] = None,  # noqa: E501
+    quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
 ) -> None:
     from uxbench.mining.pipeline.audit import audit as rules_audit
     from uxbench.mining.pipeline.audit import audit_markdown
@@ -174,7 +179,8 @@ def audit(
     if model is None:
         result = rules_audit(directory)
     else:
-        result = asyncio.run(_model_audit(directory, model, model_arg, cache_path))
+        with _stage_bars(quiet) as bars:
+            result = asyncio.run(_model_audit(directory, model, model_arg, cache_path, concurrency, bars))
     if format == "json":
         typer.echo(json.dumps(result.model_dump(mode="json"), ensure_ascii=False, indent=2))
         return
@@ -193,17 +199,21 @@ def audit(
                                         "failed", "gave up", "unk"], rows)
 
 
-async def _model_audit(directory: Path, spec: str, model_arg: list[str] | None,
-                       cache_path: Path | None) -> AuditReport:
-    from uxbench.mining.pipeline.audit import audit_with_model
-    from uxbench.models.model import create_model
-    from uxbench.models.registry import parse_model_args
-    from uxbench.runtime.cache import ResponseCache
+def _stage_bars(quiet: bool) -> StageBars:
+    """Progress bars (stderr) for the stages that ask a model."""
+    from rich.console import Console
 
-    cache = ResponseCache(cache_path or directory / "work" / "responses.sqlite")
-    llm = create_model(spec, parse_model_args(model_arg), cache=cache)
-    try:
-        return await audit_with_model(directory, llm, spec=spec)
-    finally:
-        await llm.aclose()
-        cache.close()
+    from uxbench.cli.mine_progress import StageBars
+
+    return StageBars(Console(stderr=True), enabled=not quiet)
+
+
+async def _model_audit(directory: Path, spec: str, model_arg: list[str] | None, cache_path: Path | None,
+                       concurrency: int | None, bars: StageBars) -> AuditReport:
+    from uxbench.mining.llm import default_cache_path, open_model
+    from uxbench.mining.pipeline.audit import audit_with_model
+    from uxbench.models.registry import parse_model_args
+
+    cache = cache_path or default_cache_path(directory / "work")
+    async with open_model(spec, parse_model_args(model_arg), cache_path=cache, concurrency=concurrency) as llm:
+        return await audit_with_model(directory, llm, spec=spec, ticks=bars)

@@ -4,7 +4,6 @@ five axes (the code applies the keep rule), and a QA pass audits the survivors, 
 Prompts are files under `prompts/{en,zh}/`, written for this project.
 """
 
-from uxbench.mining.agents.calls import GenerateModel
 from uxbench.mining.agents.jsonout import extract_json, strip_reasoning
 from uxbench.mining.agents.models import (
     AXES,
@@ -29,7 +28,6 @@ __all__ = [
     "Candidate",
     "CandidateStatus",
     "CaseKind",
-    "GenerateModel",
     "SampleTask",
     "agents_for_session",
     "extract_json",

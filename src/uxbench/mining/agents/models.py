@@ -57,8 +57,6 @@ class AgentConfig(BaseModel):
     """Positive signals that make an assistant turn a good-case candidate."""
     require_dissatisfied: bool = True
     """A bad case must sit on a turn the signal stage marked dissatisfied (not on one weak signal)."""
-    concurrency: int = Field(default=8, ge=1)
-    """Sessions processed at once (the model's own limiter still caps the calls)."""
     max_raw_chars: int = Field(default=4000, ge=0)
     """Raw model outputs kept on candidates are cut to this length (0: not kept)."""
 

@@ -7,15 +7,15 @@ every candidate, kept or not, in input-session order, bad before good, by turn w
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 
-from uxbench.mining.agents.calls import GenerateModel
 from uxbench.mining.agents.models import AgentConfig, AgentReport, Candidate, CaseKind
 from uxbench.mining.agents.prompting import session_lang
 from uxbench.mining.agents.stages import Ctx, judge, keep_without_qa, mine, qa, target_turns
+from uxbench.mining.llm import Tick, map_bounded
 from uxbench.mining.records import MinedSession
 from uxbench.models.api import GenerateConfig
+from uxbench.models.model import Model
 
 
 async def _path(ctx: Ctx) -> list[Candidate]:
@@ -34,7 +34,7 @@ async def _path(ctx: Ctx) -> list[Candidate]:
 
 
 async def agents_for_session(
-    item: MinedSession, model: GenerateModel, config: AgentConfig, report: AgentReport | None = None
+    item: MinedSession, model: Model, config: AgentConfig, report: AgentReport | None = None
 ) -> list[Candidate]:
     """Every candidate of one session (empty for duplicates and sessions without target turns)."""
     report = report if report is not None else AgentReport()
@@ -57,22 +57,19 @@ async def agents_for_session(
 
 async def run_agents(
     items: Sequence[MinedSession],
-    model: GenerateModel,
+    model: Model,
     config: AgentConfig | None = None,
     *,
     report: AgentReport | None = None,
+    tick: Tick | None = None,
 ) -> list[Candidate]:
     """All candidates of the batch, kept or not, in a deterministic order (see the module docstring).
 
-    `config.concurrency` sessions run at once; the model's limiter still caps the calls. Pass `report` to
-    get call, retry and failure counts."""
+    As many sessions run at once as the model's concurrency ceiling allows; its adaptive limiter decides
+    how many calls are really in flight. Pass `report` to get call, retry and failure counts, and `tick`
+    to hear how many sessions are done."""
     cfg = config or AgentConfig()
     rep = report if report is not None else AgentReport()
-    gate = asyncio.Semaphore(cfg.concurrency)
-
-    async def one(item: MinedSession) -> list[Candidate]:
-        async with gate:
-            return await agents_for_session(item, model, cfg, rep)
-
-    results = await asyncio.gather(*(one(item) for item in items))
+    results = await map_bounded(items, lambda item: agents_for_session(item, model, cfg, rep),
+                                model.limiter.max_concurrency, tick)
     return [c for batch in results for c in batch]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from uxbench.data.schema import Message
 from uxbench.data.taxonomy import TaxonomyKind, map_failure_dimension, map_success_dimension
-from uxbench.mining.agents.calls import GenerateModel, ask
+from uxbench.mining.agents.calls import ask_agent
 from uxbench.mining.agents.models import BAD_SIGNALS, AgentConfig, AgentReport, Candidate, CaseKind
 from uxbench.mining.agents.prompting import Lang, render, taxonomy_list
 from uxbench.mining.agents.proposals import Proposal, is_good_turn, parse_proposals, query_block
@@ -28,6 +28,7 @@ from uxbench.mining.agents.reviews import (
 from uxbench.mining.records import MinedSession
 from uxbench.mining.signals.results import TurnSignals
 from uxbench.models.api import GenerateConfig
+from uxbench.models.model import Model
 
 _MARK = {"bad": "DISSATISFIED", "good": "LIKED"}
 _CONTEXT_MESSAGES = 4
@@ -41,7 +42,7 @@ class Ctx:
     item: MinedSession
     kind: CaseKind
     lang: Lang
-    model: GenerateModel
+    model: Model
     config: AgentConfig
     gen: GenerateConfig
     report: AgentReport
@@ -111,7 +112,7 @@ async def mine(ctx: Ctx, targets: list[TurnSignals]) -> list[Candidate]:
 
     stage = f"miner_{ctx.kind}"
     messages = [Message(role="system", content=system), Message(role="user", content=user)]
-    ex = await ask(ctx.model, messages, ctx.gen, parse, lang=ctx.lang, stage=stage, report=ctx.report)
+    ex = await ask_agent(ctx.model, messages, ctx.gen, parse, lang=ctx.lang, stage=stage, report=ctx.report)
     proposals = ex.values[-1] if ex.ok else None
     if proposals is None:
         first = targets[0]
@@ -147,7 +148,7 @@ async def judge(ctx: Ctx, cands: list[Candidate]) -> None:
     messages = [Message(role="system", content=render(ctx.lang, f"judge_{ctx.kind}")),
                 Message(role="user", content=user)]
     n = len(cands)
-    ex = await ask(ctx.model, messages, ctx.gen, lambda t: parse_scores(t, n), lang=ctx.lang,
+    ex = await ask_agent(ctx.model, messages, ctx.gen, lambda t: parse_scores(t, n), lang=ctx.lang,
                    stage=f"judge_{ctx.kind}", report=ctx.report)
     merged: dict[int, Scores] = {}
     for value in ex.values:
@@ -210,7 +211,7 @@ async def qa(ctx: Ctx, cands: list[Candidate]) -> None:
     messages = [Message(role="system", content=system),
                 Message(role="user", content=render(ctx.lang, "qa_user", cases=cases))]
     n = len(cands)
-    ex = await ask(ctx.model, messages, ctx.gen, lambda t: parse_reviews(t, n, mapper), lang=ctx.lang,
+    ex = await ask_agent(ctx.model, messages, ctx.gen, lambda t: parse_reviews(t, n, mapper), lang=ctx.lang,
                    stage=f"qa_{ctx.kind}", report=ctx.report)
     merged: dict[int, Review] = {}
     for value in ex.values:

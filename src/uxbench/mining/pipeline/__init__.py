@@ -1,5 +1,6 @@
 """The `uxbench mine` pipeline: raw chat logs -> de-identified sessions -> signals -> (LLM agents) ->
-test cases, as checkpointed stages that run in-process or on Ray. See `run` for the stage list."""
+test cases, as checkpointed stages that run in-process or on Ray. The stages are listed, in order, in
+`registry.STAGES`."""
 
 from uxbench.mining.pipeline.config import MineConfig
 from uxbench.mining.pipeline.run import STAGES, MineResult, run_pipeline

@@ -13,23 +13,30 @@ Nothing of the texts goes into the result.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Literal
 
 import orjson
 import pyarrow.parquet as pq
 from pydantic import BaseModel, Field
 
-from uxbench.errors import DataError, ModelError
+from uxbench.data.schema import Message
+from uxbench.errors import DataError
 from uxbench.metrics.proportions import wilson_ci
+from uxbench.mining.llm import Exchange, Tick, ask, map_bounded
+from uxbench.mining.pipeline import registry
+from uxbench.mining.pipeline.progress import StageProgress, StageTick
 from uxbench.mining.pipeline.store import StageDir, read_json
+from uxbench.models.api import GenerateConfig
 from uxbench.scoring.strategies import STRATEGIES, Strategy, classify_opening
 
-SIGNALS_STAGE = "04-signals"
+if TYPE_CHECKING:
+    from uxbench.models.model import Model
+
+SIGNALS_STAGE = registry.dirname(registry.get("signals"))
 OUTCOMES = ("recovered", "failed", "user_gave_up", "unknown")
 _MAX_TEXT = 600
 
@@ -70,10 +77,6 @@ class AuditReport(BaseModel):
     strategies: list[StrategyRow] = Field(default_factory=list)
     cues: dict[str, dict[str, int]] = Field(default_factory=dict)
     """Per strategy, how often each cue decided it (rules only; '(none)' for the fallback)."""
-
-
-class GenerateModel(Protocol):
-    async def generate(self, messages: list[Any], config: Any) -> Any: ...
 
 
 def collect(out_dir: str | Path) -> list[ComplaintReply]:
@@ -130,34 +133,25 @@ def parse_strategy(text: str) -> Strategy | None:
     return None
 
 
-async def _ask(item: ComplaintReply, model: GenerateModel) -> Strategy | None:
-    from uxbench.data.schema import Message
-    from uxbench.models.api import GenerateConfig
-
+async def _label(item: ComplaintReply, model: Model) -> Strategy | None:
     body = (f"User's complaint:\n<<<{item.complaint[:_MAX_TEXT]}>>>\n\n"
             f"Opening of the assistant's reply:\n<<<{(item.reply or '')[:_MAX_TEXT]}>>>")
-    for attempt in (1, 2):
-        messages = [Message(role="system", content=_SYSTEM),
-                    Message(role="user", content=(_RETRY if attempt > 1 else "") + body)]
-        try:
-            out = await model.generate(messages, GenerateConfig(temperature=0.0, max_tokens=40))
-        except ModelError:
-            return None
-        label = parse_strategy(out.text)
-        if label is not None:
-            return label
-    return None
+
+    def request(retry: bool) -> list[Message]:
+        return [Message(role="system", content=_SYSTEM), Message(role="user", content=(_RETRY if retry else "") + body)]
+
+    def parse(text: str) -> tuple[Strategy | None, list[str]]:
+        label = parse_strategy(text)
+        return label, [] if label is not None else ["no strategy name"]
+
+    ex: Exchange[Strategy] = await ask(model, request(False), GenerateConfig(temperature=0.0, max_tokens=40),
+                                       parse, lambda *_: request(True))
+    return ex.value  # None (the rules stand in) on an unreadable output or a model error
 
 
-async def label_with_model(items: list[ComplaintReply], model: GenerateModel,
-                           concurrency: int = 8) -> list[Strategy | None]:
-    gate = asyncio.Semaphore(max(1, concurrency))
-
-    async def one(item: ComplaintReply) -> Strategy | None:
-        async with gate:
-            return await _ask(item, model)
-
-    return list(await asyncio.gather(*(one(i) for i in items)))
+async def label_with_model(items: list[ComplaintReply], model: Model,
+                           tick: Tick | None = None) -> list[Strategy | None]:
+    return await map_bounded(items, lambda item: _label(item, model), model.limiter.max_concurrency, tick)
 
 
 def summarise(out_dir: str | Path, items: list[ComplaintReply], labels: list[Strategy | None] | None = None,
@@ -202,12 +196,19 @@ def audit(out_dir: str | Path) -> AuditReport:
     return summarise(out_dir, collect(out_dir))
 
 
-async def audit_with_model(out_dir: str | Path, model: GenerateModel, *, spec: str | None = None,
-                           concurrency: int = 8) -> AuditReport:
-    """The audit with each opening labelled by ``model`` (the rules stand in for unreadable outputs)."""
+async def audit_with_model(out_dir: str | Path, model: Model, *, spec: str | None = None,
+                           ticks: StageTick | None = None) -> AuditReport:
+    """The audit with each opening labelled by ``model`` (the rules stand in for unreadable outputs);
+    ``ticks`` hears how many replies are labelled."""
     items = collect(out_dir)
     answered = [i for i in items if i.reply is not None]
-    labels = await label_with_model(answered, model, concurrency)
+
+    def tick(done: int) -> None:
+        if ticks is not None:
+            ticks(StageProgress("audit", "replies", done, len(answered), model.limiter.current_limit))
+
+    tick(0)
+    labels = await label_with_model(answered, model, tick)
     return summarise(out_dir, items, labels, model=spec)
 
 

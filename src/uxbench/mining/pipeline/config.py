@@ -54,7 +54,9 @@ class MineConfig(BaseModel):
     model_args: dict[str, str] = Field(default_factory=dict)
     cache_path: str | None = None
     """Response cache of the LLM stages (default ``<out>/work/responses.sqlite``: reruns cost nothing)."""
-    llm_concurrency: int = Field(default=8, ge=1)
+    concurrency: int | None = Field(default=None, ge=1)
+    """Most model calls in flight (``--concurrency``; default: the provider's). The shared adaptive limiter
+    goes below it when the server rate-limits, times out or queues (see `uxbench.runtime.limiter`)."""
     signals: SignalConfig = Field(default_factory=SignalConfig)
     prefilter: PrefilterConfig = Field(default_factory=PrefilterConfig)
     dedup: DedupConfig = Field(default_factory=DedupConfig)

@@ -1,15 +1,16 @@
-"""Stages 06-08, the ones that ask a model (imported only when a model is used).
+"""The stages that ask a model (imported only when a model is used), and the final export.
 
-06-llm-signals (``--llm-signals``): the LLM follow-up check on every assistant turn that has a next user
+llm_signals (``--llm-signals``): the LLM follow-up check on every assistant turn that has a next user
 message, in conversations that are not near-duplicates; one shard of labels per batch.
-07-agents: miner, judge and QA (`uxbench.mining.agents.run_agents`) per batch of mined sessions; one
-JSON Lines shard of candidates per batch.
-08-cases: seeded stratified sample, export of the task files and the data card; cheap and
-deterministic, so it is redone on every run.
+agents: miner, judge and QA (`uxbench.mining.agents.run_agents`) per batch of mined sessions; one JSON
+Lines shard of candidates per batch.
+cases: seeded stratified sample, export of the task files and the data card; cheap and deterministic, so
+it is redone on every run.
 
-Model calls go through the project's model layer with a response cache (default
-``OUT/work/responses.sqlite``): a rerun after a kill replays the finished calls from the cache and makes
-only the missing ones, so a resumed run gives the same outputs.
+All of them share one model (`uxbench.mining.llm.open_model`): the runtime's adaptive limiter capped at
+``--concurrency``, retries, and a response cache (default ``OUT/work/responses.sqlite``), so a rerun after
+a kill replays the finished calls from the cache and makes only the missing ones. Each stage reports its
+progress (items done of the total, and the current concurrency) to the `StageTick` it is given.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,19 +31,20 @@ from uxbench.fileio import atomic_write_lines
 from uxbench.mining.agents import AgentConfig, AgentReport, Candidate, run_agents
 from uxbench.mining.datacard import write_data_card
 from uxbench.mining.export import export_cases
+from uxbench.mining.llm import Tick, default_cache_path, open_model
+from uxbench.mining.pipeline import registry
 from uxbench.mining.pipeline.config import MineConfig
 from uxbench.mining.pipeline.engine import commit_batch
 from uxbench.mining.pipeline.outputs import CANDIDATES, CASES_DIR, DATA_CARD, DATA_CARD_JSON
+from uxbench.mining.pipeline.progress import StageProgress, StageTick
+from uxbench.mining.pipeline.registry import RunContext, Stage
 from uxbench.mining.pipeline.stages import LLM_SIGNALS_SCHEMA, load_session, load_signals
-from uxbench.mining.pipeline.store import StageDir, stage_key, sum_counts
+from uxbench.mining.pipeline.store import StageDir, sum_counts
 from uxbench.mining.records import MinedSession
 from uxbench.mining.sample import SampleConfig, SampleReport, sample_cases
 from uxbench.mining.signals import SIGNAL_NAMES
 from uxbench.mining.signals.llm_check import FollowupPair, classify_followups
-from uxbench.models.model import Model, create_model
-from uxbench.runtime.cache import ResponseCache
-
-Progress = Callable[[str], None]
+from uxbench.models.model import Model
 
 
 def _dump(value: Any) -> str:
@@ -73,17 +74,56 @@ def _pairs(row: dict[str, Any]) -> list[tuple[int, FollowupPair]]:
     return out
 
 
-async def _llm_signals(stage: StageDir, s4: StageDir, s5: StageDir, n_batches: int, model: Model,
-                       concurrency: int) -> None:
-    for batch in stage.pending(n_batches):
-        keys: list[tuple[str, int]] = []
-        pairs: list[FollowupPair] = []
-        for row in _batch_rows(s4, s5, batch):
-            if row["duplicate_of"] is None:
-                for turn_index, pair in _pairs(row):
-                    keys.append((row["conversation_id"], turn_index))
-                    pairs.append(pair)
-        verdicts = await classify_followups(pairs, model, concurrency=concurrency)
+class _Counter:
+    """Turns a batch's per-item ticks into the stage's progress events (done over every pending batch)."""
+
+    def __init__(self, stage: StageDir, unit: str, total: int, model: Model, ticks: StageTick | None) -> None:
+        self.stage, self.unit, self.total, self.model, self.ticks = stage, unit, total, model, ticks
+        self.before = 0
+
+    def emit(self, done: int) -> None:
+        if self.ticks is not None:
+            self.ticks(StageProgress(self.stage.name, self.unit, done, self.total,
+                                     self.model.limiter.current_limit))
+
+    def batch(self) -> Tick:
+        before = self.before
+        return lambda n: self.emit(before + n)
+
+    def finish_batch(self, n: int) -> None:
+        self.before += n
+
+
+def _followups(rows: list[dict[str, Any]]) -> tuple[list[tuple[str, int]], list[FollowupPair]]:
+    keys: list[tuple[str, int]] = []
+    pairs: list[FollowupPair] = []
+    for row in rows:
+        if row["duplicate_of"] is None:
+            for turn_index, pair in _pairs(row):
+                keys.append((row["conversation_id"], turn_index))
+                pairs.append(pair)
+    return keys, pairs
+
+
+def _count_followups(s4: StageDir, s5: StageDir, batches: list[int]) -> int:
+    total = 0
+    for batch in batches:
+        signals = pq.read_table(s4.shard_path(batch), columns=["signals"]).column(0).to_pylist()
+        dups = pq.read_table(s5.shard_path(batch), columns=["duplicate_of"]).column(0).to_pylist()
+        total += sum(sum(ts["next_user_turn"] is not None for ts in orjson.loads(raw))
+                     for raw, dup in zip(signals, dups, strict=True) if dup is None)
+    return total
+
+
+async def run_llm_signals(ctx: RunContext, stage: StageDir, model: Model, ticks: StageTick | None) -> None:
+    s4, s5 = ctx.dirs["signals"], ctx.dirs["dedup"]
+    pending = stage.pending(ctx.n_batches)
+    counter = _Counter(stage, "follow-ups", _count_followups(s4, s5, pending), model, ticks)
+    counter.emit(0)
+    for batch in pending:
+        keys, pairs = _followups(_batch_rows(s4, s5, batch))
+        verdicts = await classify_followups(pairs, model, tick=counter.batch())
+        counter.finish_batch(len(pairs))
         table = pa.Table.from_pylist([
             {"batch": batch, "conversation_id": cid, "turn_index": turn, "llm_label": v.label,
              "counts": _dump({"checked": 1, f"label_{v.label}": 1})}
@@ -109,12 +149,25 @@ def _candidate_counts(cands: list[Candidate], report: AgentReport) -> dict[str, 
     return counts
 
 
-async def _agents(stage: StageDir, s4: StageDir, s5: StageDir, n_batches: int, model: Model,
-                  agent_config: AgentConfig) -> None:
-    for batch in stage.pending(n_batches):
+def agent_config(config: MineConfig) -> AgentConfig:
+    try:
+        return AgentConfig(**config.agent_options)
+    except ValueError as exc:
+        raise ConfigError(f"invalid agent settings: {exc}") from None
+
+
+async def run_agents_stage(ctx: RunContext, stage: StageDir, model: Model, ticks: StageTick | None) -> None:
+    s4, s5 = ctx.dirs["signals"], ctx.dirs["dedup"]
+    settings = agent_config(ctx.config)
+    pending = stage.pending(ctx.n_batches)
+    total = sum(pq.ParquetFile(s4.shard_path(b)).metadata.num_rows for b in pending)
+    counter = _Counter(stage, "sessions", total, model, ticks)
+    counter.emit(0)
+    for batch in pending:
         items = [_mined(row) for row in _batch_rows(s4, s5, batch)]
         report = AgentReport()
-        cands = await run_agents(items, model, agent_config, report=report)
+        cands = await run_agents(items, model, settings, report=report, tick=counter.batch())
+        counter.finish_batch(len(items))
         atomic_write_lines(stage.shard_path(batch), (c.model_dump_json().encode("utf-8") for c in cands))
         stage.mark_shard(batch, _candidate_counts(cands, report))
 
@@ -158,8 +211,10 @@ def _card_counts(counts: dict[str, Any], cands: list[Candidate], selected: list[
     }
 
 
-def _cases(config: MineConfig, out: Path, work: Path, s4: StageDir, s5: StageDir, s7: StageDir,
-           n_batches: int, counts: dict[str, Any]) -> tuple[dict[str, Path], dict[str, Any]]:
+def _cases(ctx: RunContext) -> dict[str, Path]:
+    config, out, work, n_batches = ctx.config, ctx.out, ctx.work, ctx.n_batches
+    s4, s5, s7 = ctx.dirs["signals"], ctx.dirs["dedup"], ctx.dirs["agents"]
+    counts = ctx.counts
     cands = _read_candidates(s7, n_batches)
     atomic_write_lines(out / CANDIDATES, (c.model_dump_json().encode("utf-8") for c in cands))
     try:
@@ -168,7 +223,7 @@ def _cases(config: MineConfig, out: Path, work: Path, s4: StageDir, s5: StageDir
         raise ConfigError(f"invalid sample settings: {exc}") from None
     report = SampleReport()
     selected = sample_cases(cands, sample_config, report=report)
-    staging = work / "08-cases"
+    staging = work / registry.dirname(registry.get("cases"))
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
     sessions = _sessions_for({c.conversation_id for c in selected}, s4, s5, n_batches)
@@ -183,56 +238,38 @@ def _cases(config: MineConfig, out: Path, work: Path, s4: StageDir, s5: StageDir
     for name in (DATA_CARD, DATA_CARD_JSON):
         os.replace(staging / name, out / name)
     shutil.rmtree(staging, ignore_errors=True)
-    outputs = {"candidates": out / CANDIDATES, "cases": out / CASES_DIR, "data_card": out / DATA_CARD}
     tasks = {task: n.selected for task, n in report.tasks.items()}
-    return outputs, {"selected": len(selected), **{f"selected_{t}": n for t, n in sorted(tasks.items())}}
+    counts["cases"] = {"selected": len(selected), **{f"selected_{t}": n for t, n in sorted(tasks.items())}}
+    ctx.say(f"{registry.dirname(registry.get('cases'))}: {len(selected)} cases selected")
+    return {"candidates": out / CANDIDATES, "cases": out / CASES_DIR, "data_card": out / DATA_CARD}
 
 
-async def _run(config: MineConfig, work: Path, out: Path, n_batches: int, s4: StageDir, s5: StageDir,
-               counts: dict[str, Any], say: Progress) -> tuple[dict[str, Path], dict[str, Any], StageDir | None,
-                                                                list[str]]:
-    identity = config.model_identity()
-    cache = ResponseCache(config.cache_path or work / "responses.sqlite")
-    model = create_model(config.model or "", config.model_args, cache=cache)
-    new_counts: dict[str, Any] = {}
+async def _run_model_stage(ctx: RunContext, stage: Stage, model: Model, ticks: StageTick | None) -> None:
+    found = registry.stage_dir(ctx, stage)
+    if found.prepare() or found.done():
+        ctx.resumed.append(found.name)
+    if found.done() is None:
+        assert isinstance(stage.run, str)
+        await globals()[stage.run](ctx, found, model, ticks)
+        found.finish(ctx.n_batches)
+    ctx.say(f"{found.name}: {ctx.n_batches} batches")
+    ctx.counts[stage.name] = sum_counts(found.shard_counts(b) for b in range(ctx.n_batches))
+
+
+async def _run(ctx: RunContext, ticks: StageTick | None) -> dict[str, Path]:
+    config = ctx.config
     outputs: dict[str, Path] = {}
-    resumed: list[str] = []
-    s6: StageDir | None = None
-    try:
-        if config.llm_signals:
-            s6 = StageDir(work, "06-llm-signals", stage_key("06-llm-signals", identity, s5.key))
-            if s6.prepare() or s6.done():
-                resumed.append(s6.name)
-            if s6.done() is None:
-                await _llm_signals(s6, s4, s5, n_batches, model, config.llm_concurrency)
-                s6.finish(n_batches)
-            say(f"{s6.name}: {n_batches} batches")
-            new_counts["llm_signals"] = sum_counts(s6.shard_counts(b) for b in range(n_batches))
-        if config.llm:
-            try:
-                agent_config = AgentConfig(**config.agent_options)
-            except ValueError as exc:
-                raise ConfigError(f"invalid agent settings: {exc}") from None
-            s7 = StageDir(work, "07-agents", stage_key(
-                "07-agents", {**identity, "agents": agent_config.model_dump(mode="json")}, s5.key), ext="jsonl")
-            if s7.prepare() or s7.done():
-                resumed.append(s7.name)
-            if s7.done() is None:
-                await _agents(s7, s4, s5, n_batches, model, agent_config)
-                s7.finish(n_batches)
-            say(f"{s7.name}: {n_batches} batches")
-            new_counts["agents"] = sum_counts(s7.shard_counts(b) for b in range(n_batches))
-            outputs, new_counts["cases"] = _cases(config, out, work, s4, s5, s7, n_batches,
-                                                  {**counts, **new_counts})
-            say(f"08-cases: {new_counts['cases']['selected']} cases selected")
-    finally:
-        await model.aclose()
-        cache.close()
-    return outputs, new_counts, s6, resumed
+    cache = Path(config.cache_path) if config.cache_path else default_cache_path(ctx.work)
+    async with open_model(config.model or "", config.model_args, cache_path=cache,
+                          concurrency=config.concurrency) as model:
+        for stage in registry.STAGES:
+            if stage.kind == "model" and stage.enabled(config):
+                await _run_model_stage(ctx, stage, model, ticks)
+            elif stage.kind == "final" and stage.enabled(config):
+                outputs.update(_cases(ctx))
+    return outputs
 
 
-def run_llm_stages(config: MineConfig, work: Path, out: Path, n_batches: int, s4: StageDir, s5: StageDir,
-                   counts: dict[str, Any], say: Progress) -> tuple[dict[str, Path], dict[str, Any],
-                                                                   StageDir | None, list[str]]:
-    """Stages 06-08 in one event loop; returns (outputs, counts, the 06 stage or None, resumed stages)."""
-    return asyncio.run(_run(config, work, out, n_batches, s4, s5, counts, say))
+def run_model_stages(ctx: RunContext, ticks: StageTick | None = None) -> dict[str, Path]:
+    """The model stages and the export, in one event loop; returns the output files written."""
+    return asyncio.run(_run(ctx, ticks))

@@ -11,16 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from uxbench.errors import DataError
 from uxbench.mining.signals.config import DEFAULT_CONFIG, SignalConfig
 from uxbench.mining.signals.followup import FOLLOWUP_LABELS, Followup, analyse_followup
-from uxbench.mining.signals.llm_check import FollowupPair, GenerateModel, classify_followups
+from uxbench.mining.signals.llm_check import FollowupPair, classify_followups
 from uxbench.mining.signals.similarity import SimilarityMethod
 from uxbench.mining.signals.timing import skim_from_gap
+
+if TYPE_CHECKING:
+    from uxbench.models.model import Model
 
 SETS_DIR = Path(__file__).resolve().parent.parent / "signal_sets"
 FOLLOWUPS_PATH = SETS_DIR / "followups.jsonl"
@@ -168,16 +171,15 @@ def evaluate_rules(
 
 async def evaluate_llm(
     path: Path | str,
-    model: GenerateModel,
+    model: Model,
     *,
     split: str | None = None,
-    concurrency: int = 8,
 ) -> dict[str, Any]:
     """Label-level metrics of the LLM follow-up check on a labelled set, with the failed count."""
     rows = load_followups(path, split)
     pairs = [FollowupPair(prev_user=r["prev_user"], assistant=r["assistant"], next_user=r["next_user"])
              for r in rows]
-    verdicts = await classify_followups(pairs, model, concurrency=concurrency)
+    verdicts = await classify_followups(pairs, model)
     result = label_metrics([r["label"] for r in rows], [v.label for v in verdicts])
     result["failed"] = sum(v.label == "failed" for v in verdicts)
     result["retried"] = sum(v.attempts > 1 for v in verdicts)

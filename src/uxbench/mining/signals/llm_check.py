@@ -2,33 +2,30 @@
 
 String rules cannot always tell a rephrase from a continuation; a model reads the three messages and
 answers one label of `FOLLOWUP_LABELS` as strict JSON. An output that cannot be read is asked for once
-more (the request repeated with a reminder in front); a second unreadable output, or a model error, is
-recorded as `failed`, never guessed. The prompt is in Chinese when the conversation is mostly Chinese.
+more (`uxbench.mining.llm.ask`; the request repeated with a reminder in front); a second unreadable output,
+or a model error, is recorded as `failed`, never guessed. The prompt is in Chinese when the conversation
+is mostly Chinese.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from collections.abc import Sequence
-from typing import Literal, Protocol
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from uxbench.data.schema import Message
-from uxbench.errors import ModelError
+from uxbench.mining.llm import Tick, ask, map_bounded
 from uxbench.mining.signals.followup import FOLLOWUP_LABELS, FollowupLabel, rule_label
 from uxbench.mining.signals.similarity import cjk_share
-from uxbench.models.api import GenerateConfig, ModelOutput
+from uxbench.models.api import GenerateConfig
+from uxbench.models.model import Model
 
 __all__ = [
-    "FollowupPair", "FollowupVerdict", "GenerateModel", "classify_followups", "parse_label", "rule_label",
+    "FollowupPair", "FollowupVerdict", "classify_followups", "parse_label", "rule_label",
 ]
-
-
-class GenerateModel(Protocol):
-    async def generate(self, messages: list[Message], config: GenerateConfig) -> ModelOutput: ...
 
 
 class FollowupPair(BaseModel):
@@ -134,37 +131,36 @@ def parse_label(text: str) -> tuple[FollowupLabel, str | None] | None:
     return None
 
 
-async def classify_followup(pair: FollowupPair, model: GenerateModel,
+async def classify_followup(pair: FollowupPair, model: Model,
                             config: GenerateConfig | None = None) -> FollowupVerdict:
-    """One follow-up: up to two attempts, then `failed`."""
+    """One follow-up: up to two attempts (the second repeats the request with a reminder), then `failed`."""
     cfg = config or GenerateConfig(temperature=0.0, max_tokens=120)
-    raw: list[str] = []
-    for attempt in (1, 2):
-        try:
-            out = await model.generate(build_messages(pair, retry=attempt > 1), cfg)
-        except ModelError as err:
-            return FollowupVerdict(label="failed", attempts=attempt, raw=raw, error=str(err))
-        raw.append(out.text)
-        parsed = parse_label(out.text)
-        if parsed is not None:
-            return FollowupVerdict(label=parsed[0], reason=parsed[1], attempts=attempt, raw=raw)
-    return FollowupVerdict(label="failed", attempts=2, raw=raw, error="no readable label in two attempts")
+
+    def parse(text: str) -> tuple[tuple[FollowupLabel, str | None] | None, list[str]]:
+        parsed = parse_label(text)
+        return parsed, [] if parsed is not None else ["no readable label"]
+
+    ex = await ask(model, build_messages(pair), cfg, parse, lambda *_: build_messages(pair, retry=True))
+    if ex.value is not None:
+        label, reason = ex.value
+        return FollowupVerdict(label=label, reason=reason, attempts=ex.attempts, raw=ex.raws)
+    error = ex.error.removeprefix("model error: ") if ex.error else "no readable label in two attempts"
+    return FollowupVerdict(label="failed", attempts=ex.attempts, raw=ex.raws, error=error)
 
 
 async def classify_followups(
     pairs: Sequence[FollowupPair | tuple[str | None, str, str]],
-    model: GenerateModel,
+    model: Model,
     *,
     config: GenerateConfig | None = None,
-    concurrency: int = 8,
+    tick: Tick | None = None,
 ) -> list[FollowupVerdict]:
-    """Label each (previous user message, reply, next user message), in input order."""
-    gate = asyncio.Semaphore(max(1, concurrency))
+    """Label each (previous user message, reply, next user message), in input order. As many at once
+    as the model's concurrency ceiling; its adaptive limiter decides how many calls are in flight."""
 
     async def one(item: FollowupPair | tuple[str | None, str, str]) -> FollowupVerdict:
         pair = item if isinstance(item, FollowupPair) else FollowupPair(
             prev_user=item[0], assistant=item[1], next_user=item[2])
-        async with gate:
-            return await classify_followup(pair, model, config)
+        return await classify_followup(pair, model, config)
 
-    return list(await asyncio.gather(*(one(p) for p in pairs)))
+    return await map_bounded(pairs, one, model.limiter.max_concurrency, tick)

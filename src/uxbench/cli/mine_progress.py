@@ -1,0 +1,85 @@
+"""Progress of the mining stages that ask a model: done/total, elapsed, ETA and the concurrency the limiter
+settled on, on stderr. A terminal gets a rich progress bar per stage; a log file or pipe gets a plain line
+at every tenth of the stage (and at least once a minute), with the same figures."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress, TaskID
+
+    from uxbench.mining.pipeline.progress import StageProgress
+
+
+class StageBars:
+    """A `StageTick` that draws a rich progress bar per stage. Use as a context manager."""
+
+    def __init__(self, console: Console, *, enabled: bool = True) -> None:
+        self.console = console
+        self.enabled = enabled
+        self._progress: Progress | None = None
+        self._tasks: dict[str, TaskID] = {}
+        self._lines: dict[str, tuple[float, float, int]] = {}
+        """Per stage without a terminal: (start time, last line time, last tenth printed)."""
+
+    def __call__(self, event: StageProgress) -> None:
+        if not self.enabled:
+            return
+        if not self.console.is_terminal:
+            self._line(event)
+            return
+        progress = self._progress or self._start()
+        limit = f"{event.concurrency} at once" if event.concurrency is not None else ""
+        task = self._tasks.get(event.stage)
+        if task is None:
+            task = progress.add_task(f"{event.stage} ({event.unit})", total=event.total or None, limit=limit)
+            self._tasks[event.stage] = task
+        progress.update(task, completed=event.done, limit=limit)
+
+    def _line(self, event: StageProgress) -> None:
+        now = time.monotonic()
+        start, last, tenth = self._lines.setdefault(event.stage, (now, now, -1))
+        current = event.done * 10 // event.total if event.total else 10
+        if current == tenth and now - last < 60:
+            return
+        self._lines[event.stage] = (start, now, current)
+        eta = ""
+        if 0 < event.done < event.total:
+            left = (now - start) / event.done * (event.total - event.done)
+            eta = f", ETA {int(left) // 3600}:{int(left) % 3600 // 60:02d}:{int(left) % 60:02d}"
+        limit = f", {event.concurrency} at once" if event.concurrency is not None else ""
+        self.console.print(f"{event.stage}: {event.done}/{event.total} {event.unit}{limit}{eta}",
+                           highlight=False, markup=False)
+
+    def _start(self) -> Progress:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        progress = Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            TextColumn("ETA"), TimeRemainingColumn(), TextColumn("{task.fields[limit]}"),
+            console=self.console, transient=False,
+        )
+        progress.start()
+        self._progress = progress
+        return progress
+
+    def stop(self) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+    def __enter__(self) -> StageBars:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,177 @@
+"""The mining stages, in order: one registration each.
+
+A stage is a function plus one `Stage` entry in `STAGES`. Its checkpoint directory is named by its place
+(`NN-name`, e.g. ``04-signals``), its checkpoint key is the hash of that name, of `settings(ctx)` and of
+the key of the stage it reads (`reads`, default the one before it), so changing a setting recomputes that
+stage and every stage after it. The runner (`run.run_pipeline`) walks the list; nothing else numbers or
+names stages by hand.
+
+Kinds:
+
+- ``map``: a pure function over a batch, ``pyarrow.Table -> pyarrow.Table`` (`bind(config)` returns it
+  with its settings bound); the engine runs it on every pending batch of the previous stage's shards,
+  in-process or on Ray, and commits one shard per batch. Adding such a stage means writing the function
+  in `stages.py` and adding one `Stage` here.
+- ``driver``: runs on the driver over all batches (reading the logs, the near-duplicate index);
+  `run(ctx, stage_dir)` returns the stage marker.
+- ``model``: asks the model, per batch; `run` names an async function in `llm_stages` (imported only when
+  a model is used) called with ``(ctx, stage_dir, model, tick)``.
+- ``final``: the last step (sample and export), cheap and redone on every run (no checkpoint).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any, Literal
+
+import pyarrow as pa
+
+from uxbench.mining.pipeline.config import MineConfig
+from uxbench.mining.pipeline.driver_stages import run_dedup_stage, run_sessions_stage
+from uxbench.mining.pipeline.stages import (
+    GATE_SCHEMA,
+    LLM_SIGNALS_SCHEMA,
+    PREFILTER_SCHEMA,
+    SIGNALS_SCHEMA,
+    StageFn,
+    gate_map,
+    prefilter_map,
+    signals_map,
+)
+from uxbench.mining.pipeline.store import StageDir, stage_key
+
+PIPELINE_VERSION = 1
+"""Bump when a stage's output changes for the same settings (old checkpoints are then recomputed)."""
+
+Kind = Literal["driver", "map", "model", "final"]
+Progress = Callable[[str], None]
+
+
+@dataclass
+class RunContext:
+    """What the stages of one run share."""
+
+    config: MineConfig
+    out: Path
+    work: Path
+    inputs: list[dict[str, Any]]
+    """Input fingerprints (`driver_stages.input_fingerprints`)."""
+    salt: bytes
+    n_buckets: int
+    say: Progress
+    dirs: dict[str, StageDir] = field(default_factory=dict)
+    """The checkpoint directory of every stage prepared so far, by stage name."""
+    n_batches: int = 0
+    counts: dict[str, Any] = field(default_factory=dict)
+    resumed: list[str] = field(default_factory=list)
+    extras: dict[str, Any] = field(default_factory=dict)
+    """Run-scoped objects a driver stage needs (the worker pool, the bucket directory)."""
+
+    @property
+    def salt_id(self) -> str:
+        return hashlib.sha256(b"uxbench-salt-id\x00" + self.salt).hexdigest()[:16]
+
+
+def _always(config: MineConfig) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str
+    """Short name: the counts key in stage_counts.json and the suffix of the directory name."""
+    kind: Kind
+    settings: Callable[[RunContext], Any]
+    """Everything besides the upstream stage that decides the stage's output (JSON-able): its key."""
+    reads: str | None = "previous"
+    """The stage whose output (and key) this one builds on: "previous", a stage name, or None."""
+    enabled: Callable[[MineConfig], bool] = _always
+    bind: Callable[[MineConfig], StageFn] | None = None
+    """map: the batch function with its settings bound (must pickle: Ray and the process pool ship it)."""
+    run: Callable[..., Any] | str | None = None
+    """driver: ``run(ctx, stage_dir) -> marker``; model: name of the async function in `llm_stages`."""
+    schema: pa.Schema | None = None
+    columns: tuple[str, ...] = ("batch", "conversation_id", "session")
+    """map: the input columns read from the previous stage's shards."""
+    ext: str = "parquet"
+    marker_counts: tuple[str, ...] = ()
+    """Keys of the stage marker copied into the run's counts beside the stage's own counts."""
+
+
+def _model_settings(ctx: RunContext) -> dict[str, Any]:
+    return ctx.config.model_identity()
+
+
+def _agent_settings(ctx: RunContext) -> dict[str, Any]:
+    from uxbench.mining.pipeline.llm_stages import agent_config
+
+    return {**ctx.config.model_identity(), "agents": agent_config(ctx.config).model_dump(mode="json")}
+
+
+def _sessions(ctx: RunContext, stage: StageDir) -> dict[str, Any]:
+    c = ctx.config
+    return run_sessions_stage(
+        stage, c.inputs, fmt=c.format, skip_invalid=c.skip_invalid, batch_size=c.batch_size,
+        n_buckets=ctx.n_buckets, salt=ctx.salt, tmpdir=ctx.extras["bucket_dir"], pool=ctx.extras["sessions_pool"],
+        progress=ctx.say)
+
+
+def _dedup(ctx: RunContext, stage: StageDir) -> dict[str, Any]:
+    return run_dedup_stage(stage, ctx.dirs["signals"], ctx.n_batches, ctx.config.dedup, ctx.say)
+
+
+STAGES: tuple[Stage, ...] = (
+    Stage("sessions", "driver", run=_sessions, reads=None, marker_counts=("ingest",), settings=lambda ctx: {
+        "version": PIPELINE_VERSION, "inputs": ctx.inputs, "format": ctx.config.format,
+        "skip": ctx.config.skip_invalid, "batch_size": ctx.config.batch_size, "buckets": ctx.n_buckets,
+        "salt": ctx.salt_id}),
+    Stage("gate", "map", bind=lambda c: gate_map, schema=GATE_SCHEMA,
+          settings=lambda ctx: {"version": PIPELINE_VERSION}),
+    Stage("prefilter", "map", bind=lambda c: partial(prefilter_map, config=c.prefilter), schema=PREFILTER_SCHEMA,
+          settings=lambda ctx: ctx.config.prefilter.model_dump(mode="json")),
+    Stage("signals", "map", bind=lambda c: partial(signals_map, config=c.signals, dedup_text=c.dedup.text),
+          schema=SIGNALS_SCHEMA, settings=lambda ctx: {
+              "signals": ctx.config.signals.model_dump(mode="json"), "text": ctx.config.dedup.text}),
+    Stage("dedup", "driver", run=_dedup, settings=lambda ctx: ctx.config.dedup.model_dump(mode="json")),
+    Stage("llm_signals", "model", run="run_llm_signals", reads="dedup", schema=LLM_SIGNALS_SCHEMA,
+          enabled=lambda c: c.llm_signals, settings=_model_settings),
+    Stage("agents", "model", run="run_agents_stage", reads="dedup", ext="jsonl", enabled=lambda c: c.llm,
+          settings=_agent_settings),
+    Stage("cases", "final", reads="agents", enabled=lambda c: c.llm, settings=lambda ctx: None),
+)
+"""Every stage, in the order they run."""
+
+
+def dirname(stage: Stage) -> str:
+    """The checkpoint directory of a stage: its place and its name (``04-signals``)."""
+    return f"{STAGES.index(stage) + 1:02d}-{stage.name.replace('_', '-')}"
+
+
+def get(name: str) -> Stage:
+    for stage in STAGES:
+        if stage.name == name:
+            return stage
+    raise KeyError(f"no mining stage named {name!r}; the stages are {', '.join(s.name for s in STAGES)}")
+
+
+def upstream(stage: Stage) -> Stage | None:
+    if stage.reads is None:
+        return None
+    if stage.reads == "previous":
+        position = STAGES.index(stage)
+        return STAGES[position - 1] if position else None
+    return get(stage.reads)
+
+
+def stage_dir(ctx: RunContext, stage: Stage) -> StageDir:
+    """The stage's checkpoint directory under its key (its upstream stage must be prepared already)."""
+    name = dirname(stage)
+    above = upstream(stage)
+    key = stage_key(name, stage.settings(ctx), ctx.dirs[above.name].key if above is not None else None)
+    found = StageDir(ctx.work, name, key, ext=stage.ext)
+    ctx.dirs[stage.name] = found
+    return found

@@ -22,6 +22,7 @@ from uxbench.redact import (
     scrub,
     scrub_exception,
     scrub_model,
+    scrubbed_json,
     strip_userinfo,
 )
 from uxbench.runs import manifest as mf
@@ -156,3 +157,14 @@ def test_scrub_exception_in_place() -> None:
     remember_secret("sk-exception-1")
     err = scrub_exception(RuntimeError("failed with sk-exception-1"))
     assert str(err) == f"failed with {REDACTED}"
+
+
+def test_scrub_model_only_named_fields_and_scrubbed_json() -> None:
+    remember_secret("sk-field-secret-9")
+    record = _Record(sample_id="s", error="echo sk-field-secret-9", extra={"x": "sk-field-secret-9"})
+    only = scrub_model(record, only=("error",))
+    assert only.error == f"echo {REDACTED}" and only.extra == {"x": "sk-field-secret-9"}  # as asked: one field
+    same, body = scrubbed_json(_Record(sample_id="s", error="clean"))
+    assert same.error == "clean" and body == same.__pydantic_serializer__.to_json(same)
+    cleaned, body = scrubbed_json(record, keep=("sample_id",))
+    assert b"sk-field-secret-9" not in body and cleaned.extra == {"x": REDACTED}

@@ -155,16 +155,18 @@ class _Secrets:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.forms: tuple[str, ...] = ()
+        self.byte_forms: tuple[bytes, ...] = ()
 
     def add(self, forms: Iterable[str]) -> None:
         with self._lock:
             merged = set(self.forms) | {f for f in forms if f}
             # Longest first, so a key is replaced whole before any secret that is a part of it.
             self.forms = tuple(sorted(merged, key=lambda f: (-len(f), f)))
+            self.byte_forms = tuple(f.encode("utf-8") for f in self.forms)
 
     def clear(self) -> None:
         with self._lock:
-            self.forms = ()
+            self.forms, self.byte_forms = (), ()
 
 
 _SECRETS = _Secrets()
@@ -223,8 +225,14 @@ def forget_secrets() -> None:
     _SECRETS.clear()
 
 
-def has_secret(text: str, *, urls: bool = True) -> bool:
-    """True when `text` holds a remembered secret (or, with `urls`, a URL with user info)."""
+_USERINFO_BYTES = re.compile(_USERINFO.pattern.encode("ascii"))
+
+
+def has_secret(text: str | bytes, *, urls: bool = True) -> bool:
+    """True when `text` (or UTF-8 bytes) holds a remembered secret (or, with `urls`, a URL with user info)."""
+    if isinstance(text, bytes):
+        return any(form in text for form in _SECRETS.byte_forms) or (
+            urls and b"@" in text and _USERINFO_BYTES.search(text) is not None)
     return any(form in text for form in _SECRETS.forms) or (
         urls and "@" in text and _USERINFO.search(text) is not None)
 
@@ -251,18 +259,36 @@ def scrub_data(value: Any, *, urls: bool = True) -> Any:
     return value
 
 
-def scrub_model(model: M, *, keep: Collection[str] = (), urls: bool = True) -> M:
+def scrub_model(model: M, *, keep: Collection[str] = (), urls: bool = True,
+                only: Collection[str] | None = None) -> M:
     """`model` with every string field scrubbed (nested ones too), except the top-level fields in `keep`
     (content hashes and ids, which a short secret could match by chance). Returns the same object when it
     holds no secret, the common case. `urls=False` leaves user info in URLs alone: for a model's own
-    answer, where such a URL is text to judge, not a credential of ours."""
+    answer, where such a URL is text to judge, not a credential of ours. `only`: the top-level string
+    fields that can hold a secret (checked directly, without serialising: for hot paths)."""
     if not urls and not _SECRETS.forms:
         return model
-    if not has_secret(model.model_dump_json(exclude=set(keep)), urls=urls):
+    if only is not None:
+        values = [getattr(model, name) for name in only]
+        if not any(isinstance(v, str) and has_secret(v, urls=urls) for v in values):
+            return model
+        return model.model_copy(update={
+            name: scrub(v, urls=urls) for name, v in zip(only, values, strict=True) if isinstance(v, str)})
+    if not has_secret(model.__pydantic_serializer__.to_json(model, exclude=set(keep) or None), urls=urls):
         return model
     data = model.model_dump(mode="json")
     cleaned = {k: (v if k in keep else scrub_data(v, urls=urls)) for k, v in data.items()}
     return type(model).model_validate(cleaned)
+
+
+def scrubbed_json(model: M, *, keep: Collection[str] = (), urls: bool = True) -> tuple[M, bytes]:
+    """(the model, its JSON by pydantic's serializer) with every secret scrubbed (`scrub_model`): for a
+    store that writes the JSON anyway, the common case costs one serialisation and a search."""
+    body = model.__pydantic_serializer__.to_json(model)
+    if not has_secret(body, urls=urls):
+        return model, body
+    model = scrub_model(model, keep=keep, urls=urls)
+    return model, model.__pydantic_serializer__.to_json(model)
 
 
 def scrub_exception(err: BaseException) -> BaseException:

@@ -136,7 +136,8 @@ class Model:
             if isinstance(err, RateLimitError):
                 stats.rate_limited += 1  # the last attempt's; earlier ones are counted in _on_retry
             raise
-        out = scrub_model(out, urls=False)  # an echoing endpoint: no key reaches a record or the cache
+        # An echoing endpoint: no key reaches a record or the cache (the answer's text is all it can echo into).
+        out = scrub_model(out, urls=False, only=("text", "reasoning", "model"))
         u = out.usage
         stats.record_call(u.input_tokens, u.output_tokens, u.reasoning_tokens, out.latency_s)
         if cache is not None and key is not None:

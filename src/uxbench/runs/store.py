@@ -23,7 +23,7 @@ import orjson
 
 from uxbench.errors import UxbenchError
 from uxbench.fileio import atomic_write_bytes, atomic_write_lines, connect_sqlite
-from uxbench.redact import scrub_model
+from uxbench.redact import scrubbed_json
 from uxbench.runs.records import SampleRecord, ScoreRecord
 from uxbench.runtime.cache import enable_wal
 
@@ -117,11 +117,10 @@ class RunStore:
         """Store one finished sample and the case it ran on; committed before returning (autocommit, WAL).
 
         The case makes the run self-contained: re-scoring and viewers read it from here, not from the input."""
-        record = scrub_model(record, keep=_ID_FIELDS)  # no secret in play reaches the file (uxbench.redact)
+        record, body = scrubbed_json(record, keep=_ID_FIELDS, urls=False)  # no secret in play reaches the file
         self._conn().execute(
             "INSERT OR REPLACE INTO records(sample_id, idx, status, body, case_json) VALUES (?, ?, ?, ?, ?)",
-            (record.sample_id, record.index, record.status, record.__pydantic_serializer__.to_json(record),
-             case_json),
+            (record.sample_id, record.index, record.status, body, case_json),
         )
 
     def iter_with_cases(self, sample_ids: Iterable[str] | None = None) -> Iterator[tuple[SampleRecord, bytes | None]]:
@@ -152,10 +151,10 @@ class RunStore:
     # -- scores (Tasks 2/3) ----------------------------------------------------------------
     def put_score(self, score: ScoreRecord) -> None:
         """Store one judge's score of one sample; committed before returning."""
-        score = scrub_model(score, keep=_ID_FIELDS)
+        score, body = scrubbed_json(score, keep=_ID_FIELDS, urls=False)
         self._conn().execute(
             "INSERT OR REPLACE INTO scores(sample_id, judge, idx, status, body) VALUES (?, ?, ?, ?, ?)",
-            (score.sample_id, score.judge, score.index, score.status, score.__pydantic_serializer__.to_json(score)),
+            (score.sample_id, score.judge, score.index, score.status, body),
         )
 
     def scored_ids(self, judge: str) -> set[str]:

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 import aiohttp
 import orjson
-from pydantic import Field, PositiveFloat
+from pydantic import Field, PositiveFloat, model_validator
 
 from uxbench.data.schema import Message
 from uxbench.errors import ConfigError, FatalModelError, ModelTimeoutError, TransientModelError
@@ -57,6 +57,40 @@ class OpenAIArgs(ProviderArgs):
     """Request fields as a JSON object (top_k, repetition_penalty ...); credential-named ones are never
     written."""
 
+    @model_validator(mode="after")
+    def _one_authorization(self) -> OpenAIArgs:
+        self.endpoint()  # checked with the arguments, before a run creates anything
+        return self
+
+    def endpoint(self) -> tuple[str, dict[str, str], str | None]:
+        """(base URL without user info, request headers, API key), from the arguments and the environment.
+        Every secret among them is remembered for scrubbing; a ConfigError when two of the API key, user
+        info in the URL and an Authorization header would each set the request's Authorization."""
+        base = self.base_url or _env_base_url() or DEFAULT_BASE_URL
+        key = os.environ.get(self.api_key_env) or None
+        remember_secret(key)
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        headers.update({str(k): str(v) for k, v in self.extra_headers.items()})
+        header_auth = any(k.lower() == "authorization" for k in headers)
+        unset = f"run without the key (env -u {self.api_key_env} uxbench ...)"
+        creds = url_credentials(base)
+        if creds is not None:
+            base, user, password = creds
+            remember_basic_auth(user, password)
+            if key or header_auth:
+                other = f"${self.api_key_env} holds an API key" if key else "extra_headers sets Authorization"
+                fix = unset if key else "drop the Authorization header"
+                raise ConfigError(f"base_url {base} carries a user name and password and {other}: a request "
+                                  f"carries one Authorization. Remove user:password@ from base_url, or {fix}.")
+            basic = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+            headers["Authorization"] = f"Basic {basic}"
+        if key:
+            if header_auth:
+                raise ConfigError(f"extra_headers sets Authorization and ${self.api_key_env} holds an API key: "
+                                  f"a request carries one Authorization. Drop the header, or {unset}.")
+            headers["Authorization"] = f"Bearer {key}"
+        return base, headers, key
+
 
 @register_provider("openai")
 class OpenAIModel(ModelAPI):
@@ -67,43 +101,13 @@ class OpenAIModel(ModelAPI):
     def __init__(self, model_name: str, args: dict[str, str] | None = None) -> None:
         super().__init__(model_name, args)
         p = self.params = parse_provider_args(OpenAIArgs, self.args, provider="openai")
-        base = p.base_url or _env_base_url() or DEFAULT_BASE_URL
+        self.base_url, self._headers, self._key = p.endpoint()
         self.api_key_env = p.api_key_env
-        self._key = os.environ.get(self.api_key_env) or None
-        remember_secret(self._key)
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        extra_headers = {str(k): str(v) for k, v in p.extra_headers.items()}
-        header_auth = any(k.lower() == "authorization" for k in extra_headers)
-        headers.update(extra_headers)
-        creds = url_credentials(base)
-        if creds is not None:
-            base, user, password = creds
-            remember_basic_auth(user, password)
-            if self._key or header_auth:
-                other = f"${self.api_key_env} holds an API key" if self._key else "extra_headers sets Authorization"
-                raise ConfigError(
-                    f"base_url {base} carries a user name and password and {other}: a request carries one "
-                    "Authorization. Remove user:password@ from base_url"
-                    + (f", or run without the key (env -u {self.api_key_env} uxbench ...)." if self._key
-                       else ", or drop the Authorization header.")
-                )
-            basic = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
-            headers["Authorization"] = f"Basic {basic}"
-        if self._key:
-            if header_auth:
-                raise ConfigError(
-                    f"extra_headers sets Authorization and ${self.api_key_env} holds an API key: a request "
-                    f"carries one Authorization. Drop the header, or run without the key "
-                    f"(env -u {self.api_key_env} uxbench ...)."
-                )
-            headers["Authorization"] = f"Bearer {self._key}"
-        self.base_url = base
         self._url = self.base_url + "/chat/completions"
         self.timeout = p.timeout
         self.max_tokens_field = p.max_tokens_field
         self.reasoning_effort = p.reasoning_effort or None
         self._extra_body = p.extra_body
-        self._headers = headers
         self._where = f"{self.base_url} (model {self.model_name})"
         self._key_hint = f"the API key in ${self.api_key_env}"
         self._session: aiohttp.ClientSession | None = None

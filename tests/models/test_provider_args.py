@@ -106,3 +106,10 @@ def test_providers_command_lists_every_argument_from_the_models() -> None:
         for name in provider_args_model(provider).model_fields:
             assert f"-M {name}=" in result.output
     assert "max_concurrency" not in result.output
+
+
+def test_sdk_providers_keep_url_passwords_out_of_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    for spec in ("anthropic:m", "google:m"):
+        api = create_model_api(spec, {"base_url": "https://bob:sdk-url-secret-1@gw.example/v1"})
+        assert "sdk-url-secret-1" not in json.dumps(api.cache_identity())
+        assert api.cache_identity()["base_url"] == "https://gw.example/v1"

@@ -86,8 +86,10 @@ class AnthropicModel(ModelAPI):
         p = self.params = parse_provider_args(AnthropicArgs, self.args, provider="anthropic")
         self.api_key_env = p.api_key_env
         remember_secret(os.environ.get(self.api_key_env))
-        env_url = strip_userinfo(os.environ.get("ANTHROPIC_BASE_URL", "").strip().rstrip("/"))
+        env_url = os.environ.get("ANTHROPIC_BASE_URL", "").strip().rstrip("/")
         self.base_url = p.base_url or env_url or None
+        # The SDK gets the URL as given; errors and the cache identity see it without user info.
+        self.public_url = strip_userinfo(self.base_url) if self.base_url else None
         self.timeout = p.timeout
         self.default_max_tokens = p.max_tokens
         self.reasoning_effort = p.reasoning_effort or None
@@ -99,12 +101,12 @@ class AnthropicModel(ModelAPI):
         self._client: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._key: str | None = None
-        self._where = f"Anthropic {scrub(self.base_url or 'API')} (model {model_name})"
+        self._where = f"Anthropic {self.public_url or 'API'} (model {model_name})"
 
     def cache_identity(self) -> dict[str, Any]:
         return {
             "provider": "anthropic",
-            "base_url": self.base_url,
+            "base_url": self.public_url,
             "model": self.model_name,
             "thinking": self.thinking,
             "max_tokens": self.default_max_tokens,

@@ -34,7 +34,7 @@ from uxbench.models.api import (
 from uxbench.models.providers._args import HttpUrl, parse_provider_args
 from uxbench.models.providers._errors import error_for_status, parse_retry_after
 from uxbench.models.registry import register_provider
-from uxbench.redact import remember_secret, scrub
+from uxbench.redact import remember_secret, scrub, strip_userinfo
 
 _EFFORT_LEVELS = {"minimal": "MINIMAL", "low": "LOW", "medium": "MEDIUM", "high": "HIGH", "xhigh": "XHIGH"}
 
@@ -140,18 +140,20 @@ class GoogleModel(ModelAPI):
         if not self._explicit_key_env:
             remember_secret(os.environ.get("GEMINI_API_KEY"))
         self.base_url = p.base_url
+        # The SDK gets the URL as given; errors and the cache identity see it without user info.
+        self.public_url = strip_userinfo(self.base_url) if self.base_url else None
         self.timeout = p.timeout
         self.thinking_budget = p.thinking_budget
         self.reasoning_effort = p.reasoning_effort or None
         self._client: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._key: str | None = None
-        self._where = f"Gemini {scrub(self.base_url or 'API')} (model {model_name})"
+        self._where = f"Gemini {self.public_url or 'API'} (model {model_name})"
 
     def cache_identity(self) -> dict[str, Any]:
         return {
             "provider": "google",
-            "base_url": self.base_url,
+            "base_url": self.public_url,
             "model": self.model_name,
             "thinking_budget": self.thinking_budget,
             "reasoning_effort": self.reasoning_effort,

@@ -66,3 +66,10 @@ def test_rules_accuracy_on_the_labelled_set(capsys: pytest.CaptureFixture[str]) 
             print(f"\nrules accuracy {lang}: {k}/{n} = {k / n:.1%} [95% CI {low:.1%}, {high:.1%}]", end="")
     k, n = accuracy["all"]
     assert k / n >= 0.6
+
+
+def test_the_note_users_see_states_the_measured_accuracy() -> None:
+    from uxbench.report.strategies import RULES_NOTE
+
+    k, n = rules_accuracy()["all"]
+    assert f"{k / n:.0%} agreement with hand labels on the project's own {n} test openings" in RULES_NOTE

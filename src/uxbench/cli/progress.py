@@ -28,7 +28,8 @@ class RichProgress:
             if event.phase == "generate":
                 self.console.print(f"[bold]Run directory:[/] {event.run_dir}{resumed}")
             elif resumed:
-                self.console.print(f"[bold]Scoring{resumed}[/]")
+                step = "Labelling strategies" if event.phase == "strategy" else "Scoring"
+                self.console.print(f"[bold]{step}{resumed}[/]")
             if self.enabled:
                 from rich.progress import (
                     BarColumn,
@@ -45,7 +46,7 @@ class RichProgress:
                     TextColumn("{task.fields[metric]}"), console=self.console, transient=False,
                 )
                 progress.start()
-                label = "scores" if event.phase == "score" else "samples"
+                label = {"score": "scores", "strategy": "strategy labels"}.get(event.phase, "samples")
                 self._task_id = progress.add_task(label, total=event.total, completed=event.done, metric="")
                 self._progress = progress
         elif event.kind == "sample" and self._progress is not None and self._task_id is not None:

@@ -50,6 +50,8 @@ def run(
     system_prompt: Annotated[str | None, typer.Option(help="Task 2: a preset (helpful, ux, empathetic, none), a file, or literal text. Default: none, as the method.")] = None,  # noqa: E501
     recovery_layout: Annotated[str | None, typer.Option(help="Task 3: multi_message (default) | coach")] = None,
     recovery_strategy: Annotated[str | None, typer.Option(help="Task 3: plain (default) | cot | dimension_aware | critique")] = None,  # noqa: E501
+    strategy_model: Annotated[str | None, typer.Option(help="Task 3: PROVIDER:MODEL that also labels each recovery's strategy (apology, agreement, error_diagnosis, humor, direct_fix, clarification); rules always label it.")] = None,  # noqa: E501
+    strategy_arg: Annotated[list[str] | None, typer.Option("--strategy-arg", help="KEY=VALUE for the strategy model's provider (as -M).")] = None,  # noqa: E501
     temperature: Annotated[float | None, typer.Option(help="Sampling temperature of the model under test (default: Task 1 0, Tasks 2/3 0.7).")] = None,  # noqa: E501
     max_tokens: Annotated[int | None, typer.Option(help="Token cap of the model under test (default: Task 1 the provider's, Tasks 2/3 2048).")] = None,  # noqa: E501
     reasoning_effort: Annotated[str | None, typer.Option(help="Reasoning effort of the model under test: low | medium | high.")] = None,  # noqa: E501
@@ -69,7 +71,7 @@ def run(
 
     from uxbench.errors import ConfigError
     from uxbench.models.registry import parse_model_args
-    from uxbench.orchestrate.spec import JudgeSpec, RunSpec
+    from uxbench.orchestrate.spec import JudgeSpec, RunSpec, StrategySpec
     from uxbench.scoring.scorer import judge_settings
     from uxbench.tasks.base import SummaryOptions
     from uxbench.tasks.registry import TASK_NAMES
@@ -102,6 +104,14 @@ def run(
             "Task 1 has no judge step: the model under test (--model) is the judge. Drop --judge, or add "
             "--task eval / recovery."
         )
+    strategy_spec = None
+    if strategy_model is not None:
+        if "recovery" not in tasks:
+            raise ConfigError(f"--strategy-model labels Task 3 recoveries, but --task is {','.join(tasks)}: "
+                              "add recovery.")
+        strategy_spec = StrategySpec(model=strategy_model, args=parse_model_args(strategy_arg, option="--strategy-arg"))
+    elif strategy_arg:
+        raise ConfigError("--strategy-arg needs --strategy-model.")
     if system_prompt is not None and Path(system_prompt).is_file():
         system_prompt = Path(system_prompt).read_text(encoding="utf-8")
 
@@ -124,6 +134,7 @@ def run(
             opts = _embedded_defaults(name, opts, args)
         specs.append(RunSpec(
             task=name, model=spec_model, model_args=args, judge=judge_spec if name != "judge" else None,
+            strategy_model=strategy_spec if name == "recovery" else None,
             data=data, split=split, limit=limit, concurrency=concurrency, task_options=opts,
             summary=SummaryOptions(n_boot=n_boot, seed=ci_seed),
             out=(out / name if out is not None and len(tasks) > 1 else out), fresh=fresh,
@@ -207,6 +218,7 @@ def _print_results(console: Console, results: list[RunResult]) -> None:
     from uxbench.report.generative import render_generative_summary
     from uxbench.report.protocol import render_protocol
     from uxbench.report.render import render_summary
+    from uxbench.report.strategies import render_strategies, unlabelled_recoveries
 
     failed = 0
     for result in results:
@@ -222,9 +234,11 @@ def _print_results(console: Console, results: list[RunResult]) -> None:
                 )
         else:
             typer.echo(render_generative_summary(summary, "table", breakdowns=False))
+            typer.echo(render_strategies(summary, "table"), nl=False)
         console.print(f"[bold]Run directory:[/] {result.run_dir}")
         n_errors = int(summary.get("n_errors") or 0)
         score_errors = sum(int(j.get("n_score_errors") or 0) for j in (summary.get("judges") or {}).values())
+        score_errors += unlabelled_recoveries(summary)  # strategy labels that failed count as failed scores
         if n_errors or score_errors:
             errors = summary.get("errors") or []
             console.print(

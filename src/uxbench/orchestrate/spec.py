@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -23,6 +23,18 @@ class JudgeSpec(BaseModel):
     """Maximum parallel judge calls (default: the run's --concurrency, else the provider's)."""
 
 
+class StrategySpec(BaseModel):
+    """The `strategy model` role (Task 3): an LLM that labels each recovery with one of the six strategies."""
+
+    model: str
+    """PROVIDER:MODEL of the classifier."""
+    args: dict[str, str] = Field(default_factory=dict)
+    """--strategy-arg KEY=VALUE pairs for its provider."""
+    lang: Literal["zh", "en", "auto"] = "auto"
+    """Template language: auto = the case's language, else detected from the complaint and the reply."""
+    concurrency: int | None = None
+
+
 class RunSpec(BaseModel):
     """Everything `uxbench run` was asked."""
 
@@ -32,6 +44,8 @@ class RunSpec(BaseModel):
     model_args: dict[str, str] = Field(default_factory=dict)
     judge: JudgeSpec | None = None
     """The grader of Tasks 2/3; None generates without scoring (score later with `uxbench score`)."""
+    strategy_model: StrategySpec | None = None
+    """Task 3: also label each recovery's strategy with this model (the rules always label it)."""
     data: str | None = None
     """Path, `hf:` id or None for the bundled demo set."""
     split: str = "test"

@@ -12,6 +12,7 @@ from uxbench.models.registry import parse_model_spec
 from uxbench.runs.records import SampleRecord, ScoreRecord
 from uxbench.runs.store import RunStore
 from uxbench.runtime.cost import ModelUsage, PriceTable, usage_from_totals
+from uxbench.scoring.strategies_llm import is_strategy_key
 from uxbench.tasks.base import JudgeScores, ScoreLookup, SummaryOptions, Task
 
 
@@ -78,7 +79,8 @@ def summarize_store(
         if not spec:
             continue
         entry = usage_of(store.iter_scores(key, selected), str(spec), prices).to_dict()
-        usage[f"judge:{key}"] = {"spec": spec, **entry}
+        role = "strategy" if is_strategy_key(key) else "judge"
+        usage[f"{role}:{key}"] = {"spec": spec, **entry}
         costs.append(entry["cost_usd"])
     summary["usage"] = usage
     summary["cost_usd"] = None if any(c is None for c in costs) else round(sum(costs), 6)
@@ -112,12 +114,14 @@ def run_summary(
     """The complete summary of a run directory: `summarize_store` plus what identifies the run. `extra` holds
     what only the writing invocation knows (elapsed time, skipped rows)."""
     from uxbench.orchestrate.scoring_step import judges_in_manifest
+    from uxbench.orchestrate.strategy_step import classifiers_in_manifest
 
     model = manifest.get("model") if isinstance(manifest.get("model"), dict) else {}
     spec = str((model or {}).get("spec"))
     data = manifest.get("data") if isinstance(manifest.get("data"), dict) else {}
     summary = summarize_store(
-        store, task, selected=selected, model_spec=spec, judges=judges_in_manifest(manifest),
+        store, task, selected=selected, model_spec=spec,
+        judges={**judges_in_manifest(manifest), **classifiers_in_manifest(manifest)},
         primary_judge=manifest.get("primary_judge"), options=options,
     )
     n_selected = len(selected) if selected is not None else store.count()

@@ -6,6 +6,7 @@ Layouts and strategies are documented in templates/README.md; the manifest recor
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from uxbench.data.schema import AnyCase, Message, RecoveryCase, TaskName
@@ -18,7 +19,10 @@ from uxbench.scoring.prompts.files import PackageTemplates
 from uxbench.scoring.prompts.judge_input import JudgeInput
 from uxbench.scoring.prompts.render import render_history
 from uxbench.scoring.prompts.templates_io import LANGS, Lang
+from uxbench.scoring.strategies_llm import is_strategy_key
+from uxbench.tasks.base import ScoreLookup, SummaryOptions
 from uxbench.tasks.generative import GenerationOptions, GenerativeTask, chat
+from uxbench.tasks.recovery.strategy_summary import ReplyTap, rule_label, strategy_summary
 from uxbench.tasks.registry import register_task
 
 if TYPE_CHECKING:
@@ -145,7 +149,22 @@ class RecoveryTask(GenerativeTask):
                 text = text[match.end():]
             else:
                 extra["analysis_missing"] = True
-        return text.strip()
+        text = text.strip()
+        if text:  # the recovery strategy its opening shows, by the rules (finding 6; see strategy_summary)
+            extra.update(rule_label(text))
+        return text
+
+    def summarize(
+        self, records: Iterable[SampleRecord], *, scores: ScoreLookup | None = None,
+        options: SummaryOptions | None = None,
+    ) -> dict[str, Any]:
+        """The generic summary over the judges, plus `recovery_strategies` (rules and strategy models)."""
+        judges = {k: v for k, v in (scores or {}).items() if not is_strategy_key(k)}
+        classifiers = {k: v for k, v in (scores or {}).items() if is_strategy_key(k)}
+        tap = ReplyTap(records)
+        summary = super().summarize(tap, scores=judges, options=options)
+        summary["recovery_strategies"] = strategy_summary(tap, judges, classifiers)
+        return summary
 
     def judge_input(self, case: AnyCase, record: SampleRecord) -> JudgeInput:
         """The judge sees the conversation with the failed reply as the last assistant turn, the complaint as

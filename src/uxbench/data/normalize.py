@@ -4,8 +4,9 @@ Accepts every field variant of the official files and their documented descripti
 `selected_history`/`source_query`/`agent_response_full` as well as `history`/`query`/`response`,
 `messages` with or without the final user turn, histories stored as JSON or Python-literal text,
 `message` or `content` in messages, product JSON payloads as replies, and label names from any of the
-dataset's vocabularies. Fields that are not used are kept in `meta`. Problems raise `DataError(field=...)`;
-the loader adds the file and line.
+dataset's vocabularies. Rows of other prompt sets (Arena-Hard, AlpacaEval, MT-Bench, WildBench) are first
+rewritten as Task 2 rows by `prompt_sets`. Fields that are not used are kept in `meta`. Problems raise
+`DataError(field=...)`; the loader adds the file and line.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from uxbench.data.messages import parse_history, query_text, text_of
+from uxbench.data.prompt_sets import to_eval_row
 from uxbench.data.schema import (
     AnyCase,
     CaseLabels,
@@ -241,7 +243,12 @@ def _recovery(
     row: Mapping[str, Any], base: dict[str, Any], used: set[str], extra: dict[str, Any]
 ) -> RecoveryCase:
     failed, _ = _reply(row, _FAILED_KEYS, used, required=True)
-    complaint, _ = _reply(row, _COMPLAINT_KEYS, used, required=True)
+    complaint, _ = _reply(row, _COMPLAINT_KEYS, used, required=False)
+    if not complaint.strip():
+        raise DataError(
+            "is missing or empty: a Task 3 row needs the user's complaint, the user turn after failed_response",
+            field=_first(row, _COMPLAINT_KEYS) or _COMPLAINT_KEYS[0],
+        )
     history, query = _history_and_query(row, used, extra, need_query=False)
     # Some exports include the complaint and the failed reply at the end of the history: drop the copies.
     if history and history[-1].role == "user" and history[-1].content.strip() == complaint.strip():
@@ -270,6 +277,11 @@ def normalize_row(
     """
     if not isinstance(row, Mapping):
         raise DataError(f"expected a JSON object, got {type(row).__name__}")
+    converted = to_eval_row(row)  # Arena-Hard, AlpacaEval, MT-Bench, WildBench rows (data/prompt_sets.py)
+    if converted is not None:
+        kind, row = converted
+        if task not in (None, "eval"):
+            raise DataError(f"is a {kind} prompt row, which loads as a Task 2 (eval) case: run it with --task eval")
     chosen = task or infer_task(row, default_label=default_label)
     used: set[str] = {"task", "source"}
     extra: dict[str, Any] = {}

@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
-from uxbench.data.messages import parse_timestamp, unwrap_payload
 from uxbench.data.normalize import infer_task, normalize_row, parse_ground_truth
+from uxbench.data.payload import unwrap_payload
 from uxbench.data.schema import EvalCase, JudgeCase, RecoveryCase
+from uxbench.data.timestamps import parse_timestamp
 from uxbench.errors import DataError
 
 HISTORY = [
@@ -42,7 +43,7 @@ def test_official_judge_shape() -> None:
     assert case.id == "uxbench_ux_judge_0001"
     assert case.query == "How long to boil an egg?"
     assert [m.content for m in case.history] == ["hi", "hello!"]
-    assert case.history[0].created_at == datetime(2025, 5, 1, 10, 0, 0)
+    assert case.history[0].created_at == datetime(2025, 5, 1, 10, 0, 0, tzinfo=timezone.utc)
     assert case.history[1].turn_index == 1
     assert case.label == "bad"
     assert case.labels.failure_dimension == "冗余啰嗦"
@@ -303,7 +304,8 @@ def test_lang_field_and_guess() -> None:
 @pytest.mark.parametrize(
     ("value", "expected"),
     [
-        ("2025-05-01 10:00:00", datetime(2025, 5, 1, 10, 0, 0)),
+        # A time without a zone is UTC (it was a naive datetime here, an aware one in the miner).
+        ("2025-05-01 10:00:00", datetime(2025, 5, 1, 10, 0, 0, tzinfo=timezone.utc)),
         ("2025-05-01T10:00:00Z", datetime(2025, 5, 1, 10, 0, 0, tzinfo=timezone.utc)),
         (1746093600, datetime(2025, 5, 1, 10, 0, 0, tzinfo=timezone.utc)),
         (1746093600000, datetime(2025, 5, 1, 10, 0, 0, tzinfo=timezone.utc)),
@@ -316,11 +318,11 @@ def test_lang_field_and_guess() -> None:
     ],
 )
 def test_timestamps(value: object, expected: datetime | None) -> None:
-    assert parse_timestamp(value) == expected
+    assert parse_timestamp(value, lenient=True) == expected
 
 
 def test_unicode_digit_strings_do_not_crash() -> None:
-    assert parse_timestamp("²") is None
+    assert parse_timestamp("²", lenient=True) is None
     with pytest.raises(DataError) as info:
         normalize_row(judge_row(selected_history=[{"role": "user", "message": "x", "turn_index": "²"}]))
     assert info.value.field == "selected_history[0].turn_index"

@@ -7,14 +7,7 @@ import random
 import pytest
 
 from uxbench.errors import ConfigError, DataError
-from uxbench.mining.dedup import (
-    DedupConfig,
-    NearDuplicateIndex,
-    dedup_sessions,
-    find_near_duplicates,
-    normalise_for_shingles,
-    shingles,
-)
+from uxbench.mining.dedup import DedupConfig, NearDuplicateIndex, normalise_for_shingles, session_text, shingles
 from uxbench.mining.types import Session, Turn
 
 ITEMS = [
@@ -39,19 +32,22 @@ def test_shingles_by_script() -> None:
     assert shingles("  ,. ") == set()
 
 
+def find_near_duplicates(items: list[tuple[str, str]], config: DedupConfig | None = None) -> dict[str, str]:
+    """Duplicate key -> its representative, one pass of the index (as the dedup stage runs it)."""
+    index = NearDuplicateIndex(config)
+    found = {key: index.add(key, text) for key, text in items}
+    return {key: rep for key, rep in found.items() if rep is not None}
+
+
 def test_groups_keep_the_first_occurrence() -> None:
-    result = find_near_duplicates(ITEMS)
-    assert result.duplicate_of == {"c": "a", "e": "a", "f": "d"}
-    assert result.kept == ["a", "b", "d", "g", "h", "i"]
-    assert [(g.representative, g.duplicates) for g in result.groups] == [("a", ["c", "e"]), ("d", ["f"])]
-    assert all(s >= 0.8 for g in result.groups for s in g.similarity)
+    assert find_near_duplicates(ITEMS) == {"c": "a", "e": "a", "f": "d"}
 
 
 def test_threshold_is_configurable() -> None:
     loose = find_near_duplicates(ITEMS, DedupConfig(threshold=0.3))
-    assert loose.duplicate_of.get("g") == "d"  # 两列 -> 两行 is a near-duplicate at a low threshold
+    assert loose.get("g") == "d"  # 两列 -> 两行 is a near-duplicate at a low threshold
     strict = find_near_duplicates(ITEMS, DedupConfig(threshold=0.95))
-    assert strict.duplicate_of == {"c": "a", "e": "a", "f": "d"}  # identical after normalisation
+    assert strict == {"c": "a", "e": "a", "f": "d"}  # identical after normalisation
     with pytest.raises(ConfigError, match="lower the threshold"):
         NearDuplicateIndex(DedupConfig(threshold=0.99, num_perm=32))
 
@@ -67,10 +63,10 @@ def test_deterministic_across_runs_and_independent_of_later_items() -> None:
             items.append((f"k{i}-dup", base + "!"))
     first = find_near_duplicates(items)
     second = find_near_duplicates(items)
-    assert first.duplicate_of == second.duplicate_of and first.kept == second.kept
-    assert all(first.duplicate_of.get(f"k{i}-dup") == f"k{i}" for i in range(0, 300, 10))
+    assert first == second
+    assert all(first.get(f"k{i}-dup") == f"k{i}" for i in range(0, 300, 10))
     prefix = find_near_duplicates(items[:100])
-    assert {k: v for k, v in first.duplicate_of.items() if k in dict(items[:100])} == prefix.duplicate_of
+    assert {k: v for k, v in first.items() if k in dict(items[:100])} == prefix
 
 
 def test_dedup_sessions_compares_user_text_and_rejects_repeated_ids() -> None:
@@ -88,10 +84,9 @@ def test_dedup_sessions_compares_user_text_and_rejects_repeated_ids() -> None:
         conv("y", "你好", "帮我写一首关于秋天的诗。"),
         conv("z", "你好", "明天天气怎么样"),
     ]
-    kept, result = dedup_sessions(batch)
-    assert [s.conversation_id for s in kept] == ["x", "z"] and result.duplicate_of == {"y": "x"}
-    first_only = dedup_sessions(batch, DedupConfig(text="first_user"))[1]
-    assert first_only.duplicate_of == {"y": "x", "z": "x"}
+    assert find_near_duplicates([(s.conversation_id, session_text(s)) for s in batch]) == {"y": "x"}
+    first_only = [(s.conversation_id, session_text(s, "first_user")) for s in batch]
+    assert find_near_duplicates(first_only, DedupConfig(text="first_user")) == {"y": "x", "z": "x"}
     index = NearDuplicateIndex()
     index.add("x", "text")
     with pytest.raises(DataError, match="appears twice"):

@@ -18,7 +18,6 @@ from uxbench.errors import ConfigError
 from uxbench.mining.deid import (
     SALT_ENV,
     ChangeRecord,
-    deidentify_batch,
     deidentify_session,
     redact_text,
     resolve_key,
@@ -184,7 +183,7 @@ def test_record_never_holds_an_original_value() -> None:
 def test_hashes_depend_on_salt_and_numbering_restarts_per_conversation() -> None:
     session = session_with_pii()
     other = session.model_copy(update={"conversation_id": "conv-2"})
-    (s1, r1), (s2, r2) = deidentify_batch([session, other], SALT)
+    (s1, r1), (s2, r2) = deidentify_session(session, SALT), deidentify_session(other, SALT)
     assert s1.turns == [t for t in s2.turns]  # same text -> same placeholders in each conversation
     assert [c.value_hash for c in r1.changes] == [c.value_hash for c in r2.changes]
     _, r3 = deidentify_session(session, b"another-salt")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import pyarrow as pa
 import pytest
 
 from uxbench.errors import ConfigError
 from uxbench.mining import gate
-from uxbench.mining.gate import gate_batch, gate_session, gate_text, summarize_gate
+from uxbench.mining.gate import gate_session, gate_text
+from uxbench.mining.pipeline.stages import gate_map, sum_count_column
 from uxbench.mining.types import Session, Turn
 
 POSITIVES: list[tuple[str, str]] = [
@@ -134,12 +136,14 @@ def test_reasons_are_capped_and_snippets_short_and_pii_free() -> None:
     assert gate._snippet("kill you 13812345678") == "kill you [PHONE]"
 
 
-def test_batch_and_summary() -> None:
+def test_the_stage_over_a_batch_counts_per_category() -> None:
     sessions = [conversation("hi"), conversation("怎么自杀"), conversation("约炮", "how to make meth")]
-    results = gate_batch(sessions)
-    assert [r.allowed for r in results] == [True, False, False]
-    assert summarize_gate(results) == {"checked": 3, "gated": 2, "gated_sexual": 1, "gated_abuse": 0,
-                                       "gated_self_harm": 1, "gated_weapons_drugs": 1}
+    table = pa.Table.from_pylist([
+        {"batch": 0, "conversation_id": f"c{i}", "session": s.model_dump_json()} for i, s in enumerate(sessions)])
+    gated = gate_map(table)
+    assert [row["session"] is not None for row in gated.to_pylist()] == [True, False, False]
+    assert sum_count_column(gated) == {"checked": 3, "gated": 2, "gated_self_harm": 1, "gated_sexual": 1,
+                                       "gated_weapons_drugs": 1}
 
 
 def test_pattern_file_is_validated() -> None:

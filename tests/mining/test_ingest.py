@@ -12,8 +12,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from uxbench.data.readers import iter_jsonl
 from uxbench.errors import ConfigError, DataError
-from uxbench.mining.ingest import IngestReport, batched, iter_log_rows, parse_rows
+from uxbench.mining.ingest import IngestReport, batched, iter_log_rows
 
 
 def turn_row(cid: str, index: int, text: str = "hello") -> dict[str, object]:
@@ -122,12 +123,24 @@ def test_errors_for_paths_and_format(tmp_path: Path) -> None:
         list(iter_log_rows(tmp_path / "bad.parquet"))
 
 
-def test_batched_and_parse_rows() -> None:
+def test_batched() -> None:
     assert list(batched(range(5), 2)) == [[0, 1], [2, 3], [4]]
     assert list(batched([], 3)) == []
     with pytest.raises(ValueError):
         list(batched([1], 0))
-    turns, invalid = parse_rows([turn_row("a", 0), {"bad": 1}], source="s", first_line=10, skip_invalid=True)
-    assert len(turns) == 1 and [(i.source, i.line) for i in invalid] == [("s", 11)]
-    with pytest.raises(DataError):
-        parse_rows([{"bad": 1}])
+
+
+def test_lines_are_decoded_as_the_dataset_reader_decodes_them(tmp_path: Path) -> None:
+    # A UTF-8 BOM (a file saved by Excel or Notepad): the dataset reader read it, the miner refused the first
+    # line ("not valid JSON (at character 0)").
+    body = orjson.dumps(turn_row("a", 0)) + b"\n\n" + orjson.dumps(turn_row("a", 1)) + b"\n"
+    for name, raw in (("bom.jsonl", b"\xef\xbb\xbf" + body), ("bom.jsonl.gz", gzip.compress(b"\xef\xbb\xbf" + body))):
+        path = tmp_path / name
+        path.write_bytes(raw)
+        turns = [(line, t.conversation_id, t.turn_index) for _, line, t in iter_log_rows(path)]
+        assert turns == [(1, "a", 0), (3, "a", 1)]
+        assert [line for line, _ in iter_jsonl(path)] == [1, 3]  # the same lines from the same reader
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(orjson.dumps(turn_row("a", 0)) + b"\n" + b'{"content": "caf\xe9"}\n')
+    with pytest.raises(DataError, match=r"bad.jsonl, line 2: not valid UTF-8: byte 0xe9 at offset 16 of the line"):
+        list(iter_log_rows(bad))

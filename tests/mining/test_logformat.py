@@ -2,19 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta, timezone
 
 import orjson
 import pytest
 
 from uxbench.errors import ConfigError, DataError
-from uxbench.mining.logformat import (
-    detect_format,
-    normalize_feedback,
-    parse_answer_payload,
-    parse_row,
-    parse_timestamp,
-)
+from uxbench.mining.logformat import detect_format, normalize_feedback, parse_row
 
 UTC = timezone.utc
 
@@ -23,37 +17,6 @@ def canonical(**over: object) -> dict[str, object]:
     row: dict[str, object] = {"conversation_id": "c1", "turn_index": 1, "role": "assistant", "content": "hi"}
     row.update(over)
     return row
-
-
-@pytest.mark.parametrize(
-    ("value", "expected"),
-    [
-        ("2024-05-01T10:00:00Z", datetime(2024, 5, 1, 10, tzinfo=UTC)),
-        ("2024-05-01T18:00:00+08:00", datetime(2024, 5, 1, 10, tzinfo=UTC)),
-        ("2024-05-01 10:00:00", datetime(2024, 5, 1, 10, tzinfo=UTC)),
-        ("2024/05/01 10:00:00", datetime(2024, 5, 1, 10, tzinfo=UTC)),
-        ("2024-05-01T10:00:00.5Z", datetime(2024, 5, 1, 10, 0, 0, 500000, tzinfo=UTC)),
-        (1714557600, datetime(2024, 5, 1, 10, tzinfo=UTC)),
-        (1714557600000, datetime(2024, 5, 1, 10, tzinfo=UTC)),
-        ("1714557600.25", datetime(2024, 5, 1, 10, 0, 0, 250000, tzinfo=UTC)),
-        (datetime(2024, 5, 1, 10), datetime(2024, 5, 1, 10, tzinfo=UTC)),
-        (None, None),
-        ("", None),
-    ],
-)
-def test_timestamps(value: object, expected: datetime | None) -> None:
-    parsed = parse_timestamp(value)
-    assert parsed == expected
-    if parsed is not None:
-        assert parsed.tzinfo is not None
-
-
-@pytest.mark.parametrize("value", ["yesterday", "2024-13-01 10:00:00", -5, True, [1]])
-def test_bad_timestamps_raise_without_quoting(value: object) -> None:
-    with pytest.raises(DataError) as info:
-        parse_timestamp(value, "created_at")
-    assert info.value.field == "created_at"
-    assert "yesterday" not in str(info.value)
 
 
 @pytest.mark.parametrize(
@@ -167,13 +130,6 @@ def test_product_outputs_wrapper_and_bad_rows() -> None:
     with pytest.raises(DataError) as info:
         parse_row(product_row(like_cnt="many"))
     assert info.value.field == "like_cnt"
-
-
-def test_answer_payload_shapes() -> None:
-    assert parse_answer_payload('{"msg": "x"}') == ("x", None, [])
-    assert parse_answer_payload([{"type": "text", "text": "y"}]) == ("y", None, ["text"])
-    assert parse_answer_payload(None) == ("", None, [])
-    assert parse_answer_payload("plain") == ("plain", None, [])
 
 
 def test_messages_and_sharegpt() -> None:

@@ -17,7 +17,6 @@ from uxbench.data.readers import RowItem
 from uxbench.data.schema import TaskName
 from uxbench.errors import DataError, MissingDependencyError
 
-OFFICIAL_REPO = "mengze-hong/UXBench"
 CONFIGS_BY_TASK: dict[TaskName, tuple[str, ...]] = {
     "judge": ("task1_judge_bad", "task1_judge_good"),
     "eval": ("task2_eval",),

@@ -1,4 +1,5 @@
-"""Field-level parsing shared by the row normaliser: texts, product payloads, timestamps, histories.
+"""Field-level parsing shared by the row normaliser: texts, histories, integers. Product payloads and
+timestamps are read by `uxbench.data.payload` and `uxbench.data.timestamps` (shared with the log miner).
 
 Every function raises `DataError(..., field=...)` on bad input; the loader adds file and line.
 """
@@ -7,12 +8,12 @@ from __future__ import annotations
 
 import ast
 import json
-import math
 from collections.abc import Mapping
-from datetime import datetime, timezone
-from typing import Any, TypeGuard
+from typing import Any
 
+from uxbench.data.payload import unwrap_payload
 from uxbench.data.schema import Message, Role
+from uxbench.data.timestamps import parse_timestamp
 from uxbench.errors import DataError
 
 _ROLES: dict[str, Role] = {
@@ -27,19 +28,6 @@ _ROLES: dict[str, Role] = {
 }
 _TEXT_KEYS = ("message", "content", "text", "msg")
 _TIME_KEYS = ("create_time", "created_at", "timestamp", "time")
-_REASONING_BLOCKS = {"think", "thinking", "reasoning", "deepthink"}
-_BLOCK_TYPES = _REASONING_BLOCKS | {
-    "text",
-    "deepsearch",
-    "searchguid",
-    "image",
-    "imageguid",
-    "video",
-    "file",
-    "card",
-}
-_NESTED_TEXT_KEYS = {"msg", "content", "text", "think", "reasoning", "title"}
-_TIME_FORMATS = ("%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M:%S.%f", "%Y/%m/%d %H:%M:%S", "%Y-%m-%d")
 _MAX_LITERAL_CHARS = 2_000_000  # ast.literal_eval on huge strings is slow and memory-hungry
 
 
@@ -55,79 +43,6 @@ def parse_json_text(value: str, field: str) -> Any:
         except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError, OverflowError):
             pass
     raise DataError("is a string that is neither JSON nor a Python literal", field=field)
-
-
-# --- product payloads -------------------------------------------------------------------------------
-
-
-def _is_block_list(blocks: object, *, strict: bool) -> TypeGuard[list[Mapping[str, Any]]]:
-    """Product blocks: objects with a `type`, at least one carrying `msg`.
-
-    `strict` (a bare list, no `content` wrapper) also requires every type to be a known product block type,
-    so that a reply which merely *is* a JSON list of typed objects is not mistaken for a payload.
-    """
-    if not isinstance(blocks, list) or not blocks or not all(isinstance(b, Mapping) for b in blocks):
-        return False
-    types = [b.get("type") for b in blocks]
-    if not all(isinstance(t, str) for t in types) or not any("msg" in b for b in blocks):
-        return False
-    return not strict or all(str(t).lower() in _BLOCK_TYPES for t in types)
-
-
-def _nested_strings(node: object, out: list[str], depth: int = 0) -> None:
-    """Collect reasoning-like strings from a nested deepSearch block (bounded: hostile input stays cheap)."""
-    if depth > 8 or len(out) > 200:
-        return
-    if isinstance(node, Mapping):
-        for key, val in node.items():
-            if key in _NESTED_TEXT_KEYS and isinstance(val, str) and val.strip():
-                out.append(val.strip())
-            elif isinstance(val, (Mapping, list)):
-                _nested_strings(val, out, depth + 1)
-    elif isinstance(node, list):
-        for item in node:
-            _nested_strings(item, out, depth + 1)
-
-
-def _payload_blocks(value: object) -> list[Mapping[str, Any]] | None:
-    """The `content[]` blocks if `value` is a product payload (object, block list, or their JSON text)."""
-    if isinstance(value, str):
-        text = value.strip()
-        if not (text.startswith(("{", "[")) and '"type"' in text):
-            return None
-        try:
-            value = json.loads(text)
-        except (ValueError, RecursionError):
-            return None
-    if isinstance(value, Mapping):
-        content = value.get("content")
-        return content if _is_block_list(content, strict=False) else None
-    return value if _is_block_list(value, strict=True) else None
-
-
-def unwrap_payload(value: object) -> tuple[str, str | None] | None:
-    """(final text, reasoning) of a product JSON payload; None when `value` is not a payload.
-
-    Text blocks' `msg` are the visible reply; think blocks and deepSearch internals are reasoning;
-    search cards and images carry no reply text and are dropped.
-    """
-    blocks = _payload_blocks(value)
-    if blocks is None:
-        return None
-    texts: list[str] = []
-    reasoning: list[str] = []
-    for block in blocks:
-        kind = str(block.get("type", "")).lower()
-        body = next((block[k] for k in ("msg", "text", "content") if isinstance(block.get(k), str)), None)
-        if kind == "text" and body is not None:
-            if body.strip():
-                texts.append(body.strip())
-        elif kind in _REASONING_BLOCKS and body is not None:
-            if body.strip():
-                reasoning.append(body.strip())
-        elif kind == "deepsearch":
-            _nested_strings(block, reasoning)
-    return "\n\n".join(texts), ("\n\n".join(reasoning) or None)
 
 
 def text_of(value: object, field: str, *, allow_none: bool = False) -> tuple[str, str | None]:
@@ -148,42 +63,7 @@ def text_of(value: object, field: str, *, allow_none: bool = False) -> tuple[str
     raise DataError(f"expected text, got {type(value).__name__}", field=field)
 
 
-# --- timestamps and integers ---------------------------------------------------------------------------
-
-
-def parse_timestamp(value: object) -> datetime | None:
-    """'YYYY-MM-DD HH:MM:SS', ISO 8601 or epoch seconds/milliseconds; None when absent or unreadable.
-
-    Lenient on purpose: timestamps only feed optional gap statistics, so a bad one must not drop a case.
-    """
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, (int, float)):
-        if not math.isfinite(value):
-            return None
-        seconds = value / 1000 if abs(value) > 1e11 else value
-        try:
-            return datetime.fromtimestamp(seconds, tz=timezone.utc)
-        except (OverflowError, OSError, ValueError):
-            return None
-    if not isinstance(value, str) or not value.strip():
-        return None
-    text = value.strip()
-    if text.replace(".", "", 1).isdecimal():
-        try:
-            return parse_timestamp(float(text))
-        except ValueError:
-            return None
-    try:  # fast path: ISO 8601, which includes the dataset's "YYYY-MM-DD HH:MM:SS"
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        pass
-    for fmt in _TIME_FORMATS:
-        try:
-            return datetime.strptime(text, fmt)
-        except ValueError:
-            continue
-    return None
+# --- integers ----------------------------------------------------------------------------------------
 
 
 def as_int(value: object, field: str) -> int | None:
@@ -234,7 +114,7 @@ def parse_message(raw: object, field: str) -> Message:
         role=role,
         content=text,
         reasoning=extra or reasoning or None,
-        created_at=parse_timestamp(when),
+        created_at=parse_timestamp(when, f"{field}.time", lenient=True),  # optional: a bad one is no error
         turn_index=as_int(raw.get("turn_index"), f"{field}.turn_index"),
     )
 

@@ -95,7 +95,8 @@ def invalid_utf8_reason(raw: bytes, within: str = "") -> str | None:
 
 
 def decode_json(raw: bytes, within: str = "") -> Any:
-    """orjson first (fast); the standard library as fallback for big integers, NaN and UTF-16 files."""
+    """orjson first (fast); the standard library as fallback for NaN and UTF-16 files. Integers beyond 64
+    bits come back as floats (orjson's reading): the adapters refuse such a float where an id is expected."""
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
@@ -71,16 +69,6 @@ def session_text(session: Session, which: Literal["user", "first_user"] = "user"
     return "\n".join(users)
 
 
-@dataclass
-class DuplicateGroup:
-    representative: str
-    """Key of the first occurrence (kept)."""
-    duplicates: list[str] = field(default_factory=list)
-    """Keys of its later near-duplicates, in input order."""
-    similarity: list[float] = field(default_factory=list)
-    """Estimated Jaccard similarity of each duplicate to the representative."""
-
-
 class NearDuplicateIndex:
     """Streaming index: `add(key, text)` returns the representative's key when `text` is a near-duplicate
     of an earlier text, else None (and the text becomes a representative)."""
@@ -99,9 +87,6 @@ class NearDuplicateIndex:
             ) from None
         self._order: dict[str, int] = {}
         self._values: dict[str, np.ndarray] = {}
-        self.groups: dict[str, DuplicateGroup] = {}
-        self.empty: list[str] = []
-        """Keys whose text has no shingles (blank): never compared, never grouped."""
 
     def _minhash(self, grams: set[str]) -> MinHash:
         cfg = self.config
@@ -115,8 +100,7 @@ class NearDuplicateIndex:
                             hint="group turns into sessions before deduplicating")
         grams = shingles(text, self.config)
         self._order[key] = len(self._order)
-        if not grams:
-            self.empty.append(key)
+        if not grams:  # a blank text is never compared, never grouped
             return None
         m = self._minhash(grams)
         matches: list[tuple[int, str, float]] = []
@@ -126,46 +110,7 @@ class NearDuplicateIndex:
             if sim >= self.config.threshold:
                 matches.append((self._order[cand], cand, sim))
         if matches:
-            _, rep, sim = min(matches)
-            group = self.groups.setdefault(rep, DuplicateGroup(representative=rep))
-            group.duplicates.append(key)
-            group.similarity.append(round(sim, 4))
-            return rep
+            return min(matches)[1]  # the earliest representative it matches
         self._lsh.insert(key, m)
         self._values[key] = m.hashvalues.copy()
         return None
-
-
-@dataclass
-class DedupResult:
-    kept: list[str]
-    """Keys kept (first occurrences and texts that have no near-duplicate), in input order."""
-    duplicate_of: dict[str, str]
-    """Dropped key -> the key of the kept representative."""
-    groups: list[DuplicateGroup]
-    """One group per representative that has duplicates, in the representatives' input order."""
-
-
-def find_near_duplicates(items: Iterable[tuple[str, str]], config: DedupConfig | None = None) -> DedupResult:
-    """Near-duplicate groups over (key, text) pairs, one streaming pass."""
-    index = NearDuplicateIndex(config)
-    kept: list[str] = []
-    duplicate_of: dict[str, str] = {}
-    for key, text in items:
-        rep = index.add(key, text)
-        if rep is None:
-            kept.append(key)
-        else:
-            duplicate_of[key] = rep
-    groups = [index.groups[k] for k in kept if k in index.groups]
-    return DedupResult(kept=kept, duplicate_of=duplicate_of, groups=groups)
-
-
-def dedup_sessions(
-    sessions: Iterable[Session], config: DedupConfig | None = None
-) -> tuple[list[Session], DedupResult]:
-    """Keep the first of each group of near-duplicate conversations (compared by their user text)."""
-    cfg = config or DedupConfig()
-    batch = list(sessions)
-    result = find_near_duplicates(((s.conversation_id, session_text(s, cfg.text)) for s in batch), cfg)
-    return [s for s in batch if s.conversation_id not in result.duplicate_of], result

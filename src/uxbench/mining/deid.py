@@ -162,12 +162,6 @@ def deidentify_session(session: Session, salt: bytes | str) -> tuple[Session, Ch
     return cleaned, table.record
 
 
-def deidentify_batch(sessions: Iterable[Session], salt: bytes | str) -> list[tuple[Session, ChangeRecord]]:
-    """Batch form (for ``map_batches``): one (session, record) per session, in order."""
-    key = _salt_bytes(salt)
-    return [deidentify_session(session, key) for session in sessions]
-
-
 def redact_text(text: str) -> str:
     """Text with every detected value replaced by its bare type (``[PHONE]``): for snippets and logs."""
     spans = find_pii(text)

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -213,19 +212,3 @@ def gate_session(session: Session) -> GateResult:
         conversation_id=session.conversation_id, allowed=count == 0, reasons=reasons,
         categories=sorted(categories), hits=count,
     )
-
-
-def gate_batch(sessions: Iterable[Session]) -> list[GateResult]:
-    """Batch form (for ``map_batches``): one result per session, in order."""
-    return [gate_session(session) for session in sessions]
-
-
-def summarize_gate(results: Iterable[GateResult]) -> dict[str, int]:
-    """Counts for the data card: checked, gated, and gated conversations per category."""
-    totals = {"checked": 0, "gated": 0, **{f"gated_{name}": 0 for name in CATEGORIES}}
-    for result in results:
-        totals["checked"] += 1
-        totals["gated"] += not result.allowed
-        for name in result.categories:
-            totals[f"gated_{name}"] += 1
-    return totals

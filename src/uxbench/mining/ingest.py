@@ -4,7 +4,9 @@ JSON Lines (``.jsonl``, ``.ndjson``, ``.json`` with one object per line, any of 
 by line; Parquet is read with ``pyarrow.parquet.ParquetFile.iter_batches``; neither holds a whole file. (A
 pretty-printed ``.json`` array is therefore not accepted: convert it to JSON Lines.)
 A line may also hold a JSON array of rows (the product's batch wrapper). Directories are walked in sorted
-order. Line numbers are 1-based (for Parquet: the row number).
+order. Line numbers are 1-based (for Parquet: the row number). Lines and Parquet rows are decoded by the
+dataset's readers (`uxbench.data.readers`): a UTF-8 BOM is dropped, and a line that is not UTF-8 is
+reported with the byte offset of its first bad byte.
 
 With ``skip_invalid`` a bad row is counted in an `IngestReport` (file, line, field, reason; the first
 `MAX_REPORTED_ERRORS` kept) instead of stopping the run. Reasons never quote row content.
@@ -14,23 +16,20 @@ files, every row invalid, only system rows) raises `DataError` saying which.
 
 from __future__ import annotations
 
-import gzip
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from itertools import islice
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import Any, TypeVar
 
-import orjson
 from pydantic import BaseModel, Field
 
-from uxbench.data.readers import invalid_utf8_reason
+from uxbench.data.readers import iter_jsonl, iter_parquet
 from uxbench.errors import DataError
 from uxbench.mining.logformat import check_format, parse_row
 from uxbench.mining.types import Turn
 
 T = TypeVar("T")
 MAX_REPORTED_ERRORS = 20
-PARQUET_BATCH_ROWS = 2048
 JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")
 PARQUET_SUFFIXES = (".parquet", ".pq")
 
@@ -119,47 +118,11 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
     return out
 
 
-def _open_text(path: Path) -> IO[bytes]:
-    if path.name.lower().endswith(".gz"):
-        return gzip.GzipFile(path, "rb")  # type: ignore[return-value]  # GzipFile is a binary IO
-    return path.open("rb")
-
-
-def iter_jsonl_rows(path: Path) -> Iterator[tuple[int, Any]]:
-    """(line number, parsed value) per non-blank line; a bad line yields a DataError instead of a value."""
-    with _open_text(path) as handle:
-        try:
-            for number, raw in enumerate(handle, start=1):
-                if not raw.strip():
-                    continue
-                try:
-                    yield number, orjson.loads(raw)
-                except orjson.JSONDecodeError as exc:
-                    reason = invalid_utf8_reason(raw, " of the line")
-                    yield number, DataError(reason or f"not valid JSON (at character {exc.pos} of the line)")
-        except (OSError, EOFError) as exc:  # truncated or corrupt gzip stream
-            raise DataError(f"cannot read the file: {type(exc).__name__}", source=str(path)) from None
-
-
-def iter_parquet_rows(path: Path, batch_rows: int = PARQUET_BATCH_ROWS) -> Iterator[tuple[int, Any]]:
-    """(row number, row dict), one record batch in memory at a time."""
-    import pyarrow.parquet as pq
-
-    try:
-        parquet = pq.ParquetFile(path)
-    except Exception as exc:  # pyarrow raises several unrelated types for a bad file
-        raise DataError(f"not a readable Parquet file: {type(exc).__name__}", source=str(path)) from None
-    number = 0
-    for batch in parquet.iter_batches(batch_size=batch_rows):
-        for row in batch.to_pylist():
-            number += 1
-            yield number, row
-
-
 def iter_raw_rows(paths: Iterable[str | Path]) -> Iterator[tuple[str, int, Any]]:
     """(source, line, row object or DataError) over every file, streaming."""
     for path in expand_paths(paths):
-        rows = iter_parquet_rows(path) if _kind(path) == "parquet" else iter_jsonl_rows(path)
+        # The dataset's readers (`uxbench.data.readers`): one decoding of bytes, BOMs, big integers, bad UTF-8.
+        rows = iter_parquet(path) if _kind(path) == "parquet" else iter_jsonl(path)
         for number, value in rows:
             if isinstance(value, list):  # a batch wrapper: one line holding several rows
                 for item in value:
@@ -243,24 +206,3 @@ def _empty_reason(files: list[Path], rows: int, invalid: int, first_error: DataE
     if invalid == rows:
         return f"all {rows} rows were invalid and skipped" + (f"; the first: {first_error}" if first_error else "")
     return f"the {rows - invalid} valid rows hold only system or tool messages (no user or assistant turn)"
-
-
-def parse_rows(
-    rows: Sequence[Any], format: str = "auto", *, source: str = "", first_line: int = 1,
-    skip_invalid: bool = False,
-) -> tuple[list[Turn], list[InvalidRow]]:
-    """Batch form for Ray ``map_batches``: rows -> (turns, invalid rows), no I/O."""
-    check_format(format)
-    turns: list[Turn] = []
-    invalid: list[InvalidRow] = []
-    for offset, row in enumerate(rows):
-        try:
-            turns.extend(parse_row(row, format))
-        except DataError as exc:
-            located = _located(exc, source, first_line + offset)
-            if not skip_invalid:
-                raise located from None
-            invalid.append(InvalidRow(
-                source=source, line=located.line, field=located.field, reason=located.reason,
-            ))
-    return turns, invalid

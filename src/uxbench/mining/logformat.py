@@ -9,8 +9,8 @@ per turn.
 - ``role`` (required): ``user`` or ``assistant`` (any case); ``system`` / ``tool`` rows are skipped.
 - ``content`` (required): the text; a list of ``{"type": "text", "text": ...}`` parts is joined.
 - ``created_at``: ISO 8601 (``2024-05-01T10:00:00+08:00``, ``...Z``, ``2024-05-01 10:00:00``) or epoch
-  seconds / milliseconds (numbers above 10^11 are milliseconds). Naive times are read as UTC; only
-  differences between times are used.
+  seconds / milliseconds (numbers above 10^11 are milliseconds), read by `uxbench.data.timestamps` (as the
+  dataset's times are). Naive times are read as UTC; only differences between times are used.
 - ``feedback``: ``like`` / ``dislike``; also ``thumbs_up`` / ``thumbs_down``, ``up`` / ``down``, ``1`` /
   ``-1``; ``0``, ``""`` and null mean none.
 - ``regeneration_index``: 0 for the first reply, n for its n-th regeneration. A regenerated reply keeps the
@@ -25,7 +25,8 @@ Other top-level keys are ignored: put extra data under ``metadata``.
 Product export (``--format product``), one row per exchange: ``cid``, ``convidx`` (exchange order),
 ``regenerateidx`` (or the misspelled ``regeneateidx``), ``modelprompt`` (user text), ``answer`` (a JSON
 payload whose ``content[]`` blocks hold the reply in ``text`` blocks' ``msg``, reasoning in ``think`` /
-``deepSearch`` blocks, and search or image cards; fallbacks ``answer_msg``, ``模型回复``),
+``deepSearch`` blocks, and search or image cards, read by `uxbench.data.payload` as the dataset's replies
+are; fallbacks ``answer_msg``, ``模型回复``),
 ``promptcreatetime`` / ``answercreatetime`` (``YYYY-MM-DD HH:MM:SS``), ``like_cnt`` / ``unlike_cnt``
 (feedback; a dislike wins), ``copy_cnt`` / ``share_cnt`` / ``click_regen_cnt`` / ``stopgenerate``
 (counters), ids ``messageid`` | ``message_id`` | ``MessageID`` | ``traceid`` and ``umessageid`` /
@@ -49,20 +50,19 @@ quote field values, so reports built from them hold no personal data.
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Callable, Mapping
-from datetime import datetime, timezone
 from typing import Any, Literal
 
 import orjson
 from pydantic import ValidationError
 
+from uxbench.data.payload import read_payload_field
+from uxbench.data.timestamps import parse_timestamp
 from uxbench.errors import ConfigError, DataError
 from uxbench.mining.types import Feedback, Turn
 
 FORMATS: tuple[str, ...] = ("auto", "canonical", "product", "messages", "sharegpt")
 MAX_TEXT_CHARS = 120_000
-_EPOCH_MS_THRESHOLD = 10**11  # 10^11 s is year 5138; larger numbers are milliseconds
 
 _FEEDBACK: dict[str, Feedback] = {
     **dict.fromkeys(("like", "liked", "thumbs_up", "thumbsup", "up", "positive", "good", "1", "+1"), "like"),
@@ -82,55 +82,6 @@ _PRODUCT_META_KEYS = (
 _PRODUCT_COUNTERS = {"copy_cnt": "copy", "share_cnt": "share", "click_regen_cnt": "regenerate_clicks",
                      "stopgenerate": "stop_generate"}
 _PRODUCT_KEYS = ("convidx", "modelprompt", "answer")
-_REASONING_TYPES = {"think", "deepsearch", "reasoning", "thinking"}
-
-
-def parse_timestamp(value: Any, field: str = "created_at") -> datetime | None:
-    """ISO 8601 text, epoch seconds or milliseconds, or a datetime -> aware datetime (naive = UTC)."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return _from_epoch(float(value), field)
-    if not isinstance(value, str):
-        raise DataError(f"a timestamp must be text or a number, got {type(value).__name__}", field=field)
-    text = value.strip()
-    try:
-        return _from_epoch(float(text), field)
-    except ValueError:
-        pass
-    if text.endswith(("Z", "z")):
-        text = text[:-1] + "+00:00"
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        parsed = _from_iso_fallback(text, field)
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
-
-
-def _from_epoch(seconds: float, field: str) -> datetime:
-    if seconds != seconds or seconds < 0:  # NaN or negative
-        raise DataError("an epoch timestamp must be a non-negative number", field=field)
-    if seconds > _EPOCH_MS_THRESHOLD:
-        seconds /= 1000.0
-    if seconds > 253402300799:  # 9999-12-31
-        raise DataError("the epoch timestamp is out of range", field=field)
-    return datetime.fromtimestamp(seconds, tz=timezone.utc)
-
-
-def _from_iso_fallback(text: str, field: str) -> datetime:
-    # Python 3.10's fromisoformat rejects "YYYY/MM/DD" and fractions that are not 3 or 6 digits.
-    match = re.fullmatch(r"(\d{4})[-/](\d\d)[-/](\d\d)[T ](\d\d):(\d\d)(?::(\d\d)(?:\.(\d+))?)?(.*)", text)
-    if match:
-        y, mo, d, h, mi, sec, frac, zone = match.groups()
-        try:
-            return datetime.fromisoformat(
-                f"{y}-{mo}-{d}T{h}:{mi}:{sec or '00'}.{((frac or '') + '000000')[:6]}{zone}"
-            )
-        except ValueError:
-            pass
-    raise DataError("not an ISO 8601 timestamp or epoch number", field=field)
 
 
 def normalize_feedback(value: Any, field: str = "feedback") -> Feedback | None:
@@ -237,50 +188,6 @@ def parse_canonical(row: Mapping[str, Any]) -> list[Turn]:
     )]
 
 
-def _block_strings(node: Any, depth: int = 0) -> list[str]:
-    """Reasoning text and tool-card titles from a nested deepSearch / think block."""
-    if isinstance(node, str) or depth > 8:
-        return [node] if isinstance(node, str) and node.strip() else []
-    keys = ("msg", "text", "content", "title", "children", "steps", "toolCall", "items")
-    children = [node[k] for k in keys if k in node] if isinstance(node, dict) else node
-    children = children if isinstance(children, list) else []
-    return [s for child in children for s in _block_strings(child, depth + 1)]
-
-
-def parse_answer_payload(raw: Any) -> tuple[str, str | None, list[str]]:
-    """Product ``answer`` -> (final reply text, reasoning text or None, block types seen)."""
-    payload = raw
-    if isinstance(raw, str):
-        stripped = raw.strip()
-        if not stripped.startswith(("{", "[")):
-            return raw, None, []
-        try:
-            payload = orjson.loads(stripped)
-        except orjson.JSONDecodeError:
-            return raw, None, []  # plain text that happens to start with a brace
-    blocks: Any = payload.get("content") if isinstance(payload, dict) else payload
-    if isinstance(payload, dict) and not isinstance(blocks, list):
-        msg = payload.get("msg", payload.get("text"))
-        return (msg if isinstance(msg, str) else ""), None, []
-    if not isinstance(blocks, list):
-        return "", None, []
-    texts: list[str] = []
-    reasoning: list[str] = []
-    kinds: list[str] = []
-    for block in blocks:
-        if not isinstance(block, dict):
-            continue
-        kind = str(block.get("type", ""))
-        kinds.append(kind)
-        if kind == "text":
-            body = block.get("msg", block.get("text", block.get("content")))
-            if isinstance(body, str):
-                texts.append(body)
-        elif kind.lower() in _REASONING_TYPES:
-            reasoning.extend(_block_strings({k: v for k, v in block.items() if k != "type"}))
-    return "".join(texts), ("\n".join(reasoning) or None), kinds
-
-
 def parse_product(row: Mapping[str, Any]) -> list[Turn]:
     """One product-export row (or an ``{"outputs": [...]}`` wrapper) -> user Turn + assistant Turn."""
     outputs = row.get("outputs")
@@ -297,7 +204,8 @@ def parse_product(row: Mapping[str, Any]) -> list[Turn]:
     regen = _int(row.get(regen_field), regen_field, default=0)
     if "modelprompt" not in row and not any(k in row for k in ("answer", "answer_msg", "模型回复")):
         raise DataError("a product row needs modelprompt and answer", field="modelprompt")
-    answer, reasoning, kinds = parse_answer_payload(row.get("answer"))
+    payload = read_payload_field(row.get("answer"))
+    answer, reasoning, kinds = payload.text, payload.reasoning, list(payload.block_types)
     fallback = [row[k] for k in ("answer_msg", "模型回复") if isinstance(row.get(k), str) and row[k].strip()]
     if not answer.strip() and fallback:
         answer = fallback[0]

@@ -15,7 +15,6 @@ from uxbench.mining.signals.similarity import (
     extension,
     normalise,
     similarity,
-    tokens,
 )
 
 _F = re.IGNORECASE
@@ -137,9 +136,3 @@ def extends(prev: str, nxt: str, min_added: int = 3) -> str | None:
     if len(added) >= min_added:
         return "adds: " + " ".join(added)[:60]
     return None
-
-
-def repeat_marker(prev: str, nxt: str) -> bool:
-    """`nxt` differs from `prev` only by fillers such as "again", "?", "啊"."""
-    removed, added = changed_tokens(prev, nxt)
-    return not removed and bool(tokens(nxt)) and all(t in _FILLER for t in added)

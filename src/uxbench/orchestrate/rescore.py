@@ -15,6 +15,7 @@ from uxbench.orchestrate.progress import ProgressFn, RunAborted
 from uxbench.orchestrate.runner import RunResult
 from uxbench.orchestrate.spec import JudgeSpec
 from uxbench.runs.store import MANIFEST, RunStore
+from uxbench.runs.summary import check_summary
 from uxbench.tasks.base import SummaryOptions
 
 
@@ -97,12 +98,12 @@ async def _score_locked(
     finally:
         await model.aclose()
     old = store.read_summary() or {}
-    extra: dict[str, Any] = {"skipped_rows": old.get("skipped_rows", {"count": 0}),
-                             "invocation": old.get("invocation", {})}
+    extra: dict[str, Any] = {key: old[key] for key in ("skipped_rows", "read", "invocation") if key in old}
     extra["scoring"] = {"judge": role.key, "elapsed_s": round(time.monotonic() - started, 3), **outcome,
                         "usage": model.usage.to_dict()}
     summary = run_summary(store, task, manifest, summary_options or SummaryOptions(), selected=selected,
                           extra=extra)
+    check_summary(summary, str(store.path / "summary.json"))
     store.write_summary(summary)
     store.export_scores_jsonl(selected)
     store.close()

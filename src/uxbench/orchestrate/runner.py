@@ -31,6 +31,7 @@ from uxbench.orchestrate.spec import JudgeSpec, RunSpec
 from uxbench.runs import manifest as mf
 from uxbench.runs.records import SampleRecord
 from uxbench.runs.store import SAMPLES_DB, RunStore
+from uxbench.runs.summary import check_summary
 
 __all__ = ["ABORT_AFTER_ERRORS", "JudgeSpec", "ProgressEvent", "RunAborted", "RunResult", "RunSpec", "execute"]
 
@@ -182,6 +183,7 @@ async def _execute_locked(spec: RunSpec, prepared: _Prepared, progress: Progress
 
     summary = run_summary(store, task, manifest, spec.summary, selected=selected, extra={
         "skipped_rows": _skipped(source),
+        "read": source.read_report.model_dump(mode="json"),
         "invocation": {
             "elapsed_s": round(elapsed, 3), "resumed_samples": resumed,
             "usage": model.usage.to_dict() | (judge_model.usage.to_dict() if judge_model is not None else {})
@@ -189,6 +191,7 @@ async def _execute_locked(spec: RunSpec, prepared: _Prepared, progress: Progress
             "concurrency": {"max": concurrency, "final": model.limiter.current_limit},
         },
     })
+    check_summary(summary, str(store.path / "summary.json"))  # the writer meets the readers' models
     store.write_summary(summary)
     store.export_jsonl(selected)
     store.export_scores_jsonl(selected)

@@ -134,7 +134,7 @@ def load(source: ModelSource, dtype: str, device: str, allow_download: bool) -> 
 
         # Library code must not draw tqdm bars over the CLI's own progress display.
         bars = hf_logging.is_progress_bar_enabled()
-        hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+        hf_logging.disable_progress_bar()
         restore_gguf_bar = _silence_gguf_bar() if source.gguf_file else None
         try:
             tokenizer: Any = AutoTokenizer.from_pretrained(source.path, **kwargs)
@@ -155,7 +155,7 @@ def load(source: ModelSource, dtype: str, device: str, allow_download: bool) -> 
             raise FatalModelError(f"Could not load model '{source.label}': {err} ({hint})") from None
         finally:
             if bars:
-                hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
+                hf_logging.enable_progress_bar()
             if restore_gguf_bar is not None:
                 restore_gguf_bar()
         model.to(device)

@@ -1,0 +1,31 @@
+"""mypy gives one verdict with and without the `local` extra: its libraries are checked as if absent."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_library_of_the_local_extra_is_checked_as_absent() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))
+    local = config["project"]["optional-dependencies"]["local"]
+    names = {re.split(r"[<>=!~\[ ;]", req, maxsplit=1)[0].strip().lower().replace("-", "_") for req in local}
+    skipped = {
+        module
+        for override in config["tool"]["mypy"].get("overrides", [])
+        if override.get("follow_imports") == "skip"
+        for module in override["module"]
+    }
+    assert names and {n for n in names if n not in skipped or f"{n}.*" not in skipped} == set()
+
+
+def test_ci_lints_and_type_checks_before_the_tests() -> None:
+    steps = [line.strip() for line in (ROOT / ".ci" / "run").read_text("utf-8").splitlines()
+             if line.strip() and not line.lstrip().startswith("#")]
+    assert steps.index("ruff check src tests") < steps.index("mypy") < steps.index("python -m pytest")

@@ -14,7 +14,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import write_jsonl
+from run_support import write_jsonl
 
 from uxbench.errors import DataError
 from uxbench.orchestrate.runner import JudgeSpec, RunSpec, execute

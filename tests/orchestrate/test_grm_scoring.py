@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import write_jsonl
+from run_support import write_jsonl
 
 from uxbench.errors import UxbenchError
 from uxbench.orchestrate.runner import execute

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import judge_row, write_jsonl
+from run_support import judge_row, write_jsonl
 
 from uxbench.testing.loopback import LoopbackConfig, LoopbackServer
 

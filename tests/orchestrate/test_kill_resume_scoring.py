@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import write_jsonl
+from run_support import write_jsonl
 
 from uxbench.testing.loopback import LoopbackConfig, LoopbackServer
 

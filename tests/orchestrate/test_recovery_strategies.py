@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import write_jsonl
+from run_support import write_jsonl
 
 from uxbench.errors import ConfigError
 from uxbench.orchestrate.relabel import label_run

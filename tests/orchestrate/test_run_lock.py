@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import judge_row, write_jsonl
+from run_support import judge_row, write_jsonl
 
 from uxbench.dirlock import DirectoryBusyError
 from uxbench.orchestrate.runner import RunSpec, execute

@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import judge_row, write_jsonl
+from run_support import judge_row, write_jsonl
 
 from uxbench.errors import ConfigError
 from uxbench.orchestrate.runner import RunSpec, execute

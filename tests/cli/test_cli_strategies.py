@@ -27,7 +27,8 @@ def _labels(tmp_path: Path, answer: str) -> Path:
 def test_run_with_a_strategy_model_prints_both_classifiers(tmp_path: Path) -> None:
     data = write_jsonl(tmp_path / "task3.jsonl", ROWS)  # scripted:echo answers with the complaint itself
     labels = _labels(tmp_path, '{"strategy": "agreement"}')
-    result = invoke("run", *RUN, "--data", data, "--out", tmp_path / "run", "--strategy-model", f"scripted:file:{labels}")
+    result = invoke("run", *RUN, "--data", data, "--out", tmp_path / "run",
+                    "--strategy-model", f"scripted:file:{labels}")
     assert result.exit_code == 0, result.output
     out = result.stdout
     assert "Recovery strategies: share of the 3 non-empty recoveries" in out

@@ -215,6 +215,7 @@ def _execute(console: Console, spec: RunSpec, quiet: bool) -> RunResult:
 
 
 def _print_results(console: Console, results: list[RunResult]) -> None:
+    from uxbench.data.loaders import ReadReport
     from uxbench.report.generative import render_generative_summary
     from uxbench.report.protocol import render_protocol
     from uxbench.report.render import render_summary
@@ -223,6 +224,8 @@ def _print_results(console: Console, results: list[RunResult]) -> None:
     failed = 0
     for result in results:
         summary = result.summary
+        for note in ReadReport.model_validate(summary.get("read") or {}).notes():
+            console.print(f"[yellow]Note:[/] {note}.")
         if summary.get("task") == "judge":
             typer.echo(render_summary(summary, "table", breakdowns=False))
             unparseable = (summary.get("metrics") or {}).get("unparseable") or {}

@@ -8,7 +8,7 @@ from typing import Any, NoReturn
 import typer
 from typer.core import TyperGroup
 
-from uxbench.cli import data_cmd, mine_cmd, report_cmd, run_cmd
+from uxbench.cli import bias_cmd, data_cmd, leaderboard_cmd, mine_cmd, pairwise_cmd, report_cmd, run_cmd
 from uxbench.errors import UxbenchError
 
 ERROR_EXIT = 2
@@ -68,6 +68,15 @@ app = typer.Typer(
 )
 app.command("run", help="Run a task (default: Task 1, UX Judge) and write a run directory.")(run_cmd.run)
 app.command("report", help="Compare finished runs: a table with 95% confidence intervals.")(report_cmd.report)
+app.command("pairwise", help="Compare two Task 2/3 runs' replies case by case with a pairwise judge (both orders).")(
+    pairwise_cmd.pairwise
+)
+app.command("bias", help="Judge biases over scored runs: self-preference, length bias, agreement, calibration.")(
+    bias_cmd.bias
+)
+app.command("leaderboard", help="Rank runs of every task with CIs and honest ties; metadata and scaling trends.")(
+    leaderboard_cmd.leaderboard
+)
 app.add_typer(data_cmd.app, name="data", help="Check and describe data files before a run.")
 app.add_typer(mine_cmd.app, name="mine", help="Mine chat logs for dissatisfaction signals and build test cases.")
 

@@ -1,0 +1,108 @@
+"""Rank and linear correlation with intervals: many points (length bias) and few points (scaling trends)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.stats import norm, pearsonr, rankdata, spearmanr
+
+from uxbench.metrics.proportions import finite_or_none, percentile_interval
+
+Method = Literal["spearman", "pearson"]
+EXACT_PERMUTATIONS_UP_TO = 8
+"""Up to this many points the permutation p-value enumerates every permutation (8! = 40320)."""
+
+
+def _pair(x: Sequence[float], y: Sequence[float]) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    if len(x) != len(y):
+        raise ValueError(f"x and y differ in length: {len(x)} vs {len(y)}")
+    xa, ya = np.asarray(x, dtype=float).reshape(-1), np.asarray(y, dtype=float).reshape(-1)
+    if not (np.isfinite(xa).all() and np.isfinite(ya).all()):
+        raise ValueError("x and y must be finite numbers")
+    return xa, ya
+
+
+def _constant(values: NDArray[np.float64]) -> bool:
+    return values.size == 0 or bool(np.all(values == values[0]))
+
+
+def correlation(
+    x: Sequence[float], y: Sequence[float], *, method: Method = "spearman", confidence: float = 0.95
+) -> dict[str, Any]:
+    """Spearman's rho or Pearson's r with scipy's p-value and a Fisher-z interval.
+
+    The interval uses se = 1/sqrt(n - 3) for Pearson and sqrt(1.06 / (n - 3)) for Spearman (Fieller,
+    Hartley and Pearson 1957); it needs n >= 4. Values are None when either variable is constant.
+    """
+    xa, ya = _pair(x, y)
+    n = int(xa.size)
+    out: dict[str, Any] = {"method": method, "n": n, "value": None, "ci_low": None, "ci_high": None,
+                           "p_value": None, "interval": "fisher z"}
+    if n < 3 or _constant(xa) or _constant(ya):
+        return out
+    result = spearmanr(xa, ya) if method == "spearman" else pearsonr(xa, ya)
+    r = float(result.statistic)
+    out.update(value=finite_or_none(r), p_value=finite_or_none(float(result.pvalue)))
+    if n >= 4 and abs(r) < 1.0:
+        se = math.sqrt((1.06 if method == "spearman" else 1.0) / (n - 3))
+        z, half = math.atanh(r), float(norm.ppf(0.5 + confidence / 2)) * se
+        out.update(ci_low=math.tanh(z - half), ci_high=math.tanh(z + half))
+    elif abs(r) == 1.0:
+        out.update(ci_low=r, ci_high=r)
+    return out
+
+
+def _rank_corr(rx: NDArray[np.float64], ry: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Pearson correlation of rank rows (..., n): Spearman's rho when the rows are ranks; NaN if constant."""
+    dx = rx - rx.mean(axis=-1, keepdims=True)
+    dy = ry - ry.mean(axis=-1, keepdims=True)
+    den = np.sqrt((dx * dx).sum(axis=-1) * (dy * dy).sum(axis=-1))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(np.where(den > 0, (dx * dy).sum(axis=-1) / np.where(den > 0, den, 1), np.nan), dtype=float)
+
+
+def trend(
+    x: Sequence[float],
+    y: Sequence[float],
+    *,
+    n_perm: int = 10000,
+    n_boot: int = 2000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> dict[str, Any]:
+    """Spearman's rho between a model property (release date, size) and a metric, over a few models.
+
+    p-value: two-sided permutation test (share of permutations of y with |rho| >= the observed |rho|);
+    every permutation is enumerated up to `EXACT_PERMUTATIONS_UP_TO` points, otherwise `n_perm` random
+    ones are drawn and p = (hits + 1) / (n_perm + 1). Interval: percentile bootstrap over models (pairs
+    resampled with replacement; resamples with a constant variable are skipped).
+    """
+    xa, ya = _pair(x, y)
+    n = int(xa.size)
+    out: dict[str, Any] = {"n": n, "rho": None, "p_value": None, "ci_low": None, "ci_high": None,
+                           "permutations": None, "exact": None, "n_boot": n_boot, "seed": seed}
+    if n < 3 or _constant(xa) or _constant(ya):
+        return out
+    rx, ry = rankdata(xa), rankdata(ya)
+    rho = float(_rank_corr(rx, ry))
+    rng = np.random.default_rng(seed)
+    exact = n <= EXACT_PERMUTATIONS_UP_TO
+    if exact:
+        perms = np.array(list(itertools.permutations(range(n))), dtype=np.int64)
+        stats = _rank_corr(rx[None, :], ry[perms])
+        p = float(np.mean(np.abs(stats) >= abs(rho) - 1e-12))
+    else:
+        perms = np.argsort(rng.random((n_perm, n)), axis=1)
+        stats = _rank_corr(rx[None, :], ry[perms])
+        p = (float(np.sum(np.abs(stats) >= abs(rho) - 1e-12)) + 1.0) / (n_perm + 1.0)
+    idx = rng.integers(0, n, size=(n_boot, n))
+    boot = _rank_corr(rankdata(xa[idx], axis=1), rankdata(ya[idx], axis=1))
+    low, high = percentile_interval(boot, confidence)
+    out.update(rho=rho, p_value=min(1.0, p), ci_low=finite_or_none(low), ci_high=finite_or_none(high),
+               permutations=int(perms.shape[0]), exact=exact)
+    return out

@@ -7,8 +7,8 @@ import io
 import json
 from typing import Any
 
-from uxbench.report.layout import terminal_width
-from uxbench.report.render import ReportFormat, _check_fmt, _markdown, _rich, pct
+from uxbench.report.layout import render_tables, terminal_width
+from uxbench.report.render import ReportFormat, _check_fmt, _markdown, pct
 
 _TASKS = {"eval": "Task 2", "recovery": "Task 3"}
 
@@ -39,6 +39,11 @@ def _notes(f: dict[str, Any]) -> list[str]:
     notes.append(f"Cases: {m.get('n_shared', 0)} shared of {m.get('n_a', 0)} (A) and {m.get('n_b', 0)} (B)"
                  + (f"; left out: {told}" if told else "") + (f"; --limit {f['limit']}" if f.get("limit") else "")
                  + f"; {f['n_pairs']} pairs compared, each in both orders.")
+    if f["n_unreadable"]:
+        notes.append(f"{f['n_unreadable']} pairs are undecided: in at least one order the judge named neither A, B "
+                     "nor a tie (its answers are in pairwise.sqlite, raw_output).")
+    if f["n_missing"]:
+        notes.append(f"{f['n_missing']} pairs lack a successful answer in one order: rerun the same command.")
     return notes
 
 
@@ -62,4 +67,6 @@ def render_pairwise(figures: dict[str, Any], fmt: ReportFormat, *, width: int | 
     title = f"Pairwise, {_TASKS.get(figures['task'], figures['task'])}: judge {figures['spec']} ({strategy})"
     sections = [(title, ["Figure", "Value [95% CI]"], rows)]
     notes = _notes(figures)
-    return _rich(sections, notes, width or terminal_width()) if fmt == "table" else _markdown(sections, notes)
+    if fmt == "md":
+        return _markdown(sections, notes)
+    return render_tables(sections, notes, width or terminal_width(), wrap=(0,))

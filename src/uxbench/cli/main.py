@@ -8,7 +8,7 @@ from typing import Any, NoReturn
 import typer
 from typer.core import TyperGroup
 
-from uxbench.cli import bias_cmd, data_cmd, leaderboard_cmd, mine_cmd, pairwise_cmd, report_cmd, run_cmd
+from uxbench.cli import bias_cmd, data_cmd, leaderboard_cmd, mine_cmd, pairwise_cmd, report_cmd, run_cmd, score_cmd
 from uxbench.errors import UxbenchError
 
 ERROR_EXIT = 2
@@ -68,6 +68,9 @@ app = typer.Typer(
 )
 app.command("run", help="Run a task (default: Task 1, UX Judge) and write a run directory.")(run_cmd.run)
 app.command("report", help="Compare finished runs: a table with 95% confidence intervals.")(report_cmd.report)
+app.command("score", help="Score a Task 2/3 run's replies with a judge (again, or another one), without regenerating.")(
+    score_cmd.score
+)
 app.command("pairwise", help="Compare two Task 2/3 runs' replies case by case with a pairwise judge (both orders).")(
     pairwise_cmd.pairwise
 )

@@ -11,6 +11,7 @@ from uxbench.errors import UxbenchError
 from uxbench.report.compare import open_run_store
 from uxbench.runs.store import SUMMARY
 from uxbench.runs.summary import check_summary
+from uxbench.scoring.strategies_llm import is_strategy_key
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,8 @@ def load_run_data(path: str | Path) -> RunData:
                 if rec.status == "ok":
                     run.replies[rec.sample_id] = (rec.case_id, len(rec.raw_output or ""))
             for key in store.judges():
+                if is_strategy_key(key):
+                    continue  # a strategy classifier's labels, not a judge's verdicts
                 run.verdicts[key] = {
                     s.sample_id: Verdict(s.case_id, s.label, s.score)
                     for s in store.iter_scores(key, selected) if s.status == "ok" and s.sample_id in run.replies

@@ -122,7 +122,7 @@ class AdaptiveLimiter:
         """Release the slot of a request we gave up on (timed out) after waiting `waited_s`. The server
         may still be working on it, so the slot stays taken for about one more typical latency (at most
         `waited_s`): a request sent at once would only queue behind the abandoned one."""
-        hold = min(waited_s, self._check.typical_latency or 0.0)
+        hold = min(waited_s, self._check.recent_latency or 0.0)
         if hold <= 0:
             self.release()
             return

@@ -27,7 +27,8 @@ PROBE_GAIN = 1.4
 """Twice the concurrency must serve at least this much more to count as needed (a server that serves
 everything at once gives about 2, one that queues about 1)."""
 _WINDOW = 16  # latencies in the recent median
-_BASELINE_ALPHA = 0.05  # long-run value: EWMA of the recent median over about 40 answers
+_CHECK_EVERY = 4  # answers between two looks at the recent median
+_BASELINE_ALPHA = 0.1  # long-run value: EWMA of the recent median, over about 40 answers
 _EPOCH_CAP = 1024  # latencies kept per level for its median
 _MIN_EPOCH = 16  # answers a level needs before it is compared
 _MAX_STRIKES = 5
@@ -62,8 +63,8 @@ class _Epoch:
 class QueueingCheck:
     """The limiter's latency state. `observe` returns a new limit when the check wants one."""
 
-    __slots__ = ("_baseline", "_epoch", "_epoch_level", "_hold_until", "_probe", "_recent", "_ref", "_strikes",
-                 "_successes", "tolerance")
+    __slots__ = ("_answers", "_baseline", "_epoch", "_epoch_level", "_hold_until", "_probe", "_recent", "_ref",
+                 "_strikes", "_successes", "tolerance")
 
     def __init__(self, tolerance: float = 2.0) -> None:
         self.tolerance = tolerance
@@ -79,6 +80,7 @@ class QueueingCheck:
         self._successes = 0
         self._hold_until = 0
         self._strikes = 0
+        self._answers = 0
 
     @property
     def holding(self) -> bool:
@@ -88,9 +90,10 @@ class QueueingCheck:
         return self._probe is not None or self._successes < self._hold_until or validating
 
     @property
-    def typical_latency(self) -> float | None:
-        """The long-run median latency (None before the first answer)."""
-        return self._baseline
+    def recent_latency(self) -> float | None:
+        """The median latency of the last answers (None before the first answer)."""
+        recent = self._recent
+        return sorted(recent)[len(recent) // 2] if recent else None
 
     def new_level(self, level: int) -> None:
         """The limit changed: answers from now on belong to the new level."""
@@ -114,9 +117,6 @@ class QueueingCheck:
         returns the limit to switch to, or None."""
         recent = self._recent
         recent.append(latency_s)
-        median = sorted(recent)[len(recent) // 2]  # (the upper median: cheaper, as good here)
-        base = self._baseline
-        self._baseline = median if base is None else base + _BASELINE_ALPHA * (median - base)
         epoch = self._epoch
         if started_at is None or started_at >= epoch.start:
             epoch.add(latency_s, max(1, in_flight))
@@ -130,13 +130,16 @@ class QueueingCheck:
                 return self._settle(ref[0], ref[1])
             self._ref, self._strikes = (level, epoch.throughput), 0  # growth paid off
             return None
-        if (
-            not self.holding
-            and level > lowest
-            and len(recent) >= 4
-            and base is not None
-            and median >= self.tolerance * base
-        ):
+        base = self._baseline
+        if base is None:
+            self._baseline = latency_s
+            return None
+        self._answers += 1
+        if self._answers % _CHECK_EVERY:
+            return None  # the median is looked at every few answers: it moves slowly anyway
+        median = sorted(recent)[len(recent) // 2]  # (the upper median: cheaper, as good here)
+        self._baseline = base + _BASELINE_ALPHA * (median - base)
+        if not self.holding and level > lowest and median >= self.tolerance * base:
             self._probe = (level, epoch.throughput if epoch.n >= 4 else None, True)
             return max(lowest, level // 2)
         return None

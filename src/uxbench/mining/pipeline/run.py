@@ -102,7 +102,7 @@ def _manifest(config: MineConfig, inputs: list[dict[str, Any]], complete: bool) 
 
     versions = {"uxbench": __version__, "pipeline": PIPELINE_VERSION, "pyarrow": pyarrow.__version__}
     settings = config.public_dict()
-    run = {k: settings.pop(k) for k in ("engine", "ray_address", "workers", "fresh", "out")}
+    run = {k: settings.pop(k) for k in ("engine", "ray_address", "workers", "fresh", "out", "concurrency")}
     return {"complete": complete, "inputs": inputs, "config": settings, "run": run, "versions": versions}
 
 

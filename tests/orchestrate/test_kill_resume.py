@@ -82,3 +82,9 @@ def test_interrupted_run_resumes_to_the_same_summary(tmp_path: Path, slow_server
     assert _rows_done(out) == N
     ids = [json.loads(x)["sample_id"] for x in (out / "samples.jsonl").read_text(encoding="utf-8").splitlines()]
     assert len(ids) == len(set(ids)) == N
+    # Usage and cost are sums over the records, not over the last invocation (which made only the missing calls).
+    usage, ref = got["usage"]["model"], want["usage"]["model"]
+    assert usage["requests"] == ref["requests"] == N
+    assert (usage["input_tokens"], usage["output_tokens"]) == (ref["input_tokens"], ref["output_tokens"])
+    assert usage["cost_usd"] == ref["cost_usd"]
+    assert got["invocation"]["usage"]["openai:loopback"]["requests"] < N

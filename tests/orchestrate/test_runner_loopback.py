@@ -12,6 +12,7 @@ from run_support import judge_row, write_jsonl
 
 from uxbench.errors import ConfigError
 from uxbench.orchestrate.runner import RunSpec, execute
+from uxbench.tasks.base import SummaryOptions
 from uxbench.testing.loopback import LoopbackServer
 
 
@@ -137,3 +138,16 @@ def test_verdict_from_logprobs_reads_the_first_token_distribution(tmp_path: Path
     assert recs["g1"]["prediction"] == "good" and recs["g1"]["score"] == pytest.approx(0.8 / 0.98)
     assert recs["b1"]["prediction"] == "bad" and recs["b1"]["score"] == pytest.approx(0.18 / 0.98)
     assert loopback.stats.last_body["top_logprobs"] == 20 and loopback.stats.last_body["logprobs"] is True
+
+
+def test_summary_settings_do_not_change_the_run(tmp_path: Path, loopback: LoopbackServer) -> None:
+    """Bootstrap rounds and seed shape the summary only: another --n-boot finds the same run and calls nothing."""
+    rows = [judge_row(f"c{i}", "good" if i % 2 else "bad", "好" if i % 3 else "差") for i in range(6)]
+    data = write_jsonl(tmp_path / "cases.jsonl", rows)
+    first = asyncio.run(execute(_spec(data, tmp_path / "run", loopback)))
+    calls = loopback.stats.requests
+    other = _spec(data, tmp_path / "run", loopback).model_copy(update={"summary": SummaryOptions(n_boot=50, seed=7)})
+    again = asyncio.run(execute(other))
+    assert loopback.stats.requests == calls and again.summary["run_id"] == first.summary["run_id"]
+    assert again.summary["summary_options"] == {"n_boot": 50, "seed": 7}
+    assert again.summary["metrics"]["all"]["avg_acc"]["value"] == first.summary["metrics"]["all"]["avg_acc"]["value"]

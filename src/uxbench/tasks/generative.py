@@ -149,7 +149,7 @@ class GenerativeTask(Task):
         columns: dict[str, list[Stratum]] = {name: [] for name in
                                              ("scenario", "dimension", "difficulty", "history_messages", "reply_chars")}
         status: Counter[str] = Counter()
-        n_errors = n_mismatch = n_shortened = 0
+        n_errors = n_mismatch = n_shortened = n_unreadable = 0
         for s in scored:
             row = rows.get(s.sample_id)
             if row is None:
@@ -162,6 +162,8 @@ class GenerativeTask(Task):
             for name, column in columns.items():
                 column.append(row[name])
             status[s.score_status or "text"] += 1
+            # a written verdict the parser could not read (an unscorable probability verdict is counted apart)
+            n_unreadable += s.label is None and s.score_status != "unscorable"
             n_mismatch += s.emitted_mismatch
             n_shortened += s.shorten_step > 0
         metrics = good_rate_metrics(labels, n_cases=n_cases, scores=values, strata=columns)
@@ -170,8 +172,7 @@ class GenerativeTask(Task):
             "n_score_errors": n_errors,
             "n_unscorable": status.get("unscorable", 0),
             "n_partial": status.get("partial", 0),
-            "n_unreadable": sum(1 for s_, lab in zip(values, labels, strict=True) if lab is None and s_ is None)
-            - status.get("unscorable", 0),
+            "n_unreadable": n_unreadable,
             "n_emitted_mismatch": n_mismatch,
             "n_shortened": n_shortened,
             "score_status": dict(status),

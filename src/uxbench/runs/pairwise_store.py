@@ -17,11 +17,10 @@ from pathlib import Path
 from typing import Literal
 
 import orjson
-from pydantic import BaseModel, Field
 
 from uxbench.fileio import connect_sqlite
-from uxbench.models.api import Usage
 from uxbench.redact import scrub_model
+from uxbench.runs.records import CallTotals
 from uxbench.runtime.cache import enable_wal
 
 MANIFEST = "pairwise.json"
@@ -42,7 +41,7 @@ CREATE TABLE IF NOT EXISTS verdicts (
 """
 
 
-class PairVerdictRecord(BaseModel):
+class PairVerdictRecord(CallTotals):
     """One pairwise judge's answer on one case in one order."""
 
     case_id: str
@@ -65,12 +64,6 @@ class PairVerdictRecord(BaseModel):
     parse_note: str | None = None
     raw_output: str | None = None
     reasoning: str | None = None
-    usage: Usage = Field(default_factory=Usage)
-    cached_usage: Usage = Field(default_factory=Usage)
-    n_calls: int = 0
-    n_cached: int = 0
-    latency_s: float = 0.0
-    cached: bool = False
     error: str | None = None
 
 

@@ -11,7 +11,25 @@ from uxbench.models.api import Usage
 Stratum = str | int | None
 
 
-class SampleRecord(BaseModel):
+class CallTotals(BaseModel):
+    """What the model calls behind one stored record used (the fields `scoring.judgement.call_totals` fills).
+    A run's usage and cost are sums of these over its records, whatever number of invocations wrote them."""
+
+    usage: Usage = Field(default_factory=Usage)
+    """Tokens of every call made for this record (fresh and from the cache)."""
+    cached_usage: Usage = Field(default_factory=Usage)
+    """The part of `usage` served from the response cache (not paid for in this run)."""
+    n_calls: int = 0
+    """Model calls that returned an answer (fresh or cached)."""
+    n_cached: int = 0
+    """Of those, answered from the cache."""
+    latency_s: float = 0.0
+    """Summed latency of those calls."""
+    cached: bool = False
+    """Every model call for this record was served from the response cache."""
+
+
+class SampleRecord(CallTotals):
     """What happened to one case. Stored as JSON in the run's SQLite file, keyed by `sample_id`."""
 
     sample_id: str
@@ -34,17 +52,6 @@ class SampleRecord(BaseModel):
     """The model's final text, verbatim."""
     reasoning: str | None = None
     """The model's reasoning text, when returned."""
-    usage: Usage = Field(default_factory=Usage)
-    """Tokens of every call made for this sample (fresh and from the cache)."""
-    cached_usage: Usage = Field(default_factory=Usage)
-    """The part of `usage` served from the response cache (not paid for in this run)."""
-    n_calls: int = 0
-    """Model calls that returned an answer (fresh or cached)."""
-    n_cached: int = 0
-    """Of those, answered from the cache."""
-    latency_s: float = 0.0
-    cached: bool = False
-    """Every model call for this sample was served from the response cache."""
     error: str | None = None
     """Final error message when status is `error`."""
     strata: dict[str, Stratum] = Field(default_factory=dict)
@@ -53,7 +60,7 @@ class SampleRecord(BaseModel):
     """Task-specific details (intermediate outputs of multi-step strategies, ...)."""
 
 
-class ScoreRecord(BaseModel):
+class ScoreRecord(CallTotals):
     """One judge's verdict on one generated reply (Tasks 2/3). Keyed by (`sample_id`, `judge`) in the run's
     SQLite file, so several judges' scores sit side by side and re-scoring never touches the generations."""
 
@@ -79,12 +86,5 @@ class ScoreRecord(BaseModel):
     parse_note: str | None = None
     raw_output: str | None = None
     reasoning: str | None = None
-    usage: Usage = Field(default_factory=Usage)
-    """Tokens of the judge's calls (fresh and from the cache)."""
-    cached_usage: Usage = Field(default_factory=Usage)
-    n_calls: int = 0
-    n_cached: int = 0
-    latency_s: float = 0.0
-    cached: bool = False
     error: str | None = None
     extra: dict[str, Any] = Field(default_factory=dict)

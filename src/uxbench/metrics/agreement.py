@@ -71,3 +71,35 @@ def cohen_kappa(
     out["kappa"].update(value=value, ci_low=finite_or_none(low) if value is not None else None,
                         ci_high=finite_or_none(high) if value is not None else None)
     return out
+
+
+def fleiss_kappa(items: Sequence[Sequence[str | None]]) -> dict[str, Any]:
+    """Fleiss' kappa of several raters on the same items: `items[i]` holds every rater's label of item i.
+
+    Items where any label is None (a rater skipped it) are left out and counted in `n_missing`, so every
+    item kept has the same number of raters m (Fleiss' assumption). With n_ij the raters who gave item i
+    category j: P_i = (sum_j n_ij^2 - m) / (m (m - 1)), P_bar = mean P_i, p_j = sum_i n_ij / (N m),
+    P_e = sum_j p_j^2, kappa = (P_bar - P_e) / (1 - P_e); None when P_e = 1 (one label throughout) or fewer
+    than two raters or no complete item.
+    """
+    complete = [list(row) for row in items if row and all(x is not None for x in row)]
+    sizes = {len(row) for row in complete}
+    if len(sizes) > 1:
+        raise ValueError(f"every item needs the same number of raters, got {sorted(sizes)}")
+    m = sizes.pop() if sizes else 0
+    categories = sorted({str(x) for row in complete for x in row})
+    out: dict[str, Any] = {"n_items": len(complete), "n_missing": len(items) - len(complete), "n_raters": m,
+                           "categories": categories, "p_bar": None, "p_expected": None, "kappa": None}
+    if not complete or m < 2:
+        return out
+    index = {c: i for i, c in enumerate(categories)}
+    counts = np.zeros((len(complete), len(categories)), dtype=float)
+    for i, row in enumerate(complete):
+        for x in row:
+            counts[i, index[str(x)]] += 1
+    p_i = ((counts ** 2).sum(axis=1) - m) / (m * (m - 1))
+    p_bar = float(p_i.mean())
+    p_j = counts.sum(axis=0) / (len(complete) * m)
+    p_e = float((p_j ** 2).sum())
+    out.update(p_bar=p_bar, p_expected=p_e, kappa=(p_bar - p_e) / (1.0 - p_e) if p_e < 1.0 else None)
+    return out

@@ -63,6 +63,45 @@ def timed(fn: Any) -> tuple[Any, float, float]:
     return out, time.perf_counter() - t0, cpu_seconds() - cpu0
 
 
+async def bare_client(url: str, bodies: list[bytes], concurrency: int) -> float:
+    """The same requests from a bare aiohttp client (a semaphore, no harness): the ceiling this server allows."""
+    import aiohttp
+
+    sem = asyncio.Semaphore(concurrency)
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+        async def one(body: bytes) -> None:
+            async with sem, session.post(url + "/chat/completions", data=body,
+                                         headers={"Content-Type": "application/json"}) as resp:
+                await resp.read()
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*(one(b) for b in bodies))
+        return time.perf_counter() - t0
+
+
+def baseline_bodies(data: Path) -> tuple[list[bytes], list[bytes]]:
+    """Request bodies as uxbench sends them: the generation request, and the GRM request for the echoed reply."""
+    from uxbench.data.loaders import load_cases
+    from uxbench.models.api import GenerateConfig
+    from uxbench.scoring.prompts import JudgeInput, PromptOptions, build_messages
+    from uxbench.tasks.eval.task import EvalTask
+
+    task = EvalTask()
+    judge_prompt = PromptOptions(formulation="binary", strategy="zero_shot", lang="en", max_chars=16000)
+    grm_config = GenerateConfig(temperature=0.0, max_tokens=4, top_logprobs=20, logprob_tokens=4)
+    gen, grm = [], []
+    for case in load_cases(str(data), task="eval"):
+        messages = task.messages(case)  # type: ignore[arg-type]
+        gen.append(json.dumps({"model": "gen", "messages": [{"role": m.role, "content": m.content} for m in messages],
+                               "temperature": 0.7, "max_tokens": 2048}).encode())
+        judged = build_messages(JudgeInput(history=case.history, query=case.query, response=case.query, lang="en"),
+                                judge_prompt, lang="en")
+        grm.append(json.dumps({"model": "grm", "messages": [{"role": m.role, "content": m.content} for m in judged],
+                               "temperature": grm_config.temperature, "max_tokens": 4, "logprobs": True,
+                               "top_logprobs": 20}).encode())
+    return gen, grm
+
+
 def run_steps(gen_url: str, judge_url: str, data: Path, work: Path, concurrency: int) -> dict[str, Any]:
     from uxbench.orchestrate.rescore import score_run
     from uxbench.orchestrate.runner import execute
@@ -96,17 +135,22 @@ def main() -> None:
             work = Path(tmp)
             run_steps(gen_url, judge_url, write_cases(work / "warm.jsonl", 200), work / "warm", 16)
             data = write_cases(work / "cases.jsonl", args.samples)
+            gen_bodies, grm_bodies = baseline_bodies(data)
             print("| step | concurrency | samples | wall s | achieved/s | ideal/s | achieved/ideal "
-                  "| client CPU ms/sample |")
-            print("|---|---|---|---|---|---|---|---|")
+                  "| bare aiohttp client/ideal | client CPU ms/sample |")
+            print("|---|---|---|---|---|---|---|---|---|")
             for c in args.concurrency:
                 r = run_steps(gen_url, judge_url, data, work, c)
                 ideal = c / (args.latency_ms / 1000)
+                bare = {"gen": asyncio.run(bare_client(gen_url, gen_bodies, c)),
+                        "score": asyncio.run(bare_client(judge_url, grm_bodies, c))}
                 for step in ("gen", "score"):
                     rate = r["n"] / r[f"{step}_wall"]
                     name = "generation" if step == "gen" else "GRM scoring"
+                    bare_rate = len(gen_bodies) / bare[step]
                     print(f"| {name} | {c} | {r['n']} | {r[f'{step}_wall']:.1f} | {rate:.0f} | {ideal:.0f} | "
-                          f"{rate / ideal:.2f} | {1000 * r[f'{step}_cpu'] / r['n']:.2f} |", flush=True)
+                          f"{rate / ideal:.2f} | {bare_rate / ideal:.2f} | {1000 * r[f'{step}_cpu'] / r['n']:.2f} |",
+                          flush=True)
                 assert r["errors"] == 0 and r["scored"] == r["n"], r
     finally:
         for proc in (gen_proc, judge_proc):

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import TypeAdapter
+from pydantic import Field, TypeAdapter
 
 from uxbench.data.schema import AnyCase
 from uxbench.errors import ModelError, UxbenchError
@@ -18,7 +18,8 @@ from uxbench.orchestrate.progress import FailureGuard, ProgressEvent, ProgressFn
 from uxbench.runs.records import SampleRecord, ScoreRecord
 from uxbench.runs.store import RunStore
 
-_CASE = TypeAdapter(AnyCase)
+# The stored case JSON carries its `task`: a discriminated union validates one model, not every candidate.
+_CASE: TypeAdapter[AnyCase] = TypeAdapter(Annotated[AnyCase, Field(discriminator="task")])
 
 Wanted = Callable[[SampleRecord], bool]
 Ask = Callable[[AnyCase, SampleRecord], Awaitable[dict[str, Any]]]
@@ -89,7 +90,6 @@ async def run_score_loop(
         counter["done"] += 1
         emit(ProgressEvent("sample", counter["done"], total, phase=info.phase))
 
-    pending = (item for item in store.iter_with_cases(selected) if item[0].sample_id in todo)
-    await run_pool(pending, work, concurrency)
+    await run_pool(store.iter_with_cases(todo), work, concurrency)
     emit(ProgressEvent("end", counter["done"], total, run_dir=store.path, phase=info.phase))
     return StepOutcome(done_now=guard.ok, failed_now=guard.errors, already=already, results=results)

@@ -19,8 +19,6 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from uxbench.errors import UxbenchError
 from uxbench.fileio import atomic_write_bytes, atomic_write_lines, connect_sqlite
 from uxbench.redact import scrubbed_json
@@ -126,10 +124,10 @@ class RunStore:
     def iter_with_cases(self, sample_ids: Iterable[str] | None = None) -> Iterator[tuple[SampleRecord, bytes | None]]:
         """(record, case JSON) in data order; the case is None for records written before cases were stored."""
         wanted = set(sample_ids) if sample_ids is not None else None
-        for body, case_json in self._conn().execute("SELECT body, case_json FROM records ORDER BY idx, sample_id"):
-            rec = SampleRecord.model_validate(orjson.loads(body))
-            if wanted is None or rec.sample_id in wanted:
-                yield rec, case_json
+        rows = self._conn().execute("SELECT sample_id, body, case_json FROM records ORDER BY idx, sample_id")
+        for sid, body, case_json in rows:
+            if wanted is None or sid in wanted:
+                yield SampleRecord.model_validate_json(body), case_json
 
     def write_selection(self, sample_ids: list[str]) -> None:
         """The sample ids of the latest run's selection (its --limit subset), for later re-scoring and summaries."""
@@ -169,11 +167,12 @@ class RunStore:
     def iter_scores(self, judge: str, sample_ids: Iterable[str] | None = None) -> Iterator[ScoreRecord]:
         """One judge's scores in data order; restricted to `sample_ids` when given."""
         wanted = set(sample_ids) if sample_ids is not None else None
-        rows = self._conn().execute("SELECT body FROM scores WHERE judge = ? ORDER BY idx, sample_id", (judge,))
-        for (body,) in rows:
-            rec = ScoreRecord.model_validate(orjson.loads(body))
-            if wanted is None or rec.sample_id in wanted:
-                yield rec
+        rows = self._conn().execute(
+            "SELECT sample_id, body FROM scores WHERE judge = ? ORDER BY idx, sample_id", (judge,)
+        )
+        for sid, body in rows:
+            if wanted is None or sid in wanted:
+                yield ScoreRecord.model_validate_json(body)
 
     def done_ids(self, *, include_errors: bool = False) -> set[str]:
         """Ids of finished samples. Errored samples are not 'done' unless asked: they are retried."""
@@ -183,10 +182,9 @@ class RunStore:
     def iter_records(self, sample_ids: Iterable[str] | None = None) -> Iterator[SampleRecord]:
         """Records in data order; restricted to `sample_ids` when given."""
         wanted = set(sample_ids) if sample_ids is not None else None
-        for (body,) in self._conn().execute("SELECT body FROM records ORDER BY idx, sample_id"):
-            rec = SampleRecord.model_validate(orjson.loads(body))
-            if wanted is None or rec.sample_id in wanted:
-                yield rec
+        for sid, body in self._conn().execute("SELECT sample_id, body FROM records ORDER BY idx, sample_id"):
+            if wanted is None or sid in wanted:  # parse only what is asked for
+                yield SampleRecord.model_validate_json(body)
 
     def count(self) -> int:
         row = self._conn().execute("SELECT COUNT(*) FROM records").fetchone()

@@ -275,12 +275,14 @@ def _logprobs(raw: Any, n_tokens: int) -> list[TokenLogprobs] | None:
     if not content:
         return None
     out: list[TokenLogprobs] = []
+    # model_construct: the values are converted here, and a GRM request carries 4 x 20 of them (validation
+    # would cost more than the rest of the answer's parsing).
     for entry in content[: max(1, n_tokens)]:
         top = [
-            TopLogprob(token=str(t["token"]), logprob=float(t["logprob"]))
+            TopLogprob.model_construct(token=str(t["token"]), logprob=float(t["logprob"]))
             for t in entry.get("top_logprobs") or []
         ]
-        out.append(TokenLogprobs(token=str(entry["token"]), logprob=float(entry["logprob"]), top=top))
+        out.append(TokenLogprobs.model_construct(token=str(entry["token"]), logprob=float(entry["logprob"]), top=top))
     return out
 
 

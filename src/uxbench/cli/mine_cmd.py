@@ -217,3 +217,8 @@ async def _model_audit(directory: Path, spec: str, model_arg: list[str] | None, 
     cache = cache_path or default_cache_path(directory / "work")
     async with open_model(spec, parse_model_args(model_arg), cache_path=cache, concurrency=concurrency) as llm:
         return await audit_with_model(directory, llm, spec=spec, ticks=bars)
+
+
+from uxbench.cli.mine_signals_cmd import register as _register_signal_commands  # noqa: E402
+
+_register_signal_commands(app)  # eval-signals, train-signals

@@ -9,9 +9,12 @@ is mostly Chinese.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -24,7 +27,8 @@ from uxbench.models.api import GenerateConfig
 from uxbench.models.model import Model
 
 __all__ = [
-    "FollowupPair", "FollowupVerdict", "classify_followups", "parse_label", "rule_label",
+    "PROMPT_FILES", "FollowupPair", "FollowupVerdict", "classify_followups", "parse_label", "prompt_sha256",
+    "rule_label",
 ]
 
 
@@ -44,33 +48,23 @@ class FollowupVerdict(BaseModel):
     error: str | None = None
 
 
-_SYSTEM_EN = """You classify how a user reacted to an AI assistant's reply, from the user's next message.
-Labels:
-- repeat: asks the same thing again, almost word for word (the reply missed it).
-- rephrase: asks the same thing again in other words, or says what they meant (the reply missed it).
-- complaint: says the reply is wrong, useless, off-target or not what they asked.
-- dismiss: gives up ("never mind", "forget it", "whatever").
-- topic_change: a new, unrelated request that ignores the reply.
-- continue: goes on with the same task or builds on the reply: "continue", more of the same, the same
-  instruction for the next piece of text, the next chapter, a follow-up question about the reply.
-- other: thanks, praise, agreement, acknowledgement, or anything else.
-Overlap with the previous message alone does not make a repeat: "now the same for X" is continue.
-Words like "wrong" or "not" alone do not make a complaint: "not bad" and "nothing wrong" are other.
-Answer with one JSON object and nothing else: {"label": "<label>", "reason": "<at most 15 words>"}"""
+PROMPT_DIR = Path(__file__).with_name("prompts")
+PROMPT_FILES = {"en": PROMPT_DIR / "followup_en.txt", "zh": PROMPT_DIR / "followup_zh.txt"}
+"""The system prompts (our own files): their hash goes into the outputs that used them."""
 
-_SYSTEM_ZH = """你的任务：根据用户的下一条消息，判断用户对 AI 助手上一条回复的反应属于哪一类。
-标签：
-- repeat：几乎原样再问一遍（回复没答到点上）。
-- rephrase：换个说法再问同一件事，或说明自己本来的意思（回复没答到点上）。
-- complaint：指出回复错误、没用、答非所问或不是自己要的。
-- dismiss：放弃（“算了”“不用了”“随便吧”）。
-- topic_change：转向一个不相关的新请求，不理会刚才的回复。
-- continue：在同一任务上继续或基于回复追问：“继续”、再来一个、对下一段文字用同样的指令、
-  下一章、就回复内容提问。
-- other：感谢、称赞、认同、确认收到，或其他情况。
-只是和上一条消息重合多并不等于 repeat：“同样的方法再写一个 Java 版”属于 continue。
-出现“错”“不”等字也不一定是 complaint：“不错”“没错”属于 other。
-只输出一个 JSON 对象，不要输出其他内容：{"label": "<标签>", "reason": "<不超过 20 字>"}"""
+
+@lru_cache(maxsize=2)
+def system_prompt(lang: str) -> str:
+    return PROMPT_FILES[lang].read_text(encoding="utf-8").strip()
+
+
+def prompt_sha256() -> str:
+    """SHA-256 over both prompt files (English, then Chinese), so any edit to either changes it."""
+    digest = hashlib.sha256()
+    for lang in ("en", "zh"):
+        digest.update(PROMPT_FILES[lang].read_bytes())
+    return digest.hexdigest()
+
 
 _USER_EN = (
     "Previous user message:\n<<<{prev}>>>\n\nAssistant reply:\n<<<{reply}>>>\n\n"
@@ -105,7 +99,7 @@ def build_messages(pair: FollowupPair, retry: bool = False) -> list[Message]:
     body = (_USER_ZH if zh else _USER_EN).format(prev=pair.prev_user or "", reply=reply, next=pair.next_user)
     if retry:
         body = (_RETRY_ZH if zh else _RETRY_EN) + body
-    system = Message(role="system", content=_SYSTEM_ZH if zh else _SYSTEM_EN)
+    system = Message(role="system", content=system_prompt("zh" if zh else "en"))
     return [system, Message(role="user", content=body)]
 
 

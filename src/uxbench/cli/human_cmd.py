@@ -1,0 +1,85 @@
+"""`uxbench human`: blind human evaluation (new, serve, results, export)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(no_args_is_help=True, add_completion=False)
+
+
+@app.command("new", help="Create a study: N items stratified by class, one unguessable link per annotator.")
+def new(
+    source: Annotated[str, typer.Option("--from", help="A run directory, or Task 1 data (a file, a directory, demo).")],
+    out: Annotated[Path, typer.Option(help="The study directory to create.")],
+    n: Annotated[int, typer.Option("--n", min=1, help="Items in the study.")] = 50,
+    annotators: Annotated[int, typer.Option(min=1, help="Annotators (one link each).")] = 3,
+    mode: Annotated[str, typer.Option(help="pointwise (good / bad) or pairwise (A / B: a good and a bad reply).")] = "pointwise",  # noqa: E501
+    seed: Annotated[int, typer.Option(help="Seed of the draw and of each annotator's order.")] = 0,
+    base_url: Annotated[str, typer.Option(help="Where the study will be served, for the printed links.")] = "http://127.0.0.1:8321",
+) -> None:
+    from uxbench.human.study import Study
+
+    study = Study.create(out, source, n=n, annotators=annotators, mode=mode, seed=seed)
+    meta = study.meta()
+    typer.echo(f"Study of {meta['n']} {mode} items from {source} in {out}.")
+    typer.echo(f"Serve it with: uxbench human serve {out}   Links (give each annotator only their own):")
+    for a in study.annotators():
+        typer.echo(f"  {a.name}: {base_url.rstrip('/')}/h/{a.token}")
+
+
+@app.command("serve", help="Serve a study's annotator pages (progress is saved as each judgment is made).")
+def serve_study(
+    study_dir: Annotated[Path, typer.Argument(help="The study directory.")],
+    host: Annotated[str, typer.Option(help="Address to listen on (default: this machine only).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port (0: any free port).")] = 8321,
+) -> None:
+    from uxbench.cli.view_cmd import require_web
+
+    require_web()
+    from uxbench.human.study import Study
+    from uxbench.web.catalog import Catalog
+    from uxbench.web.serve import serve
+
+    serve(Catalog(), host=host, port=port, index_dir=None, study=Study.open(study_dir), echo=typer.echo,
+          err=lambda m: typer.secho(m, fg=typer.colors.YELLOW, err=True), study_links=True)
+
+
+@app.command("results", help="Accuracy per annotator (Wilson CI), Fleiss' kappa, human-judge agreement.")
+def results(
+    study_dir: Annotated[Path, typer.Argument(help="The study directory.")],
+    format: Annotated[str, typer.Option("--format", help="text | json")] = "text",
+) -> None:
+    import json
+
+    from uxbench.errors import ConfigError
+    from uxbench.human.results import results_text, study_results
+    from uxbench.human.study import Study
+
+    if format not in ("text", "json"):
+        raise ConfigError(f"--format must be text or json, not '{format}'.")
+    report = study_results(Study.open(study_dir))
+    typer.echo(json.dumps(report, ensure_ascii=False, indent=2) if format == "json" else results_text(report),
+               nl=format == "json")
+
+
+@app.command("export", help="Every judgment with its item's label and the judges' verdicts, as JSON Lines.")
+def export(
+    study_dir: Annotated[Path, typer.Argument(help="The study directory.")],
+    out: Annotated[Path | None, typer.Option(help="File to write (default: standard output).")] = None,
+) -> None:
+    import json
+
+    from uxbench.fileio import atomic_write_bytes
+    from uxbench.human.results import export_rows
+    from uxbench.human.study import Study
+
+    lines = [json.dumps(r, ensure_ascii=False) for r in export_rows(Study.open(study_dir))]
+    if out is None:
+        for line in lines:
+            typer.echo(line)
+    else:
+        atomic_write_bytes(out, "".join(line + "\n" for line in lines).encode("utf-8"))
+        typer.echo(f"{len(lines)} judgments written to {out}", err=True)

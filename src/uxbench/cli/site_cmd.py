@@ -1,0 +1,34 @@
+"""`uxbench site build`: the leaderboard as a static site (HTML + JSON, no CDN) that opens from the file system.
+
+A subcommand of its own rather than `uxbench leaderboard build`: `uxbench leaderboard PATHS...` takes any
+directory, and a run directory named `build` would then be read as the subcommand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(no_args_is_help=True, add_completion=False)
+
+
+@app.command("build", help="Write the leaderboard of these runs as a static site into --out.")
+def build(
+    paths: Annotated[list[str], typer.Argument(help="Run directories of any task, globs or parent directories.")],
+    out: Annotated[Path, typer.Option(help="The site directory (created).")],
+    judge: Annotated[str | None, typer.Option("--judge", "-j", help="Tasks 2/3: rank by this judge (key or spec); default: each run's primary judge.")] = None,  # noqa: E501
+    n_boot: Annotated[int, typer.Option("--n-boot", min=1, help="Bootstrap rounds of the paired differences.")] = 2000,
+    seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+    models: Annotated[str | None, typer.Option(help="A model table (YAML) extending the bundled one.")] = None,
+    title: Annotated[str, typer.Option(help="The page title.")] = "UXBench leaderboard",
+) -> None:
+    from uxbench.cli.view_cmd import require_web
+
+    require_web()
+    from uxbench.data.model_meta import ModelTable
+    from uxbench.web.site import build_site
+
+    index = build_site(paths, out, judge=judge, n_boot=n_boot, seed=seed, table=ModelTable.default(models),
+                       title=title)
+    typer.echo(f"Site written: {index} (open it in a browser, or publish {out} as it is)")

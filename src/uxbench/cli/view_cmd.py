@@ -1,0 +1,41 @@
+"""`uxbench view`: browse runs, samples and mining outputs in a local web app (the `web` extra)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+WEB_EXTRA = "uxbench view needs the web extra: pip install 'uxbench[web]'"
+
+
+def require_web() -> None:
+    try:
+        import fastapi  # noqa: F401
+        import jinja2  # noqa: F401
+        import markdown_it  # noqa: F401
+        import nh3  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as exc:
+        from uxbench.errors import ConfigError
+
+        raise ConfigError(f"{WEB_EXTRA} ({exc.name} is missing).") from exc
+
+
+def view(
+    paths: Annotated[list[str], typer.Argument(help="Run directories, their parent directories or globs, and output directories of `uxbench mine run`.")],  # noqa: E501
+    host: Annotated[str, typer.Option(help="Address to listen on (default: this machine only).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port (0: any free port).")] = 8321,
+    study: Annotated[Path | None, typer.Option(help="Also serve the annotator pages of this study directory (`uxbench human new`).")] = None,  # noqa: E501
+    index_dir: Annotated[Path | None, typer.Option(help="Where the sample indexes are kept (default: ~/.cache/uxbench/view).")] = None,  # noqa: E501
+) -> None:
+    require_web()
+    from uxbench.human.study import Study
+    from uxbench.web.catalog import build_catalog
+    from uxbench.web.serve import serve
+
+    catalog = build_catalog(paths)
+    opened = Study.open(study) if study is not None else None
+    serve(catalog, host=host, port=port, index_dir=index_dir, study=opened, echo=typer.echo,
+          err=lambda m: typer.secho(m, fg=typer.colors.YELLOW, err=True), study_links=opened is not None)

@@ -1,0 +1,228 @@
+"""A blind study in `STUDY_DIR/study.sqlite`: the items (what annotators see, and apart from it the hidden labels
+and judges' verdicts), one unguessable token per annotator, and their judgments, saved as each is made so that a
+reload resumes where the annotator stopped.
+
+Pointwise: an item is a conversation whose last reply the annotator calls good or bad. Pairwise: two
+conversations of opposite gold labels (of one scenario when the data allows), shown as A and B in a random
+order; the annotator picks the better reply, and the label is the side of the good one.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+import sqlite3
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+import orjson
+
+from uxbench.errors import UxbenchError
+from uxbench.fileio import connect_sqlite
+from uxbench.human.sources import Candidate, load_candidates
+
+STUDY_DB = "study.sqlite"
+Mode = Literal["pointwise", "pairwise"]
+CHOICES = {"pointwise": ("good", "bad"), "pairwise": ("A", "B")}
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS items (
+    pos INTEGER PRIMARY KEY, item_id TEXT NOT NULL UNIQUE, shown TEXT NOT NULL, label TEXT, stratum TEXT,
+    hidden TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS annotators (token TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, seed INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS judgments (
+    token TEXT NOT NULL, item_id TEXT NOT NULL, choice TEXT NOT NULL, at TEXT NOT NULL,
+    PRIMARY KEY (token, item_id)
+);
+"""
+
+
+@dataclass(frozen=True)
+class Annotator:
+    token: str
+    name: str
+    seed: int
+
+
+def _stratified(candidates: list[Candidate], n: int, rng: random.Random) -> list[Candidate]:
+    """n items spread evenly over the strata (classes), the remainder filled from the larger ones."""
+    groups: dict[str, list[Candidate]] = defaultdict(list)
+    for c in candidates:
+        groups[c.stratum].append(c)
+    for members in groups.values():
+        rng.shuffle(members)
+    picked: list[Candidate] = []
+    keys = sorted(groups)
+    while len(picked) < n and any(groups[k] for k in keys):
+        for k in keys:
+            if groups[k] and len(picked) < n:
+                picked.append(groups[k].pop())
+    rng.shuffle(picked)
+    return picked
+
+
+def _pairs(candidates: list[Candidate], n: int, rng: random.Random) -> list[tuple[Candidate, Candidate]]:
+    good = [c for c in candidates if c.label == "good"]
+    bad = [c for c in candidates if c.label == "bad"]
+    if not good or not bad:
+        raise UxbenchError("pairwise studies need cases of both gold labels (good and bad) to pair.")
+    rng.shuffle(good)
+    rng.shuffle(bad)
+    pairs: list[tuple[Candidate, Candidate]] = []
+    while good and bad and len(pairs) < n:
+        g = good.pop()
+        same = [b for b in bad if b.scenario == g.scenario]
+        b = same[0] if same else bad[0]
+        bad.remove(b)
+        pairs.append((g, b))
+    return pairs
+
+
+def _judge_pick(good: Candidate, bad: Candidate, good_side: str) -> dict[str, str | None]:
+    """A judge prefers the side it called good when it called exactly one of the two good."""
+    out: dict[str, str | None] = {}
+    other = "B" if good_side == "A" else "A"
+    for name in set(good.judges) | set(bad.judges):
+        g, b = good.judges.get(name), bad.judges.get(name)
+        out[name] = good_side if (g, b) == ("good", "bad") else other if (g, b) == ("bad", "good") else None
+    return out
+
+
+class Study:
+    def __init__(self, directory: str | Path) -> None:
+        self.dir = Path(directory)
+        self.path = self.dir / STUDY_DB
+
+    @classmethod
+    def open(cls, directory: str | Path) -> Study:
+        study = cls(directory)
+        if not study.path.is_file():
+            raise UxbenchError(f"{study.dir} is not a study directory (no {STUDY_DB}); create one with "
+                               "`uxbench human new --from RUN_DIR --out DIR`.")
+        return study
+
+    def _db(self) -> sqlite3.Connection:
+        db = connect_sqlite(self.path, timeout=30)
+        db.executescript(_SCHEMA)
+        return db
+
+    # -- creating ---------------------------------------------------------------------------
+    @classmethod
+    def create(cls, directory: str | Path, source: str, *, n: int, annotators: int, mode: str = "pointwise",
+               seed: int = 0) -> Study:
+        if mode not in CHOICES:
+            raise UxbenchError(f"--mode must be pointwise or pairwise, not {mode!r}.")
+        if n < 1 or annotators < 1:
+            raise UxbenchError("--n and --annotators must be at least 1.")
+        study = cls(directory)
+        if study.path.exists():
+            raise UxbenchError(f"{study.path} exists already: choose another --out, or serve that study.")
+        candidates, info = load_candidates(source)
+        rng = random.Random(seed)
+        rows: list[tuple[str, str | None, str, dict[str, Any]]] = []  # shown, label, stratum, hidden
+        if mode == "pointwise":
+            for c in _stratified(candidates, n, rng):
+                rows.append((orjson.dumps({"turns": c.turns}).decode(), c.label, c.stratum,
+                             {"case_id": c.case_id, "judges": c.judges, "scenario": c.scenario}))
+        else:
+            for good, bad in _pairs(candidates, n, rng):
+                side = rng.choice("AB")
+                a, b = (good, bad) if side == "A" else (bad, good)
+                rows.append((orjson.dumps({"a": a.turns, "b": b.turns}).decode(), side, good.scenario or "",
+                             {"case_a": a.case_id, "case_b": b.case_id, "judges": _judge_pick(good, bad, side)}))
+        study.dir.mkdir(parents=True, exist_ok=True)
+        db = study._db()
+        try:
+            db.execute("BEGIN")
+            meta = {"mode": mode, "source": info["source"], "task": info["task"], "n": str(len(rows)),
+                    "seed": str(seed), "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+            db.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
+            db.executemany("INSERT INTO items(pos, item_id, shown, label, stratum, hidden) VALUES (?, ?, ?, ?, ?, ?)",
+                           [(i, f"i{i + 1:04d}", shown, label, stratum, orjson.dumps(hidden).decode())
+                            for i, (shown, label, stratum, hidden) in enumerate(rows)])
+            db.executemany("INSERT INTO annotators VALUES (?, ?, ?)",
+                           [(secrets.token_urlsafe(24), f"annotator-{k + 1}", rng.randrange(2**31))
+                            for k in range(annotators)])
+            db.execute("COMMIT")
+        finally:
+            db.close()
+        return study
+
+    # -- reading ----------------------------------------------------------------------------
+    def meta(self) -> dict[str, str]:
+        db = self._db()
+        try:
+            return dict(db.execute("SELECT key, value FROM meta").fetchall())
+        finally:
+            db.close()
+
+    @property
+    def mode(self) -> str:
+        return self.meta().get("mode", "pointwise")
+
+    def annotators(self) -> list[Annotator]:
+        db = self._db()
+        try:
+            return [Annotator(*r) for r in db.execute("SELECT token, name, seed FROM annotators ORDER BY name")]
+        finally:
+            db.close()
+
+    def annotator(self, token: str) -> Annotator | None:
+        """The annotator holding `token`, compared in constant time against every token."""
+        found = None
+        for a in self.annotators():
+            if secrets.compare_digest(a.token.encode(), token.encode()):
+                found = a
+        return found
+
+    def items(self) -> list[dict[str, Any]]:
+        """Every item with its label and hidden fields (for results; never sent to an annotator)."""
+        db = self._db()
+        try:
+            return [{"item_id": r[0], "shown": orjson.loads(r[1]), "label": r[2], "stratum": r[3],
+                     "hidden": orjson.loads(r[4])}
+                    for r in db.execute("SELECT item_id, shown, label, stratum, hidden FROM items ORDER BY pos")]
+        finally:
+            db.close()
+
+    def order(self, annotator: Annotator) -> list[str]:
+        """The annotator's own order of the items (seeded per annotator, against order effects)."""
+        ids = [i["item_id"] for i in self.items()]
+        random.Random(annotator.seed).shuffle(ids)
+        return ids
+
+    def shown(self, item_id: str) -> dict[str, Any] | None:
+        """What an annotator may see of an item: the turns only."""
+        db = self._db()
+        try:
+            row = db.execute("SELECT shown FROM items WHERE item_id = ?", (item_id,)).fetchone()
+        finally:
+            db.close()
+        return orjson.loads(row[0]) if row else None
+
+    def judgments(self, token: str | None = None) -> dict[tuple[str, str], str]:
+        """(token, item_id) -> choice."""
+        db = self._db()
+        try:
+            sql = "SELECT token, item_id, choice FROM judgments" + (" WHERE token = ?" if token else "")
+            return {(t, i): c for t, i, c in db.execute(sql, (token,) if token else ())}
+        finally:
+            db.close()
+
+    def judge(self, annotator: Annotator, item_id: str, choice: str) -> None:
+        """Save (or change) one judgment; committed before returning."""
+        if choice not in CHOICES[self.mode]:
+            raise UxbenchError(f"choice must be one of {', '.join(CHOICES[self.mode])}.")
+        db = self._db()
+        try:
+            if db.execute("SELECT 1 FROM items WHERE item_id = ?", (item_id,)).fetchone() is None:
+                raise UxbenchError("no such item in this study.")
+            db.execute("INSERT OR REPLACE INTO judgments VALUES (?, ?, ?, ?)",
+                       (annotator.token, item_id, choice, datetime.now(timezone.utc).isoformat(timespec="seconds")))
+        finally:
+            db.close()

@@ -1,0 +1,85 @@
+"""What every page handler shares: the catalog, the sample indexes, the CSRF tokens, the templates."""
+
+from __future__ import annotations
+
+import getpass
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs
+
+from fastapi import HTTPException, Request
+from fastapi.responses import HTMLResponse
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from uxbench.web.catalog import Catalog, MineEntry, RunEntry
+from uxbench.web.render import cell_text, markdown_html, pct
+from uxbench.web.sample_index import SampleIndex
+from uxbench.web.security import Csrf
+
+if TYPE_CHECKING:
+    from uxbench.human.study import Study
+
+MAX_FORM_BYTES = 64 * 1024
+
+
+def _environment() -> Environment:
+    env = Environment(loader=PackageLoader("uxbench.web", "templates"), autoescape=select_autoescape(default=True),
+                      trim_blocks=True, lstrip_blocks=True)
+    env.filters.update(md=markdown_html, pct=pct, cell=cell_text)
+    return env
+
+
+@dataclass
+class ViewState:
+    catalog: Catalog
+    index_dir: Path
+    csrf: Csrf = field(default_factory=Csrf)
+    study: Study | None = None
+    who: str = field(default_factory=lambda: _user())
+    env: Environment = field(default_factory=_environment)
+    indexes: dict[str, SampleIndex] = field(default_factory=dict)
+    cache: dict[str, Any] = field(default_factory=dict)
+
+    def index(self, entry: RunEntry) -> SampleIndex:
+        if entry.id not in self.indexes:
+            self.indexes[entry.id] = SampleIndex(entry.path, self.index_dir)
+        return self.indexes[entry.id]
+
+    def run(self, run_id: str) -> RunEntry:
+        entry = self.catalog.run(run_id)
+        if entry is None:
+            raise HTTPException(404, "no such run")
+        return entry
+
+    def mine(self, mine_id: str) -> MineEntry:
+        entry = self.catalog.mine(mine_id)
+        if entry is None:
+            raise HTTPException(404, "no such mining output")
+        return entry
+
+    def page(self, name: str, status: int = 200, **context: Any) -> HTMLResponse:
+        context.setdefault("csrf", self.csrf.token("view"))
+        context.setdefault("nav", True)
+        html = self.env.get_template(name).render(catalog=self.catalog, **context)
+        return HTMLResponse(html, status_code=status)
+
+
+def _user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
+def state(request: Request) -> ViewState:
+    found: ViewState = request.app.state.view
+    return found
+
+
+async def form(request: Request) -> dict[str, str]:
+    """A url-encoded form body (the only kind these pages post), capped in size."""
+    body = await request.body()
+    if len(body) > MAX_FORM_BYTES:
+        raise HTTPException(413, "form too large")
+    return {k: v[0] for k, v in parse_qs(body.decode("utf-8", "replace"), keep_blank_values=True).items()}

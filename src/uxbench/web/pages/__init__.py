@@ -1,0 +1,1 @@
+"""The routes of `uxbench view`, one module per page."""

@@ -1,0 +1,71 @@
+"""Two runs on the same cases: the paired figures, then case by case with disagreements first and both outputs
+side by side."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import HTMLResponse
+
+from uxbench.errors import UxbenchError
+from uxbench.web.context import state
+from uxbench.web.pages.samples import conversation
+from uxbench.web.sample_index import load_sample
+
+router = APIRouter()
+PER_PAGE = 20
+
+
+def _paired(a_path: Any, b_path: Any, task: str) -> dict[str, Any] | None:
+    """Task 1: McNemar and the paired Avg-Acc difference from `report.compare` (B against A)."""
+    if task != "judge":
+        return None
+    from uxbench.report.compare import compare_runs
+
+    try:
+        report = compare_runs([a_path, b_path], n_boot=1000)
+    except UxbenchError as exc:
+        return {"error": str(exc)}
+    return {"paired": report["paired"][0] if report["paired"] else None, "warnings": report["warnings"]}
+
+
+@router.get("/compare", response_class=HTMLResponse)
+def compare(request: Request) -> HTMLResponse:
+    view = state(request)
+    p = request.query_params
+    runs = list(view.catalog.runs.values())
+    a_id, b_id = p.get("a"), p.get("b")
+    if not a_id or not b_id:
+        return view.page("compare.html", title="Compare runs", runs=runs, a=None, b=None)
+    a, b = view.run(a_id), view.run(b_id)
+    sa, sb = a.summary(), b.summary()
+    if sa.get("task") != sb.get("task"):
+        raise HTTPException(400, "these runs are of different tasks; compare runs of one task")
+    task = str(sa.get("task"))
+    oa = view.index(a).outcomes(None if task == "judge" else sa.get("primary_judge"))
+    ob = view.index(b).outcomes(None if task == "judge" else sb.get("primary_judge"))
+    shared = [c for c in oa if c in ob]
+    differ = [c for c in shared if oa[c]["verdict"] != ob[c]["verdict"]]
+    order = differ + [c for c in shared if oa[c]["verdict"] == ob[c]["verdict"]]
+    try:
+        page = max(1, int(p.get("page") or 1))
+    except ValueError as exc:
+        raise HTTPException(400, "page is a number") from exc
+    pages = max(1, -(-len(order) // PER_PAGE))
+    page = min(page, pages)
+    items = []
+    for cid in order[(page - 1) * PER_PAGE: page * PER_PAGE]:
+        rec_a, case, scores_a = load_sample(a.path, oa[cid]["sample_id"])
+        rec_b, _, scores_b = load_sample(b.path, ob[cid]["sample_id"])
+        items.append({"case_id": cid, "a": oa[cid], "b": ob[cid], "rec_a": rec_a, "rec_b": rec_b,
+                      "differ": oa[cid]["verdict"] != ob[cid]["verdict"],
+                      "turns": conversation(case, {})[:-1] if task != "judge" else conversation(case, {}),
+                      "scores_a": scores_a, "scores_b": scores_b})
+    base = {"a": a.id, "b": b.id}
+    links = {"prev": "?" + urlencode({**base, "page": page - 1}), "next": "?" + urlencode({**base, "page": page + 1})}
+    return view.page("compare.html", title=f"{a.id} vs {b.id}", runs=runs, a=a, b=b, sa=sa, sb=sb, task=task,
+                     n_shared=len(shared), n_differ=len(differ), n_only_a=len(oa) - len(shared),
+                     n_only_b=len(ob) - len(shared), items=items, page=page, pages=pages, links=links,
+                     paired=_paired(a.path, b.path, task))

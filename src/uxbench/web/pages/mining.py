@@ -1,0 +1,115 @@
+"""A mining output: the stage funnel, signal rates per scenario and per day with CIs, recovery outcomes
+(`mining.report.build_report`), and an explorer of the flagged turns with their text and evidence, joined back
+from the de-identified sessions (`work/01-sessions`), never from the raw log."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import HTMLResponse
+
+from uxbench.errors import UxbenchError
+from uxbench.mining.pipeline.outputs import SIGNALS_PARQUET
+from uxbench.mining.report import TABLE_SIGNALS, build_report
+from uxbench.mining.signals import SIGNAL_NAMES
+from uxbench.runs.curation import CURATION_DB, Curation
+from uxbench.web.context import state
+
+router = APIRouter()
+SESSIONS_STAGE = "01-sessions"
+PER_PAGE = 20
+
+
+def funnel(counts: dict[str, Any]) -> list[tuple[str, int]]:
+    """(stage, count) in pipeline order, for the stages the output has counts of."""
+    def get(stage: str, key: str) -> int | None:
+        value = (counts.get(stage) or {}).get(key)
+        return int(value) if isinstance(value, int) else None
+
+    steps: list[tuple[str, int | None]] = [
+        ("log rows read", get("ingest", "rows")), ("conversations", get("sessions", "sessions")),
+        ("passed the safety gate", None if get("gate", "checked") is None
+         else (get("gate", "checked") or 0) - (get("gate", "gated") or 0)),
+        ("kept by the prefilter", get("prefilter", "kept")), ("unique (after dedup)", get("dedup", "kept")),
+        ("assistant turns with signals", get("signals", "assistant_turns")),
+        ("dissatisfied turns", get("signals", "dissatisfied_turns")),
+    ]
+    cases = counts.get("cases")
+    if isinstance(cases, dict):
+        total = sum(v for v in cases.values() if isinstance(v, int))
+        steps.append(("cases exported", total))
+    return [(name, value) for name, value in steps if value is not None]
+
+
+def session_turns(out: Path, conversation_ids: set[str]) -> dict[str, dict[int, dict[str, Any]]]:
+    """conversation_id -> turn_index -> turn, from the de-identified session shards."""
+    found: dict[str, dict[int, dict[str, Any]]] = {}
+    if not conversation_ids:
+        return found
+    wanted = pa.array(sorted(conversation_ids))
+    for shard in sorted((out / "work" / SESSIONS_STAGE).glob("part-*.parquet")):
+        table = pq.read_table(shard, columns=["conversation_id", "session"])
+        table = table.filter(pc.is_in(table["conversation_id"], value_set=wanted))
+        for cid, session in zip(table["conversation_id"].to_pylist(), table["session"].to_pylist(), strict=True):
+            turns = orjson.loads(session).get("turns") or []
+            found[cid] = {int(t["turn_index"]): t for t in turns if not t.get("regeneration_index")}
+    return found
+
+
+@router.get("/mines/{mine_id}", response_class=HTMLResponse)
+def mining_page(request: Request, mine_id: str) -> HTMLResponse:
+    view = state(request)
+    entry = view.mine(mine_id)
+    try:
+        report = build_report(entry.path)
+    except UxbenchError as exc:
+        raise HTTPException(404, str(exc)) from exc
+    return view.page("mining.html", title=f"Mining output {entry.id}", mine=entry, report=report,
+                     funnel=funnel(report.stage_counts), signals=TABLE_SIGNALS)
+
+
+@router.get("/mines/{mine_id}/turns", response_class=HTMLResponse)
+def flagged_turns(request: Request, mine_id: str) -> HTMLResponse:
+    view = state(request)
+    entry = view.mine(mine_id)
+    signal = request.query_params.get("signal") or "dissatisfied"
+    if signal != "dissatisfied" and signal not in SIGNAL_NAMES:
+        raise HTTPException(400, "unknown signal")
+    try:
+        page = max(1, int(request.query_params.get("page") or 1))
+    except ValueError as exc:
+        raise HTTPException(400, "page is a number") from exc
+    path = entry.path / SIGNALS_PARQUET
+    if not path.exists():
+        raise HTTPException(404, "this output has no signal table")
+    evidence = [f"{s}_evidence" for s in SIGNAL_NAMES]
+    columns = ["conversation_id", "turn_index", "created_at", "prev_user_turn", "next_user_turn", "dissatisfied",
+               "dissatisfied_by", "recovery_outcome", *SIGNAL_NAMES, *evidence]
+    table = pq.read_table(path, columns=list(dict.fromkeys(columns)))
+    table = table.filter(pc.fill_null(table[signal], False))
+    total = table.num_rows
+    pages = max(1, -(-total // PER_PAGE))
+    page = min(page, pages)
+    rows = table.slice((page - 1) * PER_PAGE, PER_PAGE).to_pylist()
+    texts = session_turns(entry.path, {r["conversation_id"] for r in rows})
+    states = Curation(entry.path / CURATION_DB).states()
+    items = []
+    for r in rows:
+        turns = texts.get(r["conversation_id"], {})
+        key = f"{r['conversation_id']}#{r['turn_index']}"
+        items.append({"row": r, "key": key, "reply": turns.get(r["turn_index"]),
+                      "before": turns.get(r["prev_user_turn"]) if r["prev_user_turn"] is not None else None,
+                      "after": turns.get(r["next_user_turn"]) if r["next_user_turn"] is not None else None,
+                      "fired": [(s, r.get(f"{s}_evidence")) for s in SIGNAL_NAMES if r.get(s)],
+                      "state": states.get(key)})
+    links = {n: "?" + urlencode({"signal": signal, "page": n}) for n in (1, page - 1, page + 1, pages)}
+    return view.page("mining_turns.html", title=f"Flagged turns of {entry.id}", mine=entry, items=items,
+                     total=total, page=page, pages=pages, links=links, signal=signal, signal_names=SIGNAL_NAMES,
+                     who=view.who)

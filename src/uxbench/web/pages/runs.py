@@ -1,0 +1,68 @@
+"""The start page: every run with its headline figure, the leaderboard per task, the mining outputs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+
+from uxbench.errors import UxbenchError
+from uxbench.web.catalog import RunEntry
+from uxbench.web.context import ViewState, state
+
+router = APIRouter()
+LEADERBOARD_BOOT = 1000
+
+
+def headline(summary: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
+    """(name, cell) of a run's headline figure: Task 1 Avg-Acc over all cases; Tasks 2/3 the primary judge's
+    rate of the scored replies."""
+    if summary.get("task") == "judge":
+        return "Avg-Acc", ((summary.get("metrics") or {}).get("all") or {}).get("avg_acc")
+    judges = summary.get("judges") or {}
+    info = judges.get(summary.get("primary_judge") or "") or {}
+    name = "Recovery Rate" if summary.get("task") == "recovery" else "Good%"
+    return name, (info.get("metrics") or {}).get("good_rate_scored_only")
+
+
+def run_rows(view: ViewState) -> list[dict[str, Any]]:
+    rows = []
+    for entry in view.catalog.runs.values():
+        summary = entry.summary()
+        name, cell = headline(summary)
+        rows.append({"id": entry.id, "task": summary.get("task"), "model": summary.get("model"),
+                     "n": summary.get("n_samples"), "metric": name, "cell": cell,
+                     "data": (summary.get("data") or {}).get("description"), "demo": summary.get("demo_data")})
+    return rows
+
+
+def leaderboard_for(view: ViewState, entries: list[RunEntry]) -> dict[str, Any] | None:
+    """`report.leaderboard` over the served runs, recomputed only when a summary changed."""
+    from uxbench.report.leaderboard import leaderboard
+
+    if not entries:
+        return None
+    key = tuple((e.id, (e.path / "summary.json").stat().st_mtime_ns) for e in entries)
+    cached = view.cache.get("leaderboard")
+    if cached and cached[0] == key:
+        board: dict[str, Any] = cached[1]
+        return board
+    try:
+        board = leaderboard([e.path for e in entries], n_boot=LEADERBOARD_BOOT)
+    except UxbenchError as exc:
+        board = {"tasks": {}, "error": str(exc)}
+    by_path = {str(e.path): e.id for e in entries}
+    for task in board.get("tasks", {}).values():
+        for row in task["rows"]:
+            row["view_id"] = by_path.get(row["run_dir"])
+    view.cache["leaderboard"] = (key, board)
+    return board
+
+
+@router.get("/", response_class=HTMLResponse)
+def index(request: Request) -> HTMLResponse:
+    view = state(request)
+    board = leaderboard_for(view, list(view.catalog.runs.values()))
+    return view.page("index.html", title="uxbench", runs=run_rows(view), board=board,
+                     mines=list(view.catalog.mines.values()), skipped=view.catalog.skipped)

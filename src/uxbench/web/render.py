@@ -1,0 +1,53 @@
+"""Conversation text -> HTML that is safe to put in a page.
+
+Markdown is rendered with raw HTML disabled (markdown-it escapes it), then the result goes through nh3 (an
+allow-list sanitiser): no script, no event handler attribute, no `javascript:` or `data:` URL survives either
+step. Links keep http(s) and mailto only and open without a referrer.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import nh3
+from markdown_it import MarkdownIt
+from markupsafe import Markup
+
+_TAGS = {"p", "br", "hr", "pre", "code", "em", "strong", "del", "s", "blockquote", "ul", "ol", "li", "a", "h1",
+         "h2", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td", "span", "sup", "sub", "img"}
+_ATTRIBUTES: dict[str, set[str]] = {"a": {"href", "title"}, "img": {"alt", "title"}, "th": {"align"},
+                                    "td": {"align"}, "code": {"class"}, "ol": {"start"}}
+"""Images keep their alt text only: a remote `src` would make the page fetch from the network."""
+_SCHEMES = {"http", "https", "mailto"}
+
+
+@lru_cache(maxsize=1)
+def _markdown() -> MarkdownIt:
+    return MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
+
+
+def markdown_html(text: str | None) -> Markup:
+    """Markdown rendered and sanitised (for conversation turns, replies and judge outputs)."""
+    if not text:
+        return Markup("")
+    html = _markdown().render(text)
+    return Markup(nh3.clean(html, tags=_TAGS, attributes=_ATTRIBUTES, url_schemes=_SCHEMES,
+                            link_rel="noopener noreferrer nofollow"))
+
+
+def pct(value: Any, digits: int = 1) -> str:
+    """A fraction as a percentage; an em dash when there is none."""
+    if value is None:
+        return "—"
+    return f"{100 * float(value):.{digits}f}"
+
+
+def cell_text(cell: Any, digits: int = 1) -> str:
+    """'52.3 [48.0, 56.5]' for a summary cell {value, ci_low, ci_high}."""
+    if not isinstance(cell, dict) or cell.get("value") is None:
+        return "—"
+    text = pct(cell["value"], digits)
+    if cell.get("ci_low") is not None and cell.get("ci_high") is not None:
+        text += f" [{pct(cell['ci_low'], digits)}, {pct(cell['ci_high'], digits)}]"
+    return text

@@ -1,0 +1,51 @@
+"""Start the web server for `uxbench view` and `uxbench human serve`: binds 127.0.0.1 by default, prints the
+URL (and a warning beyond loopback), serves until interrupted."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from uxbench.web.security import check_port, host_warning
+
+if TYPE_CHECKING:
+    from uxbench.human.study import Study
+    from uxbench.web.catalog import Catalog
+
+
+def default_index_dir() -> Path:
+    from uxbench.runtime.cache import default_cache_path
+
+    return default_cache_path().parent / "view"
+
+
+def free_port(host: str) -> int:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def serve(catalog: Catalog, *, host: str, port: int, index_dir: Path | None, study: Study | None,
+          echo: Callable[[str], None], err: Callable[[str], None], study_links: bool = False) -> None:
+    import uvicorn
+
+    from uxbench.web.app import create_app
+
+    check_port(port)
+    warning = host_warning(host)
+    if warning:
+        err(warning)
+    port = port or free_port(host)
+    app = create_app(catalog, index_dir=index_dir or default_index_dir(), study=study)
+    shown = f"[{host}]" if ":" in host else ("127.0.0.1" if host in ("0.0.0.0", "") else host)
+    base = f"http://{shown}:{port}"
+    if catalog.runs or catalog.mines:
+        echo(f"uxbench view: {base}/")
+    if study is not None and study_links:
+        for a in study.annotators():
+            echo(f"{a.name}: {base}/h/{a.token}")
+    echo("Press Ctrl+C to stop.")
+    uvicorn.run(app, host=host, port=port, log_level="warning")

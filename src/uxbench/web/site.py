@@ -1,0 +1,69 @@
+"""`uxbench site build`: the leaderboard as a static, self-contained site: `index.html` (the tables, rendered
+here; sorting by a script beside it), `leaderboard.json` (the same data, `report.leaderboard`'s output),
+`runs.json` (each run's summary headline), and the style and script, all referenced by relative paths, so the
+directory opens from the file system and can be published as it is. Nothing is fetched from elsewhere."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from uxbench.data.model_meta import ModelTable
+from uxbench.fileio import atomic_write_bytes
+from uxbench.report.discover import discover
+from uxbench.report.leaderboard import leaderboard
+from uxbench.runs.store import RunStore
+from uxbench.web.pages.runs import headline
+from uxbench.web.render import cell_text, pct
+
+STATIC = Path(__file__).parent / "static"
+
+
+def _runs(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
+    rows = []
+    for path in discover([str(p) for p in paths]).runs:
+        with RunStore(path) as store:
+            summary = store.read_summary() or {}
+            manifest = store.read_manifest() or {}
+        name, cell = headline(summary)
+        rows.append({"run_id": manifest.get("run_id") or path.name, "task": summary.get("task"),
+                     "model": summary.get("model"), "n_samples": summary.get("n_samples"), "figure": name,
+                     "cell": cell, "data": (summary.get("data") or {}).get("description"),
+                     "demo_data": bool(summary.get("demo_data"))})
+    return rows
+
+
+def _public(board: dict[str, Any]) -> dict[str, Any]:
+    """The leaderboard without local paths (a published site should not show the author's directories)."""
+    out: dict[str, Any] = json.loads(json.dumps(board, default=str))
+    for task in out.get("tasks", {}).values():
+        for row in task.get("rows", []):
+            row.pop("run_dir", None)
+    out.pop("skipped", None)
+    out.pop("ignored_pairwise", None)
+    return out
+
+
+def build_site(paths: Sequence[str | Path], out: str | Path, *, judge: str | None = None, n_boot: int = 2000,
+               seed: int = 0, table: ModelTable | None = None, title: str = "UXBench leaderboard") -> Path:
+    """Write the site into `out` (created; files there of the same names are replaced). Returns index.html."""
+    board = _public(leaderboard(paths, judge=judge, n_boot=n_boot, seed=seed, table=table))
+    runs = _runs(paths)
+    target = Path(out)
+    target.mkdir(parents=True, exist_ok=True)
+    env = Environment(loader=PackageLoader("uxbench.web", "templates"), autoescape=select_autoescape(default=True))
+    env.filters.update(pct=pct, cell=cell_text)
+    html = env.get_template("site.html").render(title=title, board=board, runs=runs)
+    for name in ("style.css", "app.js"):
+        shutil.copyfile(STATIC / name, target / name)
+    atomic_write_bytes(target / "leaderboard.json", json.dumps(board, ensure_ascii=False, indent=2).encode("utf-8"))
+    atomic_write_bytes(target / "runs.json", json.dumps(runs, ensure_ascii=False, indent=2).encode("utf-8"))
+    atomic_write_bytes(target / "index.html", html.encode("utf-8"))
+    for name in ("index.html", "leaderboard.json", "runs.json", "style.css", "app.js"):
+        (target / name).chmod(0o644)  # published as it is: readable by the web server
+    return target / "index.html"

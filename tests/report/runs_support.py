@@ -58,8 +58,10 @@ def write_eval_run(
     return path
 
 
-def write_judge_run(path: Path, model: str, outcomes: Sequence[tuple[str, bool]]) -> Path:
-    """A Task 1 run: case i has gold outcomes[i][0] and was judged right when outcomes[i][1]."""
+def write_judge_run(path: Path, model: str, outcomes: Sequence[tuple[str, bool]], *,
+                    scores: Sequence[float] | None = None, scenarios: Sequence[str] | None = None) -> Path:
+    """A Task 1 run: case i has gold outcomes[i][0] and was judged right when outcomes[i][1]; `scores` are
+    probability verdicts p(good) (the summary then has calibration), `scenarios` each case's scenario."""
     task = create_task("judge", {})
     store = RunStore(path)
     selected = []
@@ -69,8 +71,12 @@ def write_judge_run(path: Path, model: str, outcomes: Sequence[tuple[str, bool]]
         other = "bad" if gold == "good" else "good"
         sid = f"{path.name}-{cid}"
         selected.append(sid)
+        extra: dict[str, Any] = {"score": scores[i]} if scores is not None else {}
+        if scenarios is not None:
+            extra["strata"] = {"scenario": scenarios[i]}
         store.put(SampleRecord(sample_id=sid, case_id=cid, index=i, status="ok", gold=gold,
-                               prediction=gold if right else other), case.__pydantic_serializer__.to_json(case))
+                               prediction=gold if right else other, **extra),
+                  case.__pydantic_serializer__.to_json(case))
     store.write_selection(selected)
     manifest: dict[str, Any] = {
         "run_id": path.name, "task": "judge", "task_config": task.config(), "model": {"spec": model, "args": {}},

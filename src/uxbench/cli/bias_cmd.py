@@ -12,8 +12,8 @@ def bias(
     format: Annotated[str, typer.Option("--format", help="table | md | csv | json")] = "table",
     n_boot: Annotated[int, typer.Option("--n-boot", min=1, help="Bootstrap rounds (kappa, length-controlled Good%).")] = 1000,  # noqa: E501
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
-    models: Annotated[str | None, typer.Option(help="A model table (YAML) extending the bundled one and $UXBENCH_MODELS.")] = None,  # noqa: E501
-    width: Annotated[int | None, typer.Option(min=40, help="Table width (default: the terminal's).")] = None,
+    models: Annotated[str | None, typer.Option(help="A model table (YAML) extending the bundled one and $UXBENCH_MODELS.", show_default="the bundled table and $UXBENCH_MODELS")] = None,  # noqa: E501
+    width: Annotated[int | None, typer.Option(min=40, help="Table width (default: the terminal's).", show_default="the terminal's")] = None,  # noqa: E501
 ) -> None:
     from uxbench.data.model_meta import ModelTable
     from uxbench.errors import ConfigError

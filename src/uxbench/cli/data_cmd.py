@@ -19,7 +19,7 @@ def validate(
     path: Annotated[str, typer.Argument(help="File, directory or hf:REPO.")],
     task: Annotated[str | None, typer.Option(
         help="judge | eval | recovery: check the rows as this task, as `uxbench run --task` reads them "
-             "(default: inferred per row).")] = None,
+             "(default: inferred per row).", show_default="from the file's fields")] = None,
     split: Annotated[str, typer.Option()] = "test",
     max_errors: Annotated[int, typer.Option(help="How many problems to list.")] = 20,
 ) -> None:
@@ -59,10 +59,10 @@ def validate(
 @app.command("stats", help="Counts, lengths, turns and label distributions of a data source.")
 def stats(
     path: Annotated[str, typer.Argument(help="File, directory, hf:REPO, or 'demo' for the bundled demo set.")],
-    task: Annotated[str | None, typer.Option(help="judge | eval | recovery")] = None,
+    task: Annotated[str | None, typer.Option(help="judge | eval | recovery", show_default="from the file's fields")] = None,  # noqa: E501
     split: Annotated[str, typer.Option()] = "test",
     format: Annotated[str, typer.Option("--format", help="table | json")] = "table",
-    skip_invalid: Annotated[bool, typer.Option(help="Skip invalid rows (counted) instead of stopping.")] = False,
+    skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Skip invalid rows (counted) instead of stopping.")] = False,  # noqa: E501
 ) -> None:
     from uxbench.data.loaders import load_cases
     from uxbench.data.stats import dataset_stats

@@ -8,8 +8,21 @@ from typing import Any, NoReturn
 import typer
 from typer.core import TyperGroup
 
-from uxbench.cli import bias_cmd, data_cmd, leaderboard_cmd, mine_cmd, pairwise_cmd, report_cmd, run_cmd, score_cmd
+from uxbench.cli import (
+    bias_cmd,
+    data_cmd,
+    leaderboard_cmd,
+    mine_cmd,
+    pairwise_cmd,
+    plot_cmd,
+    report_cmd,
+    run_cmd,
+    score_cmd,
+)
+from uxbench.cli.help_format import install as _install_help_format
 from uxbench.errors import UxbenchError
+
+_install_help_format()
 
 ERROR_EXIT = 2
 """Exit status of a command stopped by bad input, configuration or files (as click uses for usage errors)."""
@@ -80,6 +93,8 @@ app.command("bias", help="Judge biases over scored runs: self-preference, length
 app.command("leaderboard", help="Rank runs of every task with CIs and honest ties; metadata and scaling trends.")(
     leaderboard_cmd.leaderboard
 )
+app.command("plot", help="Draw a PNG or SVG: per-scenario bars, reliability, self-preference, scaling, mining "
+                    "funnel or signal rates.")(plot_cmd.plot)
 app.add_typer(data_cmd.app, name="data", help="Check and describe data files before a run.")
 app.add_typer(mine_cmd.app, name="mine", help="Mine chat logs for dissatisfaction signals and build test cases.")
 

@@ -32,18 +32,18 @@ def run(
     no_llm: Annotated[bool, typer.Option("--no-llm", help="Only the deterministic stages: no model needed.")] = False,
     llm_signals: Annotated[bool, typer.Option("--llm-signals", help="Also classify each follow-up message with the model.")] = False,  # noqa: E501
     engine: Annotated[str, typer.Option(help="local (in-process, all cores) | ray (Ray Data).")] = "local",
-    ray_address: Annotated[str | None, typer.Option(help="Join this Ray cluster (auto or host:port); default: start a local Ray.")] = None,  # noqa: E501
-    model: Annotated[str | None, typer.Option("--model", "-m", help="PROVIDER:MODEL for the agents and --llm-signals.")] = None,  # noqa: E501
-    model_arg: Annotated[list[str] | None, typer.Option("--model-arg", "-M", help="KEY=VALUE for the provider (base_url, api_key_env, ...).")] = None,  # noqa: E501
+    ray_address: Annotated[str | None, typer.Option(help="Join this Ray cluster (auto or host:port); default: start a local Ray.", show_default="start a local Ray")] = None,  # noqa: E501
+    model: Annotated[str | None, typer.Option("--model", "-m", help="PROVIDER:MODEL for the agents and --llm-signals.", show_default="none: deterministic stages only")] = None,  # noqa: E501
+    model_arg: Annotated[list[str] | None, typer.Option("--model-arg", "-M", help="KEY=VALUE for the provider (base_url, api_key_env, ...).", show_default="none")] = None,  # noqa: E501
     format: Annotated[str, typer.Option("--format", help="auto | canonical | product | messages | sharegpt")] = "auto",
-    skip_invalid: Annotated[bool, typer.Option(help="Count and skip invalid rows instead of stopping.")] = False,
-    workers: Annotated[int | None, typer.Option(min=1, help="Worker processes (local) or CPUs of a local Ray (default: all cores).")] = None,  # noqa: E501
+    skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Count and skip invalid rows instead of stopping.")] = False,  # noqa: E501
+    workers: Annotated[int | None, typer.Option(min=1, help="Worker processes (local) or CPUs of a local Ray (default: all cores).", show_default="all cores")] = None,  # noqa: E501
     batch_size: Annotated[int, typer.Option(min=1, help="Conversations per batch (one checkpoint each).")] = 2000,
     seed: Annotated[int, typer.Option(help="Seed of the case sample.")] = 0,
-    fresh: Annotated[bool, typer.Option(help="Discard earlier work in OUT (the de-identification key lives outside OUT and is kept).")] = False,  # noqa: E501
-    cache_path: Annotated[Path | None, typer.Option(help="Response cache of the LLM stages (default OUT/work/responses.sqlite).")] = None,  # noqa: E501
-    concurrency: Annotated[int | None, typer.Option(min=1, help="Most model calls at once (default: the provider's); adapts down on 429, timeouts and a server that queues.")] = None,  # noqa: E501
-    quiet: Annotated[bool, typer.Option(help="No progress lines.")] = False,
+    fresh: Annotated[bool, typer.Option("--fresh", help="Discard earlier work in OUT (the de-identification key lives outside OUT and is kept).")] = False,  # noqa: E501
+    cache_path: Annotated[Path | None, typer.Option(help="Response cache of the LLM stages (default OUT/work/responses.sqlite).", show_default="OUT/work/responses.sqlite")] = None,  # noqa: E501
+    concurrency: Annotated[int | None, typer.Option(min=1, help="Most model calls at once (default: the provider's); adapts down on 429, timeouts and a server that queues.", show_default="the provider's")] = None,  # noqa: E501
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
 ) -> None:
     from uxbench.dirlock import check_output_dir, hold_dir_lock
     from uxbench.mining.ingest import require_turns
@@ -165,11 +165,11 @@ def report(
 def audit(
     directory: Annotated[Path, typer.Argument(help="Output directory of `uxbench mine run`.")],
     format: Annotated[str, typer.Option("--format", callback=_check_format, help="table | md | json")] = "table",
-    model: Annotated[str | None, typer.Option("--model", "-m", help="Label the openings with this model instead of the rules.")] = None,  # noqa: E501
-    model_arg: Annotated[list[str] | None, typer.Option("--model-arg", "-M", help="KEY=VALUE for the provider.")] = None,  # noqa: E501
-    cache_path: Annotated[Path | None, typer.Option(help="Response cache (default DIR/work/responses.sqlite).")] = None,
-    concurrency: Annotated[int | None, typer.Option(min=1, help="Most model calls at once (default: the provider's); adapts down on 429, timeouts and a server that queues.")] = None,  # noqa: E501
-    quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
+    model: Annotated[str | None, typer.Option("--model", "-m", help="Label the openings with this model instead of the rules.", show_default="none: the rules label them")] = None,  # noqa: E501
+    model_arg: Annotated[list[str] | None, typer.Option("--model-arg", "-M", help="KEY=VALUE for the provider.", show_default="none")] = None,  # noqa: E501
+    cache_path: Annotated[Path | None, typer.Option(help="Response cache.", show_default="DIR/work/responses.sqlite")] = None,  # noqa: E501
+    concurrency: Annotated[int | None, typer.Option(min=1, help="Most model calls at once (default: the provider's); adapts down on 429, timeouts and a server that queues.", show_default="the provider's")] = None,  # noqa: E501
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
 ) -> None:
     from uxbench.mining.pipeline.audit import audit as rules_audit
     from uxbench.mining.pipeline.audit import audit_markdown

@@ -16,20 +16,20 @@ def pairwise(
     run_a: Annotated[Path, typer.Argument(help="Run directory A (Task 2/3).")],
     run_b: Annotated[Path, typer.Argument(help="Run directory B, made on the same data.")],
     judge: Annotated[str, typer.Option("--judge", "-j", help="PROVIDER:MODEL of the pairwise judge (any chat model).")],
-    judge_arg: Annotated[list[str] | None, typer.Option("--judge-arg", "-J", help="KEY=VALUE for the judge's provider.")] = None,  # noqa: E501
-    judge_strategy: Annotated[str | None, typer.Option(help="zero_shot (answer A, B or tie; default) | cot (reason first).")] = None,  # noqa: E501
-    judge_lang: Annotated[str | None, typer.Option(help="Judge template language: zh | en | auto.")] = None,
-    judge_temperature: Annotated[float | None, typer.Option(help="Sampling temperature of the judge (default 0).")] = None,  # noqa: E501
-    judge_max_tokens: Annotated[int | None, typer.Option(help="Token cap of the judge's answer.")] = None,
-    out: Annotated[Path | None, typer.Option(help="Output directory (default: runs/pairwise-<A>-vs-<B>-<hash>); rerun with the same one to resume.")] = None,  # noqa: E501
-    limit: Annotated[int | None, typer.Option(help="Compare a deterministic subset of N shared cases.")] = None,
-    concurrency: Annotated[int | None, typer.Option(help="Maximum parallel judge calls.")] = None,
+    judge_arg: Annotated[list[str] | None, typer.Option("--judge-arg", "-J", help="KEY=VALUE for the judge's provider.", show_default="none")] = None,  # noqa: E501
+    judge_strategy: Annotated[str | None, typer.Option(help="zero_shot (answer A, B or tie; default) | cot (reason first).", show_default="zero_shot")] = None,  # noqa: E501
+    judge_lang: Annotated[str | None, typer.Option(help="Judge template language: zh | en | auto.", show_default="auto")] = None,  # noqa: E501
+    judge_temperature: Annotated[float | None, typer.Option(help="Sampling temperature of the judge (default 0).", show_default="0")] = None,  # noqa: E501
+    judge_max_tokens: Annotated[int | None, typer.Option(help="Token cap of the judge's answer.", show_default="the provider's")] = None,  # noqa: E501
+    out: Annotated[Path | None, typer.Option(help="Output directory (default: runs/pairwise-<A>-vs-<B>-<hash>); rerun with the same one to resume.", show_default="runs/pairwise-<A>-vs-<B>-<hash>")] = None,  # noqa: E501
+    limit: Annotated[int | None, typer.Option(help="Compare a deterministic subset of N shared cases.", show_default="all shared cases")] = None,  # noqa: E501
+    concurrency: Annotated[int | None, typer.Option(help="Maximum parallel judge calls.", show_default="the provider's")] = None,  # noqa: E501
     format: Annotated[str, typer.Option("--format", help="table | md | csv | json")] = "table",
-    no_cache: Annotated[bool, typer.Option(help="Do not read or write the response cache.")] = False,
-    cache_path: Annotated[Path | None, typer.Option(help="Response cache file.")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")] = False,
+    cache_path: Annotated[Path | None, typer.Option(help="Response cache file.", show_default="$UXBENCH_CACHE_DIR or ~/.cache/uxbench")] = None,  # noqa: E501
     max_attempts: Annotated[int, typer.Option(help="Attempts per call before a verdict is recorded as failed.")] = 6,
-    timeout: Annotated[float | None, typer.Option(help="Seconds per call attempt.")] = None,
-    quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
+    timeout: Annotated[float | None, typer.Option(help="Seconds per call attempt.", show_default="the provider's")] = None,  # noqa: E501
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
 ) -> None:
     from pydantic import ValidationError
     from rich.console import Console

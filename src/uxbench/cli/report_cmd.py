@@ -16,9 +16,9 @@ def report(
     n_boot: Annotated[int | None, typer.Option(
         "--n-boot", min=1, help="Recompute every summary from the stored records with this many bootstrap rounds "
                                 "(nothing is rerun; also used by the paired tests). Default: the stored summaries, "
-                                f"and {DEFAULT_N_BOOT} rounds for the paired tests.")] = None,
+                                f"and {DEFAULT_N_BOOT} rounds for the paired tests.", show_default="the stored summaries; 2000 for the paired tests")] = None,  # noqa: E501
     seed: Annotated[int | None, typer.Option(
-        help="Bootstrap seed; like --n-boot, recomputes the summaries from the stored records.")] = None,
+        help="Bootstrap seed; like --n-boot, recomputes the summaries from the stored records.", show_default="0")] = None,  # noqa: E501
 ) -> None:
     from uxbench.errors import ConfigError
     from uxbench.report.compare import compare_views, load_run

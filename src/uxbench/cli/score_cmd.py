@@ -11,23 +11,23 @@ import typer
 
 def score(
     run_dir: Annotated[Path, typer.Argument(help="A run directory made by `uxbench run --task eval|recovery`.")],
-    judge: Annotated[str | None, typer.Option("--judge", "-j", help="PROVIDER:MODEL of the judge.")] = None,
-    judge_arg: Annotated[list[str] | None, typer.Option("--judge-arg", "-J", help="KEY=VALUE for the judge's provider.")] = None,  # noqa: E501
-    judge_mode: Annotated[str | None, typer.Option(help="grm (default) or pointwise.")] = None,
-    grm_threshold: Annotated[float | None, typer.Option(help="GRM: good when p(good) >= this (default 0.5).")] = None,
-    judge_strategy: Annotated[str | None, typer.Option(help="pointwise: zero_shot | cot | few_shot | user_modeling.")] = None,  # noqa: E501
-    judge_lang: Annotated[str | None, typer.Option(help="Judge template language: zh | en | auto.")] = None,
-    strategy_model: Annotated[str | None, typer.Option(help="Task 3 runs: PROVIDER:MODEL that labels each recovery's strategy (with or without --judge).")] = None,  # noqa: E501
-    strategy_arg: Annotated[list[str] | None, typer.Option("--strategy-arg", help="KEY=VALUE for the strategy model's provider.")] = None,  # noqa: E501
-    primary: Annotated[bool | None, typer.Option("--primary/--no-primary", help="Make this the run's primary judge (default: when it has none).")] = None,  # noqa: E501
-    concurrency: Annotated[int | None, typer.Option(help="Maximum parallel judge calls.")] = None,
+    judge: Annotated[str | None, typer.Option("--judge", "-j", help="PROVIDER:MODEL of the judge.", show_default="none: --strategy-model only")] = None,  # noqa: E501
+    judge_arg: Annotated[list[str] | None, typer.Option("--judge-arg", "-J", help="KEY=VALUE for the judge's provider.", show_default="none")] = None,  # noqa: E501
+    judge_mode: Annotated[str | None, typer.Option(help="grm (default) or pointwise.", show_default="grm")] = None,
+    grm_threshold: Annotated[float | None, typer.Option(help="GRM: good when p(good) >= this (default 0.5).", show_default="0.5")] = None,  # noqa: E501
+    judge_strategy: Annotated[str | None, typer.Option(help="pointwise: zero_shot | cot | few_shot | user_modeling.", show_default="zero_shot")] = None,  # noqa: E501
+    judge_lang: Annotated[str | None, typer.Option(help="Judge template language: zh | en | auto.", show_default="auto")] = None,  # noqa: E501
+    strategy_model: Annotated[str | None, typer.Option(help="Task 3 runs: PROVIDER:MODEL that labels each recovery's strategy (with or without --judge).", show_default="none")] = None,  # noqa: E501
+    strategy_arg: Annotated[list[str] | None, typer.Option("--strategy-arg", help="KEY=VALUE for the strategy model's provider.", show_default="none")] = None,  # noqa: E501
+    primary: Annotated[bool | None, typer.Option("--primary/--no-primary", help="Make this the run's primary judge (default: when it has none).", show_default="when the run has no primary judge")] = None,  # noqa: E501
+    concurrency: Annotated[int | None, typer.Option(help="Maximum parallel judge calls.", show_default="the provider's")] = None,  # noqa: E501
     n_boot: Annotated[int, typer.Option(help="Bootstrap rounds of the confidence intervals.")] = 2000,
     ci_seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
-    no_cache: Annotated[bool, typer.Option(help="Do not read or write the response cache.")] = False,
-    cache_path: Annotated[Path | None, typer.Option(help="Response cache file.")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")] = False,
+    cache_path: Annotated[Path | None, typer.Option(help="Response cache file.", show_default="$UXBENCH_CACHE_DIR or ~/.cache/uxbench")] = None,  # noqa: E501
     max_attempts: Annotated[int, typer.Option(help="Attempts per call before a score is recorded as failed.")] = 6,
-    timeout: Annotated[float | None, typer.Option(help="Seconds per call attempt.")] = None,
-    quiet: Annotated[bool, typer.Option(help="No progress bar.")] = False,
+    timeout: Annotated[float | None, typer.Option(help="Seconds per call attempt.", show_default="the provider's")] = None,  # noqa: E501
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
 ) -> None:
     from rich.console import Console
 

@@ -99,20 +99,46 @@ def validate_provider_args(
     return parse_provider_args(provider_args_model(name), args or {}, provider=name, option=option)
 
 
-def provider_help() -> str:
-    """Every provider with its arguments (name, type and default, help): `uxbench providers`."""
+MODEL_NAMES = {
+    "anthropic": ["anthropic:claude-sonnet-4-5"],
+    "google": ["google:gemini-2.5-flash"],
+    "hf": ["hf:embedded  (the bundled tiny demo model; the default of `uxbench run`)",
+           "hf:/path/to/model-dir, hf:/path/model.gguf, hf:Qwen/Qwen2.5-0.5B-Instruct -M allow_download=true"],
+    "openai": ["openai:gpt-4o-mini  (the OpenAI API, key in $OPENAI_API_KEY)",
+               "openai:Qwen/Qwen2.5-7B-Instruct -M base_url=http://localhost:8000/v1  (vLLM, SGLang, Ollama, "
+               "llama.cpp: the name the server serves)"],
+    "replay": ["replay:/path/answers.jsonl"],
+    "scripted": ["scripted:always-good, scripted:oracle, scripted:file:/path/script.jsonl"],
+}
+"""How to name a model of each provider on the command line (`uxbench providers`)."""
+
+
+def provider_help(width: int | None = None) -> str:
+    """Every provider: how to name a model, then its arguments (name, type and default, help): `uxbench
+    providers`. Lines wrap at `width` (default: the terminal's), continued under their text."""
+    import shutil
+    import textwrap
+
     from uxbench.models.providers._args import describe_args
+
+    width = width or max(60, shutil.get_terminal_size((100, 24)).columns)
+
+    def wrap(text: str, indent: str, hang: str) -> list[str]:
+        return textwrap.wrap(text, width, initial_indent=indent, subsequent_indent=hang, break_on_hyphens=False,
+                             break_long_words=False) or [indent.rstrip()]
 
     lines: list[str] = []
     for name in provider_names():
         cls = get_provider(name)
         summary = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
-        lines.append(f"{name}:MODEL  {summary}".rstrip())
+        lines += wrap(f"{name}:MODEL  {summary}".rstrip(), "", "    ")
+        for example in MODEL_NAMES.get(name, []):
+            lines += wrap(f"--model {example}", "    e.g. ", "         ")
         rows = describe_args(cls.args_model)
         if not rows:
             lines.append("    (no arguments)")
         for arg, kind, doc in rows:
-            lines.append(f"    -M {arg}=  ({kind})  {doc}".rstrip())
+            lines += wrap(f"-M {arg}=  ({kind})  {doc}".rstrip(), "    ", "        ")
     return "\n".join(lines)
 
 

@@ -20,6 +20,7 @@ import socket
 import subprocess
 import time
 import urllib.request
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -100,9 +101,11 @@ def test_task1_logprob_verdicts_finish(tmp_path: Path, llama_server: str) -> Non
     result = asyncio.run(execute(spec))
     elapsed = time.monotonic() - t0
     s = result.summary
-    print(f"\nTask 1 (logprobs) on llama.cpp: {N} cases in {elapsed:.0f} s; parse notes {s['parse_notes']}")
-    assert s["n_selected"] == N and s["n_errors"] == 0 and s["complete"]
     records = [json.loads(x) for x in (tmp_path / "t1" / "samples.jsonl").read_text().splitlines()]
+    status = Counter(r["extra"].get("score_status") for r in records)
+    print(f"\nTask 1 (logprobs) on llama.cpp: {N} cases in {elapsed:.0f} s; score status {dict(status)}; "
+          f"predictions {dict(Counter(r['prediction'] for r in records))}")
+    assert s["n_selected"] == N and s["n_errors"] == 0 and s["complete"]
     # no verdict of certainty from one word far down the list: a partial score is its own probability
     assert all(r["score"] is None or 0.0 <= r["score"] <= 1.0 for r in records)
 

@@ -8,6 +8,9 @@ from typing import Any, NoReturn
 import typer
 from typer.core import TyperGroup
 
+import uxbench.cli.human_cmd as human_cmd
+import uxbench.cli.site_cmd as site_cmd
+import uxbench.cli.view_cmd as view_cmd
 from uxbench.cli import (
     bias_cmd,
     data_cmd,
@@ -97,6 +100,11 @@ app.command("plot", help="Draw a PNG or SVG: per-scenario bars, reliability, sel
                     "funnel or signal rates.")(plot_cmd.plot)
 app.add_typer(data_cmd.app, name="data", help="Check and describe data files before a run.")
 app.add_typer(mine_cmd.app, name="mine", help="Mine chat logs for dissatisfaction signals and build test cases.")
+app.command("view", help="Browse runs, samples and mining outputs in a local web app (needs the web extra).")(
+    view_cmd.view
+)
+app.add_typer(human_cmd.app, name="human", help="Blind human evaluation: create a study, serve it, read its results.")
+app.add_typer(site_cmd.app, name="site", help="Publish the leaderboard as a static site (HTML + JSON, no CDN).")
 
 
 @app.command("providers", help="List the model providers, how to name a model and each one's --model-arg values.")

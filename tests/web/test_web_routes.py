@@ -220,3 +220,18 @@ def test_security_headers_and_static_files_from_the_package(client: TestClient) 
     assert response.headers["x-content-type-options"] == "nosniff"
     assert client.get("/static/app.js").status_code == 200
     assert "http" not in re.sub(r'https?://[^"]*example', "", client.get("/").text.split("<main>")[0])
+
+
+def test_charts_from_report_plots_are_served_as_svg_images(client: TestClient, served: dict[str, Path]) -> None:
+    pytest.importorskip("matplotlib")
+    run = served["judge"].name
+    html = client.get(f"/runs/{run}").text
+    assert f'src="/runs/{run}/plots/scenario.svg"' in html and f'src="/runs/{run}/plots/reliability.svg"' in html
+    for url in (f"/runs/{run}/plots/scenario.svg", f"/runs/{run}/plots/reliability.svg",
+                f"/runs/{served['eval'].name}/plots/scenario.svg", "/mines/mine-mined/plots/funnel.svg",
+                "/mines/mine-mined/plots/signals.svg"):
+        response = client.get(url)
+        assert response.status_code == 200 and response.headers["content-type"] == "image/svg+xml", url
+        assert b"<svg" in response.content and b"<script" not in response.content
+    assert client.get(f"/runs/{run}/plots/nope.svg").status_code == 404
+    assert "Reliability of p(good)" in html and "ECE" in html

@@ -17,10 +17,11 @@ from fastapi.responses import HTMLResponse
 
 from uxbench.errors import UxbenchError
 from uxbench.mining.pipeline.outputs import SIGNALS_PARQUET
-from uxbench.mining.report import TABLE_SIGNALS, build_report
+from uxbench.mining.report import NO_TIME, TABLE_SIGNALS, build_report
 from uxbench.mining.signals import SIGNAL_NAMES
 from uxbench.runs.curation import CURATION_DB, Curation
 from uxbench.web.context import state
+from uxbench.web.pages.plots import plots_available
 
 router = APIRouter()
 SESSIONS_STAGE = "01-sessions"
@@ -72,7 +73,9 @@ def mining_page(request: Request, mine_id: str) -> HTMLResponse:
     except UxbenchError as exc:
         raise HTTPException(404, str(exc)) from exc
     return view.page("mining.html", title=f"Mining output {entry.id}", mine=entry, report=report,
-                     funnel=funnel(report.stage_counts), signals=TABLE_SIGNALS)
+                     funnel=funnel(report.stage_counts), signals=TABLE_SIGNALS,
+                     plots=plots_available(),
+                     time_plot=plots_available() and any(d.key != NO_TIME for d in report.by_day))
 
 
 @router.get("/mines/{mine_id}/turns", response_class=HTMLResponse)

@@ -1,5 +1,6 @@
 """A run page: headline figures with CIs under both denominators, breakdowns, confusion matrix, positive bias,
-and the reliability diagram where the verdicts are probabilities and gold labels exist (Task 1)."""
+the reliability table (and diagram) of the summary's calibration where the verdicts are probabilities (Task 1),
+and a p(good) histogram for GRM judges (Tasks 2/3 have no gold labels, so no reliability)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
-from uxbench.metrics.calibration import calibration
 from uxbench.web.context import state
+from uxbench.web.pages.plots import run_plot_kinds
 
 router = APIRouter()
 
@@ -19,22 +20,6 @@ TASK1_METRICS = (("avg_acc", "Avg-Acc"), ("good_acc", "Good-Acc"), ("bad_acc", "
                  ("accuracy", "Accuracy"), ("bad_f1", "Bad-F1"), ("positive_bias", "Positive bias"))
 BREAKDOWN_TITLES = {"scenario": "Scenario", "dimension": "Dimension", "difficulty": "Difficulty",
                     "n_turns": "Turns", "history_messages": "History messages", "reply_chars": "Reply length"}
-
-
-def reliability(index_path: str, judge: str | None = None) -> dict[str, Any] | None:
-    """The reliability table of probability verdicts against gold labels (Task 1 samples with a score in
-    [0, 1]); None when there are none."""
-    with closing(sqlite3.connect(f"file:{index_path}?mode=ro", uri=True)) as db:
-        pairs = db.execute("SELECT gold, score FROM samples WHERE gold IN ('good', 'bad') AND score IS NOT NULL "
-                           "AND score BETWEEN 0 AND 1").fetchall()
-    if not pairs:
-        return None
-    table = calibration([g == "good" for g, _ in pairs], [float(s) for _, s in pairs])
-    for b in table["bins"]:  # SVG coordinates on a 200 x 200 plot, for the template
-        if b["n"]:
-            b["x"] = 20 + 180 * b["mean_p"]
-            b["y"] = 200 - 180 * b["good_rate"]
-    return table
 
 
 def score_histogram(index_path: str, judge: str, bins: int = 10) -> list[dict[str, Any]]:
@@ -57,11 +42,13 @@ def run_page(request: Request, run_id: str) -> HTMLResponse:
     index = view.index(entry)
     index.ensure()
     context: dict[str, Any] = {"title": f"Run {entry.id}", "run": entry, "summary": summary, "manifest": manifest,
-                               "task": summary.get("task"), "breakdown_titles": BREAKDOWN_TITLES}
+                               "task": summary.get("task"), "breakdown_titles": BREAKDOWN_TITLES,
+                               "plots": run_plot_kinds(summary)}
     if summary.get("task") == "judge":
         metrics = summary.get("metrics") or {}
         context.update(metrics=metrics, metric_names=TASK1_METRICS, confusion=metrics.get("confusion") or {},
-                       reliability=reliability(str(index.path)))
+                       reliability=summary.get("calibration") if (summary.get("calibration") or {}).get("n")
+                       else None)
     else:
         judges = summary.get("judges") or {}
         context.update(judges=judges, primary=summary.get("primary_judge"),

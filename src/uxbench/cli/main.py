@@ -9,6 +9,7 @@ import typer
 from typer.core import TyperGroup
 
 import uxbench.cli.human_cmd as human_cmd
+import uxbench.cli.judge_cmd as judge_cmd
 import uxbench.cli.site_cmd as site_cmd
 import uxbench.cli.view_cmd as view_cmd
 from uxbench.cli import (
@@ -105,6 +106,7 @@ app.command("view", help="Browse runs, samples and mining outputs in a local web
 )
 app.add_typer(human_cmd.app, name="human", help="Blind human evaluation: create a study, serve it, read its results.")
 app.add_typer(site_cmd.app, name="site", help="Publish the leaderboard as a static site (HTML + JSON, no CDN).")
+app.add_typer(judge_cmd.app, name="judge", help="Train a UX judge from your feedback, measure it, serve it.")
 
 
 @app.command("providers", help="List the model providers, how to name a model and each one's --model-arg values.")

@@ -18,6 +18,7 @@ _PROVIDER_MODULES: dict[str, str] = {
     "hf": "uxbench.models.providers.hf",
     "replay": "uxbench.models.providers.replay",
     "scripted": "uxbench.models.providers.scripted",
+    "lite": "uxbench.models.providers.lite",
 }
 _REGISTRY: dict[str, type[ModelAPI]] = {}
 
@@ -102,6 +103,7 @@ def validate_provider_args(
 MODEL_NAMES = {
     "anthropic": ["anthropic:claude-sonnet-4-5"],
     "google": ["google:gemini-2.5-flash"],
+    "lite": ["lite:/path/to/judge-dir  (a judge trained by `uxbench judge train --method lite`)"],
     "hf": ["hf:embedded  (the bundled tiny demo model; the default of `uxbench run`)",
            "hf:/path/to/model-dir, hf:/path/model.gguf, hf:Qwen/Qwen2.5-0.5B-Instruct -M allow_download=true"],
     "openai": ["openai:gpt-4o-mini  (the OpenAI API, key in $OPENAI_API_KEY)",

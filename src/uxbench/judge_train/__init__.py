@@ -1,0 +1,1 @@
+"""Train, evaluate and serve a UX judge of your own (`uxbench judge ...`)."""

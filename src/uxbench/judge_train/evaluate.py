@@ -1,0 +1,104 @@
+"""`uxbench judge eval`: a judge on Task 1 data, through the same runner as `uxbench run --task judge
+--verdict-from logprobs`, then agreement with a reference judge and a paired test against another judge.
+
+Each judge runs as a normal Task 1 run (its run directory is kept, resumable and reportable). The figures of
+the judge come from that run's summary (Avg-Acc, Good-Acc, Bad-Acc with CIs; ECE and Brier of p(good));
+agreement (Cohen's kappa) and the paired test (paired stratified bootstrap of the Avg-Acc difference, and
+McNemar's test) pair the runs' verdicts case by case.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from uxbench.errors import DataError
+
+
+@dataclass
+class JudgeRun:
+    spec: str
+    run_dir: Path
+    summary: dict[str, Any]
+    verdicts: dict[str, tuple[str, str | None, float | None]]
+    """case id -> (gold, verdict or None, p(good) or None)."""
+
+
+async def run_judge(spec: str, args: dict[str, str], data: str, *, runs_root: Path, n_boot: int, seed: int,
+                    concurrency: int | None = None) -> JudgeRun:
+    from uxbench.orchestrate.runner import execute
+    from uxbench.orchestrate.spec import RunSpec
+    from uxbench.runs.store import RunStore
+    from uxbench.tasks.base import SummaryOptions
+
+    run = RunSpec(task="judge", model=spec, model_args=args, data=data, runs_root=runs_root,
+                  concurrency=concurrency, task_options={"verdict_from": "logprobs"},
+                  summary=SummaryOptions(n_boot=n_boot, seed=seed))
+    result = await execute(run)
+    verdicts: dict[str, tuple[str, str | None, float | None]] = {}
+    with RunStore.open_existing(result.run_dir) as store:
+        selection = store.read_selection()
+        for record in store.iter_records(selection):
+            if record.status == "ok" and record.gold is not None:
+                verdicts[record.case_id] = (str(record.gold), record.prediction, record.score)
+    return JudgeRun(spec=spec, run_dir=result.run_dir, summary=result.summary, verdicts=verdicts)
+
+
+def figures(run: JudgeRun) -> dict[str, Any]:
+    """The judge's own figures, from its run summary."""
+    metrics = run.summary["metrics"]
+    cal = run.summary.get("calibration") or {}
+    return {
+        "judge": run.spec, "run_dir": str(run.run_dir), "n": metrics["n"],
+        "n_errors": run.summary.get("n_errors"), "n_unparseable": run.summary.get("n_unparseable"),
+        "avg_acc": metrics["all"]["avg_acc"], "good_acc": metrics["all"]["good_acc"],
+        "bad_acc": metrics["all"]["bad_acc"], "accuracy": metrics["all"]["accuracy"],
+        "ece": cal.get("ece"), "brier": cal.get("brier"), "n_scored": cal.get("n"),
+    }
+
+
+def _common(a: JudgeRun, b: JudgeRun) -> list[str]:
+    ids = sorted(set(a.verdicts) & set(b.verdicts))
+    if not ids:
+        raise DataError(f"{a.spec} and {b.spec} have no answered case in common: nothing to pair")
+    return ids
+
+
+def agreement(a: JudgeRun, b: JudgeRun, *, n_boot: int, seed: int) -> dict[str, Any]:
+    """Cohen's kappa of the two judges' verdicts on their common cases."""
+    from uxbench.metrics.agreement import cohen_kappa
+
+    ids = _common(a, b)
+    return {"reference": b.spec, **cohen_kappa([a.verdicts[i][1] for i in ids], [b.verdicts[i][1] for i in ids],
+                                               n_boot=n_boot, seed=seed)}
+
+
+def paired(a: JudgeRun, b: JudgeRun, *, n_boot: int, seed: int) -> dict[str, Any]:
+    """Avg-Acc(a) - Avg-Acc(b) on the common cases (a missing verdict counts as wrong), with McNemar's test."""
+    from uxbench.metrics.paired import mcnemar, paired_bootstrap_diff
+
+    ids = _common(a, b)
+    golds = [a.verdicts[i][0] for i in ids]
+    a_ok = [a.verdicts[i][1] == g for i, g in zip(ids, golds, strict=True)]
+    b_ok = [b.verdicts[i][1] == g for i, g in zip(ids, golds, strict=True)]
+    return {"against": b.spec, "bootstrap": paired_bootstrap_diff(a_ok, b_ok, golds, n_boot=n_boot, seed=seed),
+            "mcnemar": mcnemar(a_ok, b_ok)}
+
+
+async def evaluate(judge: str, data: str, *, judge_args: dict[str, str] | None = None, reference: str | None = None,
+                   reference_args: dict[str, str] | None = None, against: str | None = None,
+                   against_args: dict[str, str] | None = None, runs_root: Path = Path("runs"), n_boot: int = 2000,
+                   seed: int = 0, concurrency: int | None = None) -> dict[str, Any]:
+    kw: dict[str, Any] = {"runs_root": runs_root, "n_boot": n_boot, "seed": seed, "concurrency": concurrency}
+    main = await run_judge(judge, judge_args or {}, data, **kw)
+    out: dict[str, Any] = {"data": data, "judge": figures(main)}
+    if reference is not None:
+        ref = await run_judge(reference, reference_args or {}, data, **kw)
+        out["reference"] = figures(ref)
+        out["agreement"] = agreement(main, ref, n_boot=n_boot, seed=seed)
+    if against is not None:
+        other = await run_judge(against, against_args or {}, data, **kw)
+        out["against"] = figures(other)
+        out["paired"] = paired(main, other, n_boot=n_boot, seed=seed)
+    return out

@@ -1,0 +1,157 @@
+"""The lite judge's model: a logistic regression on the features, calibrated by Platt scaling.
+
+p(good) = sigmoid(a * (w . x + b) + c), x = [history | query | reply encodings | standardised UX features].
+w and b come from a logistic regression fitted on the whole training side; a and c from a one-feature logistic
+regression on out-of-fold decision values (folds by conversation, so a conversation never scores itself).
+With `class_weight="balanced"` (default) both fits weigh each class equally: the probabilities are those of a
+balanced prior, which is what Avg-Acc (the mean of Good-Acc and Bad-Acc) assumes; `none` calibrates to the
+training side's base rate.
+
+Saved as `model.npz` (arrays only, loaded with allow_pickle=False) and `model.json` (settings and names): no
+pickled objects, and scoring needs numpy only (plus the encoder).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+
+from uxbench.errors import ConfigError
+from uxbench.judge_train.features import UX_FEATURES, block_names
+
+FORMAT_VERSION = 1
+MODEL_NPZ = "model.npz"
+MODEL_JSON = "model.json"
+ClassWeight = Literal["balanced", "none"]
+
+
+def _sigmoid(z: NDArray[np.float64]) -> NDArray[np.float64]:
+    return np.asarray(0.5 * (1.0 + np.tanh(0.5 * z)), dtype=np.float64)
+
+
+def balanced_weights(y: NDArray[np.bool_]) -> NDArray[np.float64]:
+    n, n_good = len(y), int(y.sum())
+    w_good, w_bad = n / (2.0 * max(n_good, 1)), n / (2.0 * max(n - n_good, 1))
+    return np.where(y, w_good, w_bad).astype(np.float64)
+
+
+@dataclass
+class LiteModel:
+    encoder: str
+    encoder_dim: int
+    weights: NDArray[np.float64]
+    bias: float
+    ux_mean: NDArray[np.float64]
+    ux_scale: NDArray[np.float64]
+    platt_a: float = 1.0
+    platt_c: float = 0.0
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def design(self, text: sp.csr_matrix, ux: NDArray[np.float64]) -> sp.csr_matrix:
+        scaled = (ux - self.ux_mean) / self.ux_scale
+        return sp.hstack([text, sp.csr_matrix(scaled)], format="csr")
+
+    def decision(self, text: sp.csr_matrix, ux: NDArray[np.float64]) -> NDArray[np.float64]:
+        return np.asarray(self.design(text, ux) @ self.weights, dtype=np.float64).ravel() + self.bias
+
+    def logit(self, text: sp.csr_matrix, ux: NDArray[np.float64]) -> NDArray[np.float64]:
+        """log(p(good) / p(bad)) of each row, calibrated."""
+        return self.platt_a * self.decision(text, ux) + self.platt_c
+
+    def probability(self, text: sp.csr_matrix, ux: NDArray[np.float64]) -> NDArray[np.float64]:
+        """p(good) of each row."""
+        return _sigmoid(self.logit(text, ux))
+
+    def feature_names(self) -> list[str]:
+        return [*block_names(self.encoder, self.encoder_dim), *UX_FEATURES]
+
+    def heaviest(self, k: int = 12) -> dict[str, Any]:
+        """The UX features by |weight| (per standard deviation), the text blocks by the norm of their weights,
+        and the single heaviest weights overall."""
+        names = self.feature_names()
+        d = self.encoder_dim
+        ux_w = self.weights[3 * d :]
+        blocks = {part: float(np.linalg.norm(self.weights[i * d : (i + 1) * d]))
+                  for i, part in enumerate(("history", "query", "reply"))}
+        order = np.argsort(-np.abs(self.weights))[:k]
+        return {
+            "ux_features": sorted(({"name": n, "weight": float(w)} for n, w in zip(UX_FEATURES, ux_w, strict=True)),
+                                  key=lambda e: -abs(e["weight"])),
+            "text_block_weight_norms": blocks,
+            "top_weights": [{"name": names[i], "weight": float(self.weights[i])} for i in order],
+        }
+
+    def save(self, out: Path) -> None:
+        out.mkdir(parents=True, exist_ok=True)
+        np.savez(out / MODEL_NPZ, weights=self.weights, bias=np.array([self.bias]), ux_mean=self.ux_mean,
+                 ux_scale=self.ux_scale, platt=np.array([self.platt_a, self.platt_c]))
+        meta = {"format": "uxbench-lite-judge", "version": FORMAT_VERSION, "encoder": self.encoder,
+                "encoder_dim": self.encoder_dim, "ux_features": list(UX_FEATURES), **self.info}
+        (out / MODEL_JSON).write_text(json.dumps(meta, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: Path) -> LiteModel:
+        meta_path, npz_path = path / MODEL_JSON, path / MODEL_NPZ
+        if not meta_path.is_file() or not npz_path.is_file():
+            raise ConfigError(f"{path} is not a lite judge: {MODEL_JSON} and {MODEL_NPZ} are needed there "
+                              "(train one with `uxbench judge train --method lite --out DIR`)")
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        if meta.get("format") != "uxbench-lite-judge" or meta.get("version") != FORMAT_VERSION:
+            raise ConfigError(f"{meta_path}: not a lite judge of format version {FORMAT_VERSION}")
+        if list(meta.get("ux_features", [])) != list(UX_FEATURES):
+            raise ConfigError(f"{meta_path}: trained with other UX features than this uxbench computes; retrain")
+        with np.load(npz_path, allow_pickle=False) as arrays:
+            model = cls(encoder=str(meta["encoder"]), encoder_dim=int(meta["encoder_dim"]),
+                        weights=arrays["weights"], bias=float(arrays["bias"][0]), ux_mean=arrays["ux_mean"],
+                        ux_scale=arrays["ux_scale"], platt_a=float(arrays["platt"][0]),
+                        platt_c=float(arrays["platt"][1]))
+        model.info = {k: v for k, v in meta.items()
+                      if k not in ("format", "version", "encoder", "encoder_dim", "ux_features")}
+        expected = 3 * model.encoder_dim + len(UX_FEATURES)
+        if model.weights.shape != (expected,):
+            raise ConfigError(f"{npz_path}: {model.weights.shape[0]} weights, expected {expected}")
+        return model
+
+
+def fit(text: sp.csr_matrix, ux: NDArray[np.float64], y: NDArray[np.bool_], groups: list[str], *,
+        encoder: str, encoder_dim: int, c: float = 1.0, class_weight: ClassWeight = "balanced",
+        folds: int = 5) -> LiteModel:
+    """Fit the logistic regression and its Platt calibration (`y` True = good)."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import GroupKFold
+
+    mean = ux.mean(axis=0)
+    scale = ux.std(axis=0)
+    scale[scale < 1e-9] = 1.0
+    model = LiteModel(encoder, encoder_dim, np.zeros(text.shape[1] + ux.shape[1]), 0.0, mean, scale)
+    x = model.design(text, ux)
+    sw = balanced_weights(y) if class_weight == "balanced" else np.ones(len(y))
+
+    def lr(xs: sp.csr_matrix, ys: NDArray[np.bool_], ws: NDArray[np.float64]) -> Any:
+        return LogisticRegression(C=c, solver="liblinear", max_iter=1000).fit(xs, ys, sample_weight=ws)
+
+    full = lr(x, y, sw)
+    model.weights, model.bias = np.asarray(full.coef_[0], dtype=np.float64), float(full.intercept_[0])
+    n_groups = len(set(groups))
+    oof = np.full(len(y), np.nan)
+    if n_groups >= 2:
+        for fit_idx, held in GroupKFold(n_splits=min(folds, n_groups)).split(x, y, groups):
+            if len(set(y[fit_idx].tolist())) < 2:
+                continue
+            oof[held] = lr(x[fit_idx], y[fit_idx], sw[fit_idx]).decision_function(x[held])
+    known = ~np.isnan(oof)
+    if known.sum() >= 2 and len(set(y[known].tolist())) == 2:
+        platt = LogisticRegression(C=1e6, max_iter=1000).fit(oof[known].reshape(-1, 1), y[known],
+                                                              sample_weight=sw[known])
+        model.platt_a, model.platt_c = float(platt.coef_[0][0]), float(platt.intercept_[0])
+    model.info["calibration"] = {"method": "Platt scaling on out-of-fold decisions (folds by conversation)",
+                                 "rows": int(known.sum()), "a": model.platt_a, "c": model.platt_c}
+    model.info["class_weight"] = class_weight
+    model.info["C"] = c
+    return model

@@ -1,0 +1,47 @@
+"""`uxbench judge train` and `uxbench judge eval` from the command line, and their errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("sklearn")
+
+import judge_data
+from typer.testing import CliRunner
+
+from uxbench.cli.main import app
+
+
+def test_train_then_eval_from_the_command_line(tmp_path: Path) -> None:
+    data = judge_data.write(tmp_path / "d.jsonl", judge_data.rows(60, seed=7))
+    out = tmp_path / "judge"
+    runner = CliRunner()
+    trained = runner.invoke(app, ["judge", "train", "--data", str(data), "--out", str(out), "--encoder", "hashing",
+                                  "--data-license", "internal", "--n-boot", "100"])
+    assert trained.exit_code == 0, trained.output
+    assert f"lite:{out}" in trained.output and "Avg-Acc" in trained.output
+    card = json.loads((out / "model_card.json").read_text())
+    evaluated = runner.invoke(app, ["judge", "eval", "--judge", f"lite:{out}", "--data", str(out / "test.jsonl"),
+                                    "--runs-root", str(tmp_path / "runs"), "--n-boot", "100", "--json"])
+    assert evaluated.exit_code == 0, evaluated.output
+    figures = json.loads(evaluated.stdout)["judge"]
+    assert figures["avg_acc"]["value"] == pytest.approx(card["test"]["avg_acc"]["value"])
+
+
+def test_train_errors_are_one_line_without_a_traceback(tmp_path: Path) -> None:
+    rows = [r for r in judge_data.rows(30) if r["ground_truth"] == -1]
+    data = judge_data.write(tmp_path / "bad_only.jsonl", rows)
+    runner = CliRunner()
+    result = runner.invoke(app, ["judge", "train", "--data", str(data), "--out", str(tmp_path / "j"),
+                                 "--encoder", "hashing"])
+    assert result.exit_code == 2
+    assert f"one class only: 0 good, {len(rows)} bad" in result.output and "Traceback" not in result.output
+    result = runner.invoke(app, ["judge", "train", "--data", str(data), "--out", str(tmp_path / "j"),
+                                 "--method", "svm"])
+    assert result.exit_code == 2 and "--method 'svm'" in result.output
+    result = runner.invoke(app, ["judge", "train", "--data", str(data), "--out", str(tmp_path / "j"),
+                                 "--split-date", "not a date"])
+    assert result.exit_code == 2 and "--split-date" in result.output

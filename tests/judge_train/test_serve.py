@@ -1,0 +1,112 @@
+"""`uxbench judge serve`: the served lite judge, called with the official openai SDK and through `uxbench run`'s
+openai provider, gives the judge's own probability and the same Task 1 metrics as `lite:DIR`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("sklearn")
+
+import aiohttp
+import judge_data
+
+from uxbench.judge_train.evaluate import run_judge
+from uxbench.judge_train.serve import JudgeServer
+from uxbench.judge_train.train import TrainOptions, train_lite
+from uxbench.models.api import GenerateConfig
+from uxbench.models.registry import create_model_api
+from uxbench.scoring.prompts import JudgeInput, PromptOptions
+from uxbench.scoring.prompts.render import build_messages
+from uxbench.testing.server import BackgroundServer
+
+NAME = "my-judge"
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("serve")
+    data = judge_data.write(root / "feedback.jsonl", judge_data.rows(70, seed=4))
+    train_lite(TrainOptions(data=[str(data)], out=root / "judge", encoder="hashing", n_boot=50))
+    return root / "judge"
+
+
+@pytest.fixture(scope="module")
+def served(trained: Path) -> Iterator[str]:
+    server = JudgeServer(create_model_api(f"lite:{trained}"), name=NAME)
+    with BackgroundServer(server.app) as srv:
+        yield f"{srv.url}/v1"
+
+
+def _messages(query: str, response: str) -> list[dict[str, str]]:
+    msgs = build_messages(JudgeInput(history=[], query=query, response=response),
+                          PromptOptions(formulation="binary", strategy="zero_shot"))
+    return [{"role": m.role, "content": m.content} for m in msgs]
+
+
+def test_openai_sdk_top_logprobs_give_the_judges_own_probability(trained: Path, served: str) -> None:
+    openai = pytest.importorskip("openai")
+    client = openai.OpenAI(base_url=served, api_key="not-needed")
+    assert [m.id for m in client.models.list().data] == [NAME]
+    judge = create_model_api(f"lite:{trained}")
+    cases = [("红烧肉怎么做？", "关于红烧肉怎么做：第一步准备好，第二步按顺序操作，第三步检查结果。"),
+             ("红烧肉怎么做？", "抱歉，作为一个AI，我无法提供这方面的帮助。"),
+             ("how to make cold brew?", "There is a long history behind this. " * 5)]
+    for query, response in cases:
+        messages = _messages(query, response)
+        reply = client.chat.completions.create(model=NAME, messages=messages,  # type: ignore[arg-type]
+                                               logprobs=True, top_logprobs=5, max_tokens=4, temperature=0)
+        first = reply.choices[0].logprobs.content[0]  # type: ignore[union-attr,index]
+        mass = {t.token: math.exp(t.logprob) for t in first.top_logprobs}
+        good, bad = ("好", "差") if "好" in mass else ("good", "bad")
+        score = mass[good] / (mass[good] + mass[bad])
+        own = asyncio.run(judge.generate(
+            [m for m in build_messages(JudgeInput(history=[], query=query, response=response),
+                                       PromptOptions(formulation="binary", strategy="zero_shot"))],
+            GenerateConfig()))
+        p = math.exp(own.choice_logprobs[good])  # type: ignore[index]
+        assert score == pytest.approx(p, abs=1e-6)
+        assert reply.choices[0].message.content == (good if p >= 0.5 else bad)
+
+
+def test_run_through_the_server_gives_the_same_metrics_as_the_provider(trained: Path, served: str,
+                                                                     tmp_path: Path) -> None:
+    data = str(trained / "test.jsonl")
+    direct = asyncio.run(run_judge(f"lite:{trained}", {}, data, runs_root=tmp_path / "a", n_boot=200, seed=0))
+    remote = asyncio.run(run_judge(f"openai:{NAME}", {"base_url": served}, data, runs_root=tmp_path / "b",
+                                   n_boot=200, seed=0))
+    assert remote.summary["n_errors"] == 0
+    assert remote.summary["metrics"]["all"] == direct.summary["metrics"]["all"]
+    assert remote.summary["calibration"]["ece"] == pytest.approx(direct.summary["calibration"]["ece"], abs=1e-9)
+    for case, (gold, verdict, score) in direct.verdicts.items():
+        assert remote.verdicts[case][:2] == (gold, verdict)
+        assert remote.verdicts[case][2] == pytest.approx(score, abs=1e-9)
+
+
+def test_health_models_errors_and_batching(served: str) -> None:
+    async def go() -> None:
+        async with aiohttp.ClientSession() as session:
+            bodies = [{"model": NAME, "messages": _messages(f"问题{i}？", f"回答{i}。"), "logprobs": True,
+                       "top_logprobs": 2} for i in range(24)]
+            answers = await asyncio.gather(*(session.post(f"{served}/chat/completions", json=b) for b in bodies))
+            assert {a.status for a in answers} == {200}
+            async with session.get(served.removesuffix("/v1") + "/health") as health:
+                state = json.loads(await health.text())
+            assert state["status"] == "ok" and state["served"] >= 24 and state["max_batch_seen"] > 1
+            async with session.post(f"{served}/chat/completions",
+                                    json={"model": NAME, "messages": [{"role": "user", "content": "hi"}]}) as bad:
+                assert bad.status == 400
+                assert "judge prompt" in (await bad.json())["error"]["message"]
+            async with session.post(f"{served}/chat/completions",
+                                    json={"model": "other", "messages": bodies[0]["messages"]}) as other:
+                assert other.status == 404
+            async with session.post(f"{served}/chat/completions",
+                                    json={**bodies[0], "stream": True}) as stream:
+                assert stream.status == 400 and "stream" in (await stream.json())["error"]["message"]
+
+    asyncio.run(go())

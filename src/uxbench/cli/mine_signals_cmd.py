@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -78,5 +78,62 @@ def eval_signals(
         typer.echo(render_text(result, errors), nl=False)
 
 
+TRAIN_HELP = ("Train the learned follow-up classifier (character n-grams + the rules' signals, logistic regression; "
+              "needs the learn extra) on labelled follow-ups: cross-validated by conversation, compared with the "
+              "rules (paired), and measured on held-out when trained on dev. Use it with "
+              "`uxbench mine run --signals learned:DIR`.")
+
+
+def _comparison_lines(title: str, c: dict[str, Any]) -> list[str]:
+    from uxbench.report.signal_eval import signal_cells
+
+    lines = [title]
+    for name in ("learned", "rules"):
+        cells = signal_cells("dissatisfied", c[name])
+        lines.append(f"  {name:<8} n {c[name]['n']}, TP {cells[3]}, FP {cells[4]}, FN {cells[5]}: precision "
+                     f"{cells[6]}, recall {cells[7]}, F1 {cells[8]}")
+    ba, mc = c["balanced_accuracy"], c["mcnemar"]
+    lines.append(f"  learned only right {mc['a_only']}, rules only right {mc['b_only']} (McNemar p "
+                 f"{mc['p_value']:.3g}, {mc['method']}); balanced accuracy {ba['diff']:+.2f} "
+                 f"[{ba['ci_low']:+.2f}, {ba['ci_high']:+.2f}]")
+    lines.append(f"  {c['verdict']}")
+    return lines
+
+
+def train_signals(
+    labels: Annotated[Path, typer.Option("--labels", help="Labelled follow-ups (JSONL).")],
+    log: Annotated[Path, typer.Option("--log", help="The log the labels refer to (or a `uxbench mine run` output directory).")],  # noqa: E501
+    out: Annotated[Path, typer.Option("--out", "-o", help="Directory for model.json and report.json.")],
+    split: Annotated[str, typer.Option("--split", callback=_check_split, help="Train on dev (then measured on held-out) or on all.")] = "dev",  # noqa: E501
+    folds: Annotated[int, typer.Option("--folds", min=2, help="Cross-validation folds (grouped by conversation).")] = 5,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the model and of the bootstrap.")] = 0,
+    workdir: Annotated[Path | None, typer.Option("--workdir", help="Keep the deterministic stages' output here.")] = None,  # noqa: E501
+    format: Annotated[str, typer.Option("--format", callback=_check_format, help="table | md | json")] = "table",
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
+) -> None:
+    from uxbench.errors import ConfigError
+    from uxbench.mining.train_signals import train_signals as train
+
+    if split == "held-out":
+        raise ConfigError("train on dev or all: the held-out part is only for reporting")
+
+    def say(line: str) -> None:
+        if not quiet:
+            typer.echo(line, err=True)
+
+    report = train(labels, log, out, split=split, folds=folds, seed=seed, workdir=workdir, say=say)  # type: ignore[arg-type]
+    if format == "json":
+        typer.echo(json.dumps(report, ensure_ascii=False, indent=2))
+        return
+    lines = [f"trained on {report['train_split']} ({report['n_train']} items, {report['n_train_missing']} without "
+             f"their reply); threshold {report['threshold']}; model: {report['model']}"]
+    lines += _comparison_lines(f"{report['folds']}-fold cross-validation by conversation on {report['train_split']}:",
+                               report["cv"])
+    if "held_out" in report:
+        lines += _comparison_lines("held-out (never trained or tuned on):", report["held_out"])
+    typer.echo("\n".join(("- " + x if format == "md" and not x.startswith("  ") else x) for x in lines))
+
+
 def register(app: typer.Typer) -> None:
     app.command("eval-signals", help=EVAL_HELP)(eval_signals)
+    app.command("train-signals", help=TRAIN_HELP)(train_signals)

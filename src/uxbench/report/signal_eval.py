@@ -34,7 +34,7 @@ def _with_ci(v: float | None, ci: Sequence[float] | None) -> str:
 def signal_cells(name: str, m: dict[str, Any]) -> list[str]:
     return [SIGNAL_TITLES.get(name, name), str(m["n_gold"]), str(m["n_pred"]), str(m["tp"]), str(m["fp"]),
             str(m["fn"]), _with_ci(m["precision"], m["precision_ci"]), _with_ci(m["recall"], m["recall_ci"]),
-            _num(m["f1"])]
+            _num(m["f1"]) if m["precision"] is not None and m["recall"] is not None else "-"]
 
 
 def _tables(result: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:

@@ -61,6 +61,7 @@ def run(
     out: Annotated[Path | None, typer.Option(help="Run directory (default: ./runs/<task>-<model>-<config hash>; with several tasks, one sub-directory each).", show_default="runs/<task>-<model>-<config hash>")] = None,  # noqa: E501
     fresh: Annotated[bool, typer.Option("--fresh", help="Discard the records of an existing run with this config.")] = False,  # noqa: E501
     skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Skip invalid data rows (reported) instead of stopping.")] = False,  # noqa: E501
+    curation: Annotated[Path | None, typer.Option(help="A curation file (curation.sqlite from `uxbench view`): its excluded cases are left out.", show_default="curation.sqlite beside the data, when there is one")] = None,  # noqa: E501
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")] = False,
     cache_path: Annotated[Path | None, typer.Option(help="Response cache file (default $UXBENCH_CACHE_DIR or ~/.cache/uxbench).", show_default="$UXBENCH_CACHE_DIR or ~/.cache/uxbench")] = None,  # noqa: E501
     max_attempts: Annotated[int, typer.Option(help="Attempts per call before a sample is recorded as an error.")] = 6,
@@ -116,6 +117,7 @@ def run(
         system_prompt = Path(system_prompt).read_text(encoding="utf-8")
 
     _announce(console, spec_model, embedded, tasks, judge_spec, data)
+    _announce_curation(console, data, curation)
     common = {"temperature": temperature, "max_tokens": max_tokens, "reasoning_effort": reasoning_effort}
     options: dict[str, dict[str, Any]] = {
         "judge": {**common, "formulation": formulation, "strategy": strategy, "lang": lang,
@@ -135,7 +137,7 @@ def run(
         specs.append(RunSpec(
             task=name, model=spec_model, model_args=args, judge=judge_spec if name != "judge" else None,
             strategy_model=strategy_spec if name == "recovery" else None,
-            data=data, split=split, limit=limit, concurrency=concurrency, task_options=opts,
+            data=data, curation=curation, split=split, limit=limit, concurrency=concurrency, task_options=opts,
             summary=SummaryOptions(n_boot=n_boot, seed=ci_seed),
             out=(out / name if out is not None and len(tasks) > 1 else out), fresh=fresh,
             skip_invalid=skip_invalid, use_cache=not no_cache, cache_path=cache_path,
@@ -143,6 +145,14 @@ def run(
         ))
     results = [_execute(console, spec, quiet) for spec in specs]
     _print_results(console, results)
+
+
+def _announce_curation(console: Console, data: str | None, explicit: Path | None) -> None:
+    from uxbench.runs.curation import Curation, curation_file
+
+    path = curation_file(data, explicit)
+    if path is not None:
+        console.print(f"[bold]Curation:[/] {len(Curation(path).excluded())} excluded case ids in {path} are left out.")
 
 
 def _announce(

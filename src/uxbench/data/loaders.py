@@ -156,6 +156,9 @@ class CaseSource:
         self._skipped = SkipReport(max_entries=max_reasons)
         self._read = ReadReport()
         self._fingerprint: str | None = None
+        self._exclude: frozenset[str] = frozenset()
+        self.curated_out = 0
+        """Cases left out by `excluding` in the current (or latest) iteration."""
 
     def __repr__(self) -> str:
         return f"CaseSource({self.description!r}, task={self.task!r})"
@@ -189,6 +192,15 @@ class CaseSource:
             allow_empty=self.allow_empty if allow_empty is None else allow_empty,
         )
         clone._fingerprint = self._fingerprint
+        clone._exclude = self._exclude
+        return clone
+
+    def excluding(self, case_ids: Iterable[str]) -> CaseSource:
+        """A copy that leaves out the cases with these ids (curation); its fingerprint names them, so a run on
+        the curated data is a run of its own."""
+        clone = self.with_options()
+        clone._exclude = self._exclude | frozenset(case_ids)
+        clone._fingerprint = None
         return clone
 
     def require_nonempty(self) -> None:
@@ -206,6 +218,7 @@ class CaseSource:
     def __iter__(self) -> Iterator[AnyCase]:
         self._skipped = report = SkipReport(max_entries=self.max_reasons)
         self._read = read = ReadReport()
+        self.curated_out = 0
         seen: dict[int, int] = {}  # hash of the case -> where it was first read (part index << 40 | position)
         for index, part in enumerate(self._parts):
             source = "demo" if self.is_demo else part.display
@@ -248,6 +261,9 @@ class CaseSource:
                 if first != index << 40 | position:
                     self._note_duplicate(read, part, position, first)
                     continue
+                if case.id in self._exclude:
+                    self.curated_out += 1
+                    continue
                 empty = sum(1 for m in case.history if not m.content.strip())
                 read.empty_messages += empty
                 read.cases_with_empty_messages += empty > 0
@@ -280,6 +296,8 @@ class CaseSource:
         if skipped.count:
             first = f"; the first: {skipped.entries[0]}" if skipped.entries else ""
             return f"all {skipped.count} rows were invalid and skipped{first}"
+        if self.curated_out:
+            return f"all {self.curated_out} cases are excluded by curation"
         return "no row gave a case"
 
     def _filtered_out(self, part: _Part, row: object) -> bool:
@@ -302,6 +320,8 @@ class CaseSource:
             digest.update(f"|task={self.task}".encode())
             for part in self._parts:
                 digest.update(f"|{part.digest()}".encode())
+            if self._exclude:
+                digest.update(("|excluded=" + "\x1f".join(sorted(self._exclude))).encode())
             self._fingerprint = digest.hexdigest()
         return self._fingerprint
 

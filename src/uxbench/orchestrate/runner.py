@@ -53,6 +53,7 @@ async def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResul
     from uxbench.models.registry import validate_provider_args
     from uxbench.orchestrate.scoring_step import judge_role
     from uxbench.orchestrate.strategy_step import classifier_role, require_recovery
+    from uxbench.runs.curation import curated
     from uxbench.tasks.registry import create_task
 
     validate_provider_args(spec.model, spec.model_args)  # unknown or bad -M: an error before anything runs
@@ -72,6 +73,7 @@ async def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResul
         validate_provider_args(spec.strategy_model.model, spec.strategy_model.args, option="--strategy-arg")
         labeller = classifier_role(spec.strategy_model)
     source = load_cases(spec.data, task=spec.task, split=spec.split, skip_invalid=spec.skip_invalid)  # type: ignore[arg-type]
+    source = curated(source, spec.data, spec.curation)  # cases excluded in `uxbench view` are left out
     source.require_nonempty()  # nothing read is an error that says why, before a run directory exists
 
     fingerprint = source.fingerprint()  # hashes the whole input: once

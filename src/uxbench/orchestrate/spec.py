@@ -48,6 +48,8 @@ class RunSpec(BaseModel):
     """Task 3: also label each recovery's strategy with this model (the rules always label it)."""
     data: str | None = None
     """Path, `hf:` id or None for the bundled demo set."""
+    curation: Path | None = None
+    """A curation file whose excluded cases are left out (`runs.curation`); default: one beside the data."""
     split: str = "test"
     limit: int | None = None
     concurrency: int | None = None

@@ -12,10 +12,13 @@ import sqlite3
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from uxbench.errors import UxbenchError
 from uxbench.fileio import connect_sqlite
+
+if TYPE_CHECKING:
+    from uxbench.data.loaders import CaseSource
 
 CURATION_DB = "curation.sqlite"
 Action = Literal["exclude", "flag", "clear"]
@@ -111,3 +114,25 @@ def curation_for_data(data: str | Path) -> Path | None:
         if candidate is not None and candidate.is_file():
             return candidate
     return None
+
+
+def curation_file(data: str | None, explicit: str | Path | None) -> Path | None:
+    """The curation file a run honours: `--curation FILE` (which must exist), else one beside the data."""
+    if explicit is not None:
+        path = Path(explicit)
+        if not path.is_file():
+            raise UxbenchError(f"--curation {path}: no such file. Pass the {CURATION_DB} that `uxbench view` wrote "
+                               "beside the data.")
+        return path
+    if data is None or str(data).startswith("hf:") or not Path(data).exists():
+        return None
+    return curation_for_data(data)
+
+
+def curated(source: CaseSource, data: str | None, explicit: str | Path | None) -> CaseSource:
+    """`source` without the cases the applicable curation file excludes (unchanged without one)."""
+    path = curation_file(data, explicit)
+    if path is None:
+        return source
+    excluded = Curation(path).excluded()
+    return source.excluding(excluded) if excluded else source

@@ -3,6 +3,14 @@
     python bench/mining.py                    # 1,000,000 generated turns, both engines
     python bench/mining.py --turns 50000      # a quick run
     python bench/mining.py --engines local --workers 4 --batch-size 2000
+    python bench/mining.py --log /tmp/signals_dev/pool.jsonl --engines local      # real text (see below)
+    python bench/mining.py --log /tmp/signals_dev/pool.jsonl --engines local --workers 1 --profile /tmp/m.prof
+
+Real text: `--log PATH` measures on an existing canonical log instead of a generated one, e.g. the 92,000-turn
+ShareGPT development pool (`python ../shared/data/signals_dev/build_log.py /tmp/signals_dev/pool.jsonl --pool`,
+about 810 characters a turn), where short synthetic turns would hide where the time goes. `--profile FILE`
+runs the child under cProfile (with `--workers 1` every stage runs in that one process, so the profile
+covers them all) and prints the top functions by cumulative and by own time.
 
 A synthetic canonical log (Chinese and English conversations of 2-10 turns with timestamps, feedback,
 regenerations, complaints, repeats, give-ups, personal data and ~3% near-duplicate conversations) is
@@ -161,7 +169,17 @@ def child(args: argparse.Namespace) -> None:
 
     config = MineConfig(inputs=(args.log,), out=args.out, engine=args.engine, llm=False,
                         workers=args.workers, batch_size=args.batch_size)
-    result = run_pipeline(config, progress=progress)
+    if args.profile:
+        import cProfile
+        import pstats
+
+        profiler = cProfile.Profile()
+        result = profiler.runcall(run_pipeline, config, progress=progress)
+        profiler.dump_stats(args.profile)
+        for key in ("cumulative", "tottime"):
+            pstats.Stats(profiler, stream=sys.stderr).sort_stats(key).print_stats(35)
+    else:
+        result = run_pipeline(config, progress=progress)
     wall = time.perf_counter() - t0
     stages, last = {}, 0.0
     for name, at in marks:
@@ -177,6 +195,8 @@ def measure(engine: str, log: Path, work: Path, args: argparse.Namespace) -> dic
     shutil.rmtree(out, ignore_errors=True)
     cmd = [sys.executable, __file__, "--child", "--engine", engine, "--log", str(log), "--out", str(out),
            "--workers", str(args.workers), "--batch-size", str(args.batch_size)]
+    if args.profile:
+        cmd += ["--profile", args.profile]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "RAY_DEDUP_LOGS": "0"})
     sampler = TreeSampler(proc.pid)
@@ -185,6 +205,8 @@ def measure(engine: str, log: Path, work: Path, args: argparse.Namespace) -> dic
     sampler.stop()
     if proc.returncode != 0:
         raise SystemExit(f"{engine} run failed:\n{stderr[-3000:]}")
+    if args.profile:
+        print(stderr, file=sys.stderr)
     info: dict[str, object] = json.loads(stdout.strip().splitlines()[-1])
     info.update(engine=engine, peak_rss_mb=sampler.peak_rss / 2**20, peak_pss_mb=sampler.peak_pss / 2**20,
                 processes=sampler.peak_procs)
@@ -200,7 +222,8 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="Keep the generated log and outputs.")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--engine", help=argparse.SUPPRESS)
-    parser.add_argument("--log", help=argparse.SUPPRESS)
+    parser.add_argument("--log", help="Measure on this canonical log (real text) instead of a generated one.")
+    parser.add_argument("--profile", help="Run the child under cProfile and write the stats to this file.")
     parser.add_argument("--out", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -208,16 +231,22 @@ def main() -> None:
         return
     work = Path(tempfile.mkdtemp(prefix="uxbench-mining-bench-"))
     try:
-        log = work / "log.jsonl"
-        t0 = time.perf_counter()
-        rows = generate(log, args.turns)
-        gen_s = time.perf_counter() - t0
-        print(f"generated {rows:,} rows ({log.stat().st_size / 2**20:.0f} MiB) in {gen_s:.0f} s", file=sys.stderr)
+        if args.log:
+            log = Path(args.log)
+            print(f"real log {log} ({log.stat().st_size / 2**20:.0f} MiB)", file=sys.stderr)
+        else:
+            log = work / "log.jsonl"
+            t0 = time.perf_counter()
+            rows = generate(log, args.turns)
+            gen_s = time.perf_counter() - t0
+            print(f"generated {rows:,} rows ({log.stat().st_size / 2**20:.0f} MiB) in {gen_s:.0f} s",
+                  file=sys.stderr)
         results = [measure(engine, log, work, args) for engine in args.engines.split(",")]
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
-    print(f"\n`python bench/mining.py --turns {args.turns} --engines {args.engines} --workers {args.workers} "
+    source = f"--log {args.log}" if args.log else f"--turns {args.turns}"
+    print(f"\n`python bench/mining.py {source} --engines {args.engines} --workers {args.workers} "
           f"--batch-size {args.batch_size}` ({os.cpu_count()} CPUs, {psutil.virtual_memory().total / 2**30:.0f} GiB "
           f"RAM)\n")
     print("| engine | turns | conversations | wall s | turns/s | peak RSS sum (MiB) | peak PSS sum (MiB) | "

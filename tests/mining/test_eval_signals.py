@@ -86,8 +86,8 @@ def test_errors_are_listed_with_their_evidence(fixture_result: dict[str, Any]) -
 def test_operating_point_is_chosen_on_dev_and_reported_on_the_split(fixture_result: dict[str, Any]) -> None:
     op = fixture_result["operating_point"]
     assert op["chosen_on"] == "dev" and op["tuned_on_reported"] is True  # split all holds the dev part
-    # the flag is the score here (no score column): one point at 1.0 and one at 0.0
-    assert [p["threshold"] for p in fixture_result["curve"]] == [1.0, 0.0]
+    # one point per distinct dissatisfied_score: c1, c2, c6 at 0.9; c5's topic change alone (weak) 0.3; 0
+    assert [p["threshold"] for p in fixture_result["curve"]] == [0.9, 0.3, 0.0]
     assert fixture_result["curve"][-1]["recall"] == 1.0
 
 

@@ -27,17 +27,19 @@ FLOORS: dict[str, tuple[float, float]] = {
     "complaint": (0.95, 0.95),
     "dismiss": (0.95, 0.95),
     "repeat": (0.95, 0.95),
-    "rephrase": (0.75, 0.55),
-    "repeat_or_rephrase": (0.85, 0.75),
+    # similarity alone no longer fires a rephrase below 0.625 (issue 8: on real follow-ups it found
+    # templated continuations, not rephrases): recall on these written rephrases fell from 0.59 to 0.25
+    "rephrase": (0.90, 0.20),
+    "repeat_or_rephrase": (0.90, 0.52),
     "topic_change": (0.85, 0.90),
     "continuation": (0.90, 0.95),
     "praise": (0.90, 0.95),
     "builds_on": (0.80, 0.80),
     "engaged": (0.90, 0.90),
-    "dissatisfied": (0.95, 0.85),
+    "dissatisfied": (0.95, 0.75),
     "skim": (0.95, 0.80),
 }
-LABEL_ACCURACY_FLOOR = 0.90
+LABEL_ACCURACY_FLOOR = 0.85
 
 
 @pytest.fixture(scope="module")
@@ -114,9 +116,11 @@ def test_each_split_is_reported_with_intervals() -> None:
         )
 
 
-def test_default_thresholds_are_the_dev_optimum() -> None:
-    best = sweep_similarity(methods=("content_indel",), split="dev")[0]
-    score = (best["repeat_f1"] + best["rephrase_f1"]) / 2
+def test_default_repeat_threshold_is_the_dev_optimum() -> None:
+    # Only the repeat threshold is still chosen on this written set; where similarity alone starts to fire a
+    # rephrase (the score ramp from rephrase_threshold to repeat_threshold crossing fire_score) was chosen on
+    # the development part of the real labelled follow-ups (docs/MINING.md, issue 8).
+    best = max(r["repeat_f1"] for r in sweep_similarity(methods=("content_indel",), split="dev"))
     [mine] = sweep_similarity(
         methods=("content_indel",),
         split="dev",
@@ -124,7 +128,7 @@ def test_default_thresholds_are_the_dev_optimum() -> None:
         rephrase_grid=(DEFAULT_CONFIG.rephrase_threshold,),
     )
     assert DEFAULT_CONFIG.similarity_method == "content_indel"
-    assert (mine["repeat_f1"] + mine["rephrase_f1"]) / 2 == pytest.approx(score)
+    assert mine["repeat_f1"] == pytest.approx(best)
 
 
 def test_labelled_set_errors_are_reported(tmp_path: Path) -> None:

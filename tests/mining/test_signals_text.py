@@ -132,9 +132,11 @@ def test_complaints_do_not_fire_on_praise_or_neutral_text(text: str) -> None:
     assert find_complaint(text) is None
 
 
-def test_complaint_ignores_long_messages() -> None:
-    assert find_complaint("不对" + "很长的内容" * 100) is None
-    assert find_complaint("不对" + "很长的内容" * 100, max_chars=10_000) is not None
+def test_complaint_reads_only_the_opening_of_long_messages() -> None:
+    # a complaint opens a long message when there is one; deeper down it is pasted material
+    assert find_complaint("不对" + "很长的内容" * 100) is not None
+    assert find_complaint("很长的内容" * 100 + "不对") is None
+    assert find_complaint("很长的内容" * 100 + "不对", max_chars=10_000) is not None
 
 
 @pytest.mark.parametrize(

@@ -41,14 +41,17 @@ _INT, _STR, _BOOL, _FLOAT = pa.int64(), pa.string(), pa.bool_(), pa.float64()
 SIGNAL_TABLE_SCHEMA = pa.schema([
     ("conversation_id", _STR), ("turn_index", _INT), ("created_at", _STR),
     ("prev_user_turn", _INT), ("next_user_turn", _INT),
-    *[field for name in SIGNAL_NAMES for field in ((name, _BOOL), (f"{name}_evidence", _STR))],
+    *[field for name in SIGNAL_NAMES
+      for field in ((name, _BOOL), (f"{name}_evidence", _STR), (f"{name}_score", _FLOAT))],
     ("similarity", _FLOAT), ("gap_s", _FLOAT), ("seconds_per_unit", _FLOAT), ("followup_label", _STR),
-    ("dissatisfied", _BOOL), ("dissatisfied_by", _STR), ("satisfied", _BOOL), ("satisfied_by", _STR),
+    ("dissatisfied_score", _FLOAT), ("dissatisfied", _BOOL), ("dissatisfied_by", _STR),
+    ("satisfied", _BOOL), ("satisfied_by", _STR),
     ("recovery_outcome", _STR), ("recovery_turns", _STR), ("recovery_actions", _STR),
     ("duplicate_of", _STR), ("llm_followup_label", _STR),
 ])
-"""One row per assistant turn: ids, time, each signal (null: not computable) and its evidence, the
-numbers behind them, the verdicts, the recovery chain, the near-duplicate link and the LLM label."""
+"""One row per assistant turn: ids, time, each signal (null: not computable), its evidence and its score in
+[0, 1], the numbers behind them, the dissatisfied score and the verdicts, the recovery chain, the
+near-duplicate link and the LLM label."""
 
 
 def _dumps(value: Any) -> bytes:

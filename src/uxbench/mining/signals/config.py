@@ -63,13 +63,22 @@ class SignalConfig(BaseModel):
     praise_max_chars: int = Field(default=200, ge=1)
 
     # how signals add up
+    fire_score: float = Field(default=0.5, ge=0, le=1)
+    """A scored text signal (complaint, repeat, rephrase) fires at or above this score; below it, its score
+    and evidence are kept and still count towards `dissatisfied_score`."""
     strong_signals: tuple[SignalName, ...] = (
         "thumbs_down", "regenerate", "complaint", "dismiss", "repeat", "rephrase",
     )
-    """Any one of these makes the turn `dissatisfied`."""
+    """Each adds its own score to `dissatisfied_score` (whether or not it fired)."""
     weak_signals: tuple[SignalName, ...] = ("skim", "topic_change", "conversation_end")
-    """Ambiguous alone; `weak_needed` of them together make the turn `dissatisfied`."""
+    """Ambiguous alone: `weak_needed` of them together add `weak_score_full`, fewer add a share of it."""
     weak_needed: int = Field(default=2, ge=1)
+    weak_score_full: float = Field(default=0.6, ge=0, le=1)
+    thumbs_down_score: float = Field(default=0.95, ge=0, le=1)
+    regenerate_score: float = Field(default=0.8, ge=0, le=1)
+    dissatisfied_threshold: float = Field(default=0.5, ge=0, le=1)
+    """`dissatisfied` is `dissatisfied_score >= dissatisfied_threshold` (`--dissatisfied-threshold`); the
+    default was chosen on the development part of the real labelled follow-ups (docs/MINING.md)."""
     positive_signals: tuple[SignalName, ...] = ("thumbs_up", "praise", "builds_on", "copied")
     """Any one of these, on a turn that is not dissatisfied, makes it `satisfied`."""
 

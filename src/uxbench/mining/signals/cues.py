@@ -15,6 +15,7 @@ from uxbench.mining.signals.similarity import (
     extension,
     normalise,
     similarity,
+    tokens,
 )
 
 _F = re.IGNORECASE
@@ -33,7 +34,10 @@ _CONTINUE_EN_ANY = re.compile(
     r"|\bsame (?:for|with)\b|\bnow (?:do|write|explain|translate|try|make|give|convert|the)\b"
     r"|\b(?:\d+|five|ten|three|a few|some) more\b|\bkeep (?:going|writing)\b|\bcontinue (?:with|the|from"
     r"|writing)\b"
-    r"|\bthe rest of (?:the|it|your)\b|\bpart (?:\d+|two|three|four|ii|iii)\b",
+    r"|\bthe rest of (?:the|it|your)\b|\bpart (?:\d+|two|three|four|ii|iii)\b"
+    r"|^\s*(?:please\s+|ok(?:ay)?[,.]?\s+|now\s+)?(?:continue|cont|go on|keep going|go ahead|carry on)(?![a-z])"
+    r"|\b(?:do|write|give me|make) (?:another|one more)(?: one)?\b|\bnext question\b"
+    r"|^\s*(?:question|q|problem|exercise|task)\s*\d+\b",
     _F,
 )
 _CONTINUE_ZH = re.compile(
@@ -46,6 +50,12 @@ _CONTINUE_ZH = re.compile(
     r"|同样的方法|照这样|按照这个|按这个|用同样|也(?:列|写|翻译|做|来|弄|改|算|分析|解释|整理)一下"
     r"|再(?:来|写|讲|给|出|举|列)[一两几\d]*(?:个|篇|段|首|道|些|条|种|部|组)"
 )
+# A relayed move in a game or a role-play: an action in brackets or asterisks, or a quoted line.
+_RELAY = re.compile(r"^\s*(?:[(\[（*][^)\]）*]{2,}[)\]）*]|\"[^\"]{2,}\"\s*$|“[^”]{2,}”\s*$|>\s)")
+# Multiple-choice or numbered quiz items: the next one is the user going on, not asking again.
+_OPTION_A = re.compile(r"(?:^|\s)\(?A\s*[).:、]\s*\S")
+_OPTION_B = re.compile(r"(?:^|\s)\(?B\s*[).:、]\s*\S")
+_QUIZ_NUMBER = re.compile(r"^\s*(?:question|q)\s*\d+|第[一二三四五六七八九十\d]+题", re.I)
 # A message that points back at the reply ("what about", "那", "这个").
 _ANAPHORA_EN = re.compile(
     r"^\s*(?:and|then|so|but|also|what about|how about|what if|and if|and what|ok(?:ay)?,? (?:and|so|but|what"
@@ -69,7 +79,10 @@ _REPHRASE = re.compile(
     r"\bi mean\b|\bi meant\b|\bwhat i mean\b|\bin other words\b|\blet me rephrase\b|\bto be clear\b"
     r"|\bi need the actual\b|\bi want the actual\b|\bi'?m asking (?:about|how|what|for)\b|\bmy question is\b"
     r"|我的意思是|我是说|我是想|我想问的是|我想要的是|换个说法|换句话说|我需要的是|我要问的是|准确地说"
-    r"|具体来说",
+    r"|具体来说|\b(?:make it|explain(?: it)?|say it|put it|rewrite it) (?:simpler|easier|in simpler|in plain"
+    r"|more simply)"
+    r"|\beasier to understand\b|\bin (?:simple|simpler|plain|layman'?s) (?:terms|words|english)\b|\beli5\b"
+    r"|说(?:得)?简单点|通俗(?:一点|易懂|点)|说人话",
     _F,
 )
 # Words that only intensify a repeat ("again", "啊"): adding them does not extend a request.
@@ -81,6 +94,57 @@ _FILLER = frozenset(
 _NUMERIC = re.compile(r"^(?:\d+|[一二三四五六七八九十两零百千]+|first|second|third|fourth|fifth|last|next"
                       r"|one|two|three|four|five|six|seven|eight|nine|ten|ii|iii|iv)$")
 _SPLIT = re.compile(r"[:：]")
+
+
+def relay_cue(text: str) -> str | None:
+    """A move relayed in a game or a role-play ("(I open the door)", "*draws sword*")."""
+    m = _RELAY.search(text)
+    return m.group(0).strip()[:40] if m else None
+
+
+def quiz_next(prev: str, nxt: str) -> str | None:
+    """Both messages are quiz items (options A-D, "Question 3", "第二题"): the next question of a quiz."""
+    return "next quiz item" if _is_quiz(prev) and _is_quiz(nxt) else None
+
+
+def _is_quiz(text: str) -> bool:
+    return bool(_QUIZ_NUMBER.search(text) or (_OPTION_A.search(text) and _OPTION_B.search(text)))
+
+
+def typo_fix(prev: str, nxt: str) -> str | None:
+    """The user resends the request with a word or two corrected ("a for sentence" -> "a four sentence"):
+    fixing their own input, not asking again."""
+    removed, added = changed_tokens(prev, nxt)
+    if not removed or len(removed) != len(added) or len(removed) > 2:
+        return None
+    for old, new in zip(removed, added, strict=True):
+        if old in STOP_WORDS and new in STOP_WORDS:
+            continue
+        if similarity(old, new, "char_indel") < 0.5:
+            return None
+    return f"corrects '{' '.join(removed)}' -> '{' '.join(added)}'"
+
+
+def template_fill(prev: str, nxt: str) -> str | None:
+    """The same request with its subject swapped ("expand on A in 1 paragraph" -> "expand on B in 1
+    paragraph", "a letter for X from NATS" -> "... for Y from NATS"): the next item of a series. Both
+    sides of the change carry content words, and the new ones are not in the previous request."""
+    removed, added = changed_tokens(prev, nxt)
+    n_prev, n_next = len(tokens(prev)), len(tokens(nxt))
+    common = n_prev - len(removed)
+    if common < 3 or common < 0.5 * n_prev or common < 0.5 * n_next:
+        return None  # not one frame with a slot changed
+    old = [t for t in removed if t not in STOP_WORDS and not _NUMERIC.match(t)]
+    new = [t for t in added if t not in STOP_WORDS and not _NUMERIC.match(t)]
+    if not old or not new:
+        return None
+    kept = set(tokens(prev))
+    if any(t in kept for t in new):
+        return None
+    gone = set(removed)
+    if not any(t not in STOP_WORDS and t not in gone for t in kept):
+        return None  # only the frame ("can you explain") is shared: a new request, not a template
+    return f"same request, '{' '.join(old)[:30]}' -> '{' '.join(new)[:30]}'"
 
 
 def continuation_cue(text: str) -> str | None:

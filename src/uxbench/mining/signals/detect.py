@@ -4,11 +4,13 @@
 and `signals_table` flattens the result to rows (Parquet/CSV ready), so the same code runs in-process and
 in Ray Data `map_batches`.
 
-`dissatisfied` rule (configurable in SignalConfig): any strong signal (thumbs_down, regenerate, complaint,
-dismiss, repeat, rephrase) fires, or at least `weak_needed` (2) weak ones (skim, topic_change,
-conversation_end) do. Skim alone, a topic change alone and a conversation ending alone are not enough:
-each is as often a satisfied user moving on. `satisfied`: a positive signal (thumbs_up, praise, builds_on,
-copied) on a turn that is not dissatisfied.
+`dissatisfied_score` (configurable in SignalConfig): the scores of the strong signals (thumbs_down,
+regenerate, complaint, dismiss, repeat, rephrase; a text signal's score counts even below its firing
+level) and the weak signals' share (skim, topic_change, conversation_end: `weak_score_full` when
+`weak_needed` (2) of them fire, a share of it for fewer) combined as independent evidence,
+1 - prod(1 - s). `dissatisfied` is that score at or above `dissatisfied_threshold`. Skim alone, a topic
+change alone and a conversation ending alone are not enough: each is as often a satisfied user moving on.
+`satisfied`: a positive signal (thumbs_up, praise, builds_on, copied) on a turn that is not dissatisfied.
 """
 
 from __future__ import annotations
@@ -29,22 +31,22 @@ from uxbench.mining.types import Session, Turn
 _FOLLOWUP_SIGNALS = (
     "complaint", "dismiss", "repeat", "rephrase", "continuation", "topic_change", "praise", "builds_on",
 )
-_NO_FOLLOWUP = SignalValue(fired=None, evidence="no follow-up message")
+_NO_FOLLOWUP = SignalValue(fired=None, evidence="no follow-up message", score=None)
 
 
 @lru_cache(maxsize=8192)
-def _sv(fired: bool | None, evidence: str | None) -> SignalValue:
+def _sv(fired: bool | None, evidence: str | None, score: float | None = 0.0) -> SignalValue:
     """Shared frozen values: most are (False, None), and building ~15 models per turn was a third of
     the stage's time."""
-    return SignalValue(fired=fired, evidence=evidence)
+    return SignalValue(fired=fired, evidence=evidence, score=score)
 
 
 def _value(hit: Hit) -> SignalValue:
-    return _sv(hit.fired, hit.evidence)
+    return _sv(hit.fired, hit.evidence, hit.score)
 
 
-def _flag(fired: bool, evidence: str | None) -> SignalValue:
-    return _sv(fired, evidence if fired else None)
+def _flag(fired: bool, evidence: str | None, score: float = 1.0) -> SignalValue:
+    return _sv(fired, evidence if fired else None, score if fired else 0.0)
 
 
 def _replaced_per_turn(session: Session) -> dict[int, int]:
@@ -61,14 +63,14 @@ def _replaced_per_turn(session: Session) -> dict[int, int]:
     return out
 
 
-def _explicit(turn: Turn, replaced: int) -> dict[str, SignalValue]:
+def _explicit(turn: Turn, replaced: int, config: SignalConfig) -> dict[str, SignalValue]:
     down, up = thumbs(turn)
     regen = regenerations(turn, replaced)
     copied = engagement(turn)
     return {
-        "thumbs_down": _flag(down, "thumbs-down"),
+        "thumbs_down": _flag(down, "thumbs-down", config.thumbs_down_score),
         "thumbs_up": _flag(up, "thumbs-up"),
-        "regenerate": _flag(regen is not None, regen),
+        "regenerate": _flag(regen is not None, regen, config.regenerate_score),
         "copied": _flag(copied is not None, copied),
     }
 
@@ -83,14 +85,26 @@ def _skim(reply: Turn, nxt: Turn | None, config: SignalConfig) -> SkimResult:
     )
 
 
+def dissatisfied_score(values: dict[str, SignalValue], config: SignalConfig) -> float:
+    """The strong signals' scores and the weak signals' share, combined as independent evidence."""
+    keep = 1.0
+    for name in config.strong_signals:
+        keep *= 1.0 - (values[name].score or 0.0)
+    weak = sum(bool(values[n].fired) for n in config.weak_signals)
+    keep *= 1.0 - config.weak_score_full * min(1.0, weak / config.weak_needed)
+    return round(1.0 - keep, 4)
+
+
 def _verdicts(values: dict[str, SignalValue], config: SignalConfig) -> dict[str, Any]:
-    strong = [n for n in config.strong_signals if values[n].fired]
-    weak = [n for n in config.weak_signals if values[n].fired]
-    dissatisfied = bool(strong) or len(weak) >= config.weak_needed
+    score = dissatisfied_score(values, config)
+    dissatisfied = score >= config.dissatisfied_threshold
+    by = [n for n in config.strong_signals if (values[n].score or 0.0) > 0]
+    by += [n for n in config.weak_signals if values[n].fired]
     positive = [n for n in config.positive_signals if values[n].fired] if not dissatisfied else []
     return {
+        "dissatisfied_score": score,
         "dissatisfied": dissatisfied,
-        "dissatisfied_by": strong + weak if dissatisfied else [],
+        "dissatisfied_by": by if dissatisfied else [],
         "satisfied": bool(positive),
         "satisfied_by": positive,
     }
@@ -107,7 +121,7 @@ def compute_signals(session: Session, config: SignalConfig = DEFAULT_CONFIG) -> 
             prev_user = turn
             continue
         nxt = turns[pos + 1] if pos + 1 < len(turns) and turns[pos + 1].role == "user" else None
-        values = _explicit(turn, replaced.get(pos, 0))
+        values = _explicit(turn, replaced.get(pos, 0), config)
         is_last = pos == len(turns) - 1
         values["conversation_end"] = _flag(is_last, "no message after this reply")
         follow: Followup | None = None
@@ -118,7 +132,7 @@ def compute_signals(session: Session, config: SignalConfig = DEFAULT_CONFIG) -> 
             follow = analyse_followup(prev_text, turn.content, nxt.content, config)
             values.update({name: _value(getattr(follow, name)) for name in _FOLLOWUP_SIGNALS})
         skim = _skim(turn, nxt, config)
-        values["skim"] = _sv(skim.fired, skim.evidence)
+        values["skim"] = _sv(skim.fired, skim.evidence, None if skim.fired is None else float(bool(skim.fired)))
         fields: dict[str, Any] = {
             "conversation_id": session.conversation_id,
             "turn_index": turn.turn_index,

@@ -4,7 +4,14 @@ Each detector runs on its own and keeps its evidence; the guards between them ar
 - a continuation (cue, same instruction with a new text, a changed chapter number, an extended request)
   is never a repeat or a rephrase;
 - a message that points back at the reply ("what about", "那…") is not a rephrase by similarity alone;
-- a topic change needs low similarity, little lexical overlap with the question and the reply, and no cue.
+- a topic change needs low similarity, little lexical overlap with the question and the reply, and no cue;
+- templated continuations are never repeats or rephrases: the same request with its subject swapped ("expand
+  on A" -> "expand on B"), the next quiz item, a relayed game or role-play move, the user fixing a typo in
+  their own request, a repeated "continue".
+Each hit carries a score in [0, 1]: how sure the detector is (see `complaint`, `error_report`). A signal
+fires at `SignalConfig.fire_score`; weaker evidence keeps its score and evidence without firing, and still
+counts towards `dissatisfied_score`. Similarity alone, without a cue, scores a rephrase `SCORE_REPHRASE_SIM`
+(below the firing level): on real follow-ups it mostly finds templated continuations.
 `label` folds the signals into one of the follow-up labels shared with the LLM check.
 """
 
@@ -14,17 +21,22 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from uxbench.mining.signals.complaint import find_complaint
+from uxbench.mining.signals.complaint import score_complaint
 from uxbench.mining.signals.config import DEFAULT_CONFIG, SignalConfig
 from uxbench.mining.signals.cues import (
     anaphora_cue,
     continuation_cue,
     extends,
+    quiz_next,
+    relay_cue,
     rephrase_cue,
     same_instruction_new_payload,
     slot_change,
+    template_fill,
+    typo_fix,
 )
 from uxbench.mining.signals.dismiss import find_dismiss
+from uxbench.mining.signals.error_report import find_error_report
 from uxbench.mining.signals.feedback import find_praise
 from uxbench.mining.signals.similarity import content_units, normalise, overlap, similarity, units_in
 
@@ -40,9 +52,19 @@ class Hit:
 
     fired: bool | None
     evidence: str | None = None
+    score: float | None = 0.0
+    """How sure the detector is, in [0, 1] (None when not computed); kept when it did not fire."""
 
 
 _NONE = Hit(False)
+SCORE_DISMISS = 0.8
+SCORE_REPHRASE_CUE = 0.75
+SCORE_REPHRASE_SIM, SCORE_REPHRASE_SIM_MAX = 0.3, 0.7
+SCORE_REPEAT_MIN, SCORE_REPEAT_MAX = 0.6, 0.9
+SCORE_POSITIVE = 0.9
+"""Praise, continuation: explicit cues."""
+SCORE_BUILDS_ON = 0.7
+SCORE_TOPIC = 0.5
 _QUESTION = re.compile(
     r"[?？]|[吗呢么]\s*$|^\s*(?:what|how|why|and|can|does|is|should)\b|什么|怎么|为什么|哪", re.I
 )
@@ -68,41 +90,76 @@ def _new_from_reply(nxt: str, prev: str, reply: str) -> list[str]:
     return sorted(u for u in units_in(fresh, reply) if len(u) > 1 or not u.isascii())
 
 
+def _strongest(*found: tuple[float, str] | None) -> tuple[float, str] | None:
+    best = None
+    for f in found:
+        if f is not None and (best is None or f[0] > best[0]):
+            best = f
+    return best
+
+
+def _rephrase_sim_score(sim: float, config: SignalConfig) -> float:
+    """`SCORE_REPHRASE_SIM` at the rephrase threshold, rising linearly to `SCORE_REPHRASE_SIM_MAX` at the repeat
+    threshold."""
+    span = max(1e-9, config.repeat_threshold - config.rephrase_threshold)
+    share = min(1.0, max(0.0, (sim - config.rephrase_threshold) / span))
+    return SCORE_REPHRASE_SIM + (SCORE_REPHRASE_SIM_MAX - SCORE_REPHRASE_SIM) * share
+
+
+def _hit(score: float, evidence: str | None, config: SignalConfig) -> Hit:
+    return Hit(score >= config.fire_score, evidence, round(score, 3)) if score > 0 else _NONE
+
+
+def _template_cue(prev: str, nxt: str, min_added: int) -> str | None:
+    """Why `nxt` goes on from `prev` rather than asking it again, or None."""
+    if continuation_cue(prev) is not None and similarity(prev, nxt) >= 0.8:
+        return "repeats the earlier request to go on"
+    return (same_instruction_new_payload(prev, nxt) or slot_change(prev, nxt) or quiz_next(prev, nxt)
+            or typo_fix(prev, nxt) or template_fill(prev, nxt) or extends(prev, nxt, min_added))
+
+
 def analyse_followup(
     prev_user: str | None, assistant: str, next_user: str, config: SignalConfig = DEFAULT_CONFIG
 ) -> Followup:
     """Signals carried by `next_user`, the user's message right after `assistant`."""
     prev = prev_user or ""
     sim = similarity(prev, next_user, config.similarity_method) if prev_user is not None else None
-    complaint = find_complaint(next_user, config.complaint_max_chars)
-    dismiss = find_dismiss(next_user, config.dismiss_max_chars)
-    praise = None if complaint or dismiss else find_praise(next_user, config.praise_max_chars)
-    cont = continuation_cue(next_user)
-    if cont is None and prev_user is not None:
-        cont = (same_instruction_new_payload(prev, next_user) or slot_change(prev, next_user)
-                or extends(prev, next_user, config.extension_min_tokens))
+    complaint = _strongest(score_complaint(next_user, config.complaint_max_chars),
+                           find_error_report(next_user, assistant))
+    complaint_fired = complaint is not None and complaint[0] >= config.fire_score
+    dismiss = None if complaint_fired else find_dismiss(next_user, config.dismiss_max_chars)
+    praise = None if complaint_fired or dismiss else find_praise(next_user, config.praise_max_chars)
+    cont = continuation_cue(next_user) or relay_cue(next_user)
+    if cont is None and prev_user is not None and not complaint_fired:
+        cont = _template_cue(prev, next_user, config.extension_min_tokens)
     ana = anaphora_cue(next_user)
     reph = rephrase_cue(next_user)
     long_enough = len(normalise(next_user)) > config.min_followup_chars
 
     if sim is None:
-        repeat, rephrase = Hit(None, "no previous user message"), Hit(None, "no previous user message")
+        repeat = Hit(None, "no previous user message", None)
+        rephrase = Hit(None, "no previous user message", None)
     else:
         is_repeat = long_enough and sim >= config.repeat_threshold and cont is None
-        repeat = Hit(True, f"similarity {sim:.2f}") if is_repeat else _NONE
+        span = max(1e-9, 1.0 - config.repeat_threshold)
+        repeat_score = SCORE_REPEAT_MIN + (SCORE_REPEAT_MAX - SCORE_REPEAT_MIN) * (sim - config.repeat_threshold) / span
+        repeat = _hit(repeat_score, f"similarity {sim:.2f}", config) if is_repeat else _NONE
         by_sim = sim >= config.rephrase_threshold and ana is None
         is_rephrase = not is_repeat and long_enough and cont is None and (reph is not None or by_sim)
-        rephrase = Hit(True, f"cue '{reph}'" if reph else f"similarity {sim:.2f}") if is_rephrase else _NONE
+        rephrase = _NONE
+        if is_rephrase:
+            rephrase = (_hit(SCORE_REPHRASE_CUE, f"cue '{reph}'", config) if reph
+                        else _hit(_rephrase_sim_score(sim, config), f"similarity {sim:.2f}", config))
 
-    engaged = not (complaint or dismiss or repeat.fired or rephrase.fired)
+    engaged = not (complaint_fired or dismiss or repeat.fired or rephrase.fired)
     from_reply = _new_from_reply(next_user, prev, assistant) if engaged and not praise else []
     builds_on = _NONE
     # "thanks, that fixed it" is praise: its "it" points back, but it asks nothing more
     asks = not praise or _QUESTION.search(next_user) is not None
     if engaged and ana and asks:
-        builds_on = Hit(True, f"refers back: '{ana}'")
+        builds_on = Hit(True, f"refers back: '{ana}'", SCORE_BUILDS_ON)
     elif from_reply:
-        builds_on = Hit(True, "picks up from the reply: " + ", ".join(from_reply[:5]))
+        builds_on = Hit(True, "picks up from the reply: " + ", ".join(from_reply[:5]), SCORE_BUILDS_ON)
 
     topic = _NONE
     if (
@@ -112,16 +169,16 @@ def analyse_followup(
     ):
         shared = overlap(next_user, prev + "\n" + assistant)
         if shared <= config.topic_change_max_overlap:
-            topic = Hit(True, f"similarity {sim:.2f}, overlap {shared:.2f}")
+            topic = Hit(True, f"similarity {sim:.2f}, overlap {shared:.2f}", SCORE_TOPIC)
 
     out = Followup(
-        complaint=Hit(True, complaint) if complaint else _NONE,
-        dismiss=Hit(True, dismiss) if dismiss else _NONE,
+        complaint=_hit(complaint[0], complaint[1], config) if complaint else _NONE,
+        dismiss=Hit(True, dismiss, SCORE_DISMISS) if dismiss else _NONE,
         repeat=repeat,
         rephrase=rephrase,
-        continuation=Hit(True, cont) if cont else _NONE,
+        continuation=Hit(True, cont, SCORE_POSITIVE) if cont else _NONE,
         topic_change=topic,
-        praise=Hit(True, praise) if praise else _NONE,
+        praise=Hit(True, praise, SCORE_POSITIVE) if praise else _NONE,
         builds_on=builds_on,
         similarity=sim,
         label="other",

@@ -20,6 +20,9 @@ class SignalValue(BaseModel):
     """None when the signal could not be computed (no timestamps, no follow-up message, ...)."""
     evidence: str | None = None
     """What made it fire (a snippet, a similarity, a gap), or why it was not computed."""
+    score: float | None = 0.0
+    """How sure the detector is, in [0, 1]; kept (with its evidence) when below the firing level; None when
+    not computed."""
 
 
 class RecoveryChain(BaseModel):
@@ -76,8 +79,11 @@ class TurnSignals(BaseModel):
     """The rules' label of the next message: repeat, rephrase, complaint, dismiss, topic_change, continue
     or other."""
 
+    dissatisfied_score: float = 0.0
+    """In [0, 1]: the strong signals' scores and the weak signals' share combined as independent evidence
+    (1 - product of (1 - score)); see `detect`."""
     dissatisfied: bool = False
-    """Any strong signal fired, or `weak_needed` weak ones (SignalConfig)."""
+    """`dissatisfied_score >= SignalConfig.dissatisfied_threshold`."""
     dissatisfied_by: list[str] = Field(default_factory=list)
     satisfied: bool = False
     """A positive signal fired and the turn is not dissatisfied."""
@@ -102,11 +108,13 @@ class TurnSignals(BaseModel):
             value = self.signal(name)
             out[name] = value.fired
             out[f"{name}_evidence"] = value.evidence
+            out[f"{name}_score"] = value.score
         out.update(
             similarity=self.similarity,
             gap_s=self.gap_s,
             seconds_per_unit=self.seconds_per_unit,
             followup_label=self.followup_label,
+            dissatisfied_score=self.dissatisfied_score,
             dissatisfied=self.dissatisfied,
             dissatisfied_by=",".join(self.dissatisfied_by),
             satisfied=self.satisfied,

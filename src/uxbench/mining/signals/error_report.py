@@ -1,0 +1,102 @@
+"""Error reports about the assistant's own code or instructions.
+
+On real logs the most common way to say "your answer did not work" names no judgement at all: the user
+pastes what the computer said ("Traceback ...", "TypeError: ...", "command not found", "Response code:
+400", "报错：...") or says it is still failing ("still getting", "same error", "还是报错"). Such a message
+is a complaint about the reply when the reply gave code or steps to follow; after a reply that asked for
+the error message, or one without code or steps, it is more often new input, so it scores lower.
+"""
+
+from __future__ import annotations
+
+import re
+
+_F = re.IGNORECASE
+
+# What a program, compiler, shell or server prints when it fails.
+_MACHINE = re.compile(
+    r"Traceback \(most recent call last\)|\b[A-Z][A-Za-z]+(?:Error|Exception|Warning)\b\s*[:(]"
+    r"|(?i:\b(?:error|fatal|exception|warning)\s*(?:\[[\w-]+\]|[A-Z]{1,4}\d{2,5})?\s*:\s*\S"
+    r"|\b(?:is|was|are) not (?:defined|a function|iterable|callable|subscriptable|recognized|found|declared)\b"
+    r"|\bnot defined\b|\bundefined (?:reference|method|variable|index|offset|is not)\b"
+    r"|\bcommand not found\b|\bno such (?:file|directory|table|column|module)\b|\bmodule not found\b"
+    r"|\bcannot (?:find|read propert|resolve|import|open|convert|be applied)|\bcould not (?:find|resolve|load"
+    r"|open|connect)\b|\bunexpected (?:token|end of|eof|indent|character|keyword)\b|\bsyntax ?error\b"
+    r"|\bsegmentation fault\b|\bpermission denied\b|\bstack ?trace\b|\bexit(?:ed with)? (?:code|status) [1-9]"
+    r"|\b(?:response|status|http|error) code:? ?[45]\d\d\b|\b[45]\d\d (?:bad request|unauthorized|forbidden"
+    r"|not found|internal server error)\b|\bdid not match any\b|\bfailed to (?:compile|build|load|connect"
+    r"|execute|open|parse|resolve|install)\b|\bcompil(?:e|ation|er) (?:error|failed)\b|\bbuild failed\b"
+    r"|\bnull ?pointer\b|\bout of (?:range|bounds|memory)\b|\bmissing (?:\d+ )?required\b)|\bNaN\b",
+)
+# The user saying that what they were given fails.
+_REPORT_EN = re.compile(
+    r"\b(?:i'?m|i am|im|am) (?:still )?(?:getting|seeing|receiving|having)\b[^.?!\n]{0,40}"
+    r"\b(?:error|exception|issue|problem|warning|message|output|result)s?\b"
+    r"|\b(?:i )?(?:got|get|getting|gets|received|receive|see|seeing) (?:this|an|the|a|these|following|same"
+    r"|another|new|some)\b[^.?!\n]{0,20}\b(?:error|exception|warning)s?\b"
+    r"|\b(?:it|this|that|code|script|program|command|query|function) (?:gives|gave|returns|returned|throws|threw"
+    r"|raises|raised|shows|showed|says|said|prints|printed|outputs|fails|failed|crashes|crashed|errors)"
+    r"\b[^.?!\n]{0,30}(?:error|exception|fail|crash|wrong|instead|nothing|empty|blank|null|none)"
+    r"|\bsame (?:error|issue|problem|result|output|exception|message)\b"
+    r"|\bstill (?:getting|get|have|having|see|seeing|shows?|showing|returns?|returning|fails?|failing"
+    r"|crash(?:es|ing)?|errors?|throws?|gives?|giving|doesn'?t|does not|don'?t|isn'?t|not|no|can'?t|cannot"
+    r"|broken|wrong|incorrect|the same|blank|empty|nothing|missing|stuck)\b"
+    r"|\b(?:didn'?t|did not|doesn'?t|does not|won'?t|will not|isn'?t|not) (?:work|working|compile|run|build"
+    r"|load|start|install|change|help|fix|solve)\b|\b(?:error|crash|fail)s? again\b",
+    _F,
+)
+_REPORT_ZH = re.compile(
+    r"报错|报了?(?:个|一个)?错|出错|错误[:：]|提示[^，,。]{0,12}(?:错误|失败|找不到|不存在|异常|未定义|无效)"
+    r"|异常[:：]|运行(?:不了|失败|出错|不起来|不通)|编译(?:不过|失败|出错|不通过)|跑不(?:了|起来|通)"
+    r"|还是(?:报错|不行|不对|一样|失败|打不开|连不上|用不了|没反应|没用|闪退|出错)|一样的(?:错|问题|结果)"
+    r"|闪退|没反应|打不开|连不上|装不上|找不到(?:这个|该|那个)?(?:按钮|选项|菜单|入口|文件|命令|模块)"
+    r"|(?:不存在|未定义|无法识别)",
+)
+# The reply handed over something to run or follow.
+_CODE = re.compile(
+    r"```|^(?: {4}|\t)\S|`[^`\n]{2,}`|^\s*(?:\$|>>>|PS>|#include|import |from \S+ import|def |class |function "
+    r"|SELECT |public |const |let |var )",
+    re.MULTILINE,
+)
+_STEPS = re.compile(
+    r"(?:^\s*(?:\d+[.)、]|[-*•]|step \d+|第[一二三四五六七八九十\d]+步)\s*\S.*\n){2,}"
+    r"|第[一二三]步|首先[^。]{0,60}(?:然后|再|接着)|\b(?:first|then|next|finally),? (?:open|go|click|run|type"
+    r"|install|select|press|restart|add|change|set|enter|navigate)\b|请(?:您)?(?:先|尝试|检查|重启|打开|点击|进入)"
+    r"|建议(?:您)?(?:先|尝试|检查|重启|清除|更换|卸载)",
+    re.MULTILINE | _F,
+)
+# The reply asked for the error: the user's paste answers it.
+_ASKED_FOR_ERROR = re.compile(
+    r"\b(?:share|send|post|paste|provide|show)(?: me)? (?:the|your)?\s*(?:full |complete |exact )?(?:error"
+    r"|traceback|stack|output|log)|\bwhat (?:error|message|output) (?:do|did) you\b|\bwhich error\b"
+    r"|(?:报错|错误)(?:信息|提示|截图)?(?:发|贴|告诉)|(?:发|贴|告诉)(?:我|一下)?[^。]{0,8}(?:报错|错误|提示)"
+    r"|有什么(?:提示|报错)|提示是什么|什么提示",
+    _F,
+)
+
+SCORE_AFTER_CODE = 0.85
+"""An error report right after a reply with code or steps: a complaint about that reply."""
+SCORE_WITHOUT_CODE = 0.4
+"""An error report after a reply with neither: as often new input as a complaint."""
+SCORE_ASKED = 0.15
+"""The reply asked for the error: the message answers it."""
+_HEAD_CHARS = 1500
+
+
+def reply_gives_code_or_steps(reply: str) -> bool:
+    return _CODE.search(reply) is not None or _STEPS.search(reply) is not None
+
+
+def find_error_report(next_user: str, reply: str) -> tuple[float, str] | None:
+    """(score, evidence) when the user's message reports an error or a failure, else None."""
+    head = next_user[:_HEAD_CHARS]
+    m = _REPORT_EN.search(head) or _REPORT_ZH.search(head) or _MACHINE.search(head)
+    if m is None:
+        return None
+    snippet = head[max(0, m.start() - 10): m.end() + 10].strip().replace("\n", " ")
+    tail = reply[-600:]
+    if _ASKED_FOR_ERROR.search(tail):
+        return SCORE_ASKED, f"error report '{snippet}' (the reply asked for it)"
+    if reply_gives_code_or_steps(reply):
+        return SCORE_AFTER_CODE, f"error report '{snippet}' after code or steps"
+    return SCORE_WITHOUT_CODE, f"error report '{snippet}'"

@@ -95,3 +95,41 @@ def test_train_signals_end_to_end(tmp_path: Path) -> None:
     assert "verdict" in cv and (tmp_path / "model" / MODEL_FILE).is_file()
     assert json.loads((tmp_path / "model" / "report.json").read_text())["cv"]["learned"] == cv["learned"]
     assert held.exit_code != 0 and "held-out part is only for reporting" in held.output
+
+
+def test_mine_run_with_the_learned_classifier_decides_dissatisfied(tmp_path: Path) -> None:
+    """Trained on inverted labels (the thanks are the dissatisfied ones), the classifier, not the rules,
+    decides: the rules' complaints stay in the table as signals, but the verdicts follow the model."""
+    import pyarrow.parquet as pq
+
+    log, labels = _write_log(tmp_path)
+    inverted = tmp_path / "inverted.jsonl"
+    rows = [json.loads(x) for x in labels.read_text().splitlines()]
+    for r in rows:
+        r["label"] = "continue_neutral" if r["label"] == "complaint" else "complaint"
+    inverted.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(SALT_ENV, "learned-salt")
+        trained = runner.invoke(app, ["mine", "train-signals", "--labels", str(inverted), "--log", str(log),
+                                      "--out", str(tmp_path / "model"), "--split", "all", "--folds", "4", "--quiet"])
+        assert trained.exit_code == 0, trained.output
+        spec = f"learned:{tmp_path / 'model'}"
+        run = runner.invoke(app, ["mine", "run", str(log), "--out", str(tmp_path / "out"), "--no-llm", "--workers",
+                                  "1", "--signals", spec, "--quiet"])
+        evaluated = runner.invoke(app, ["mine", "eval-signals", "--labels", str(inverted), "--log", str(log),
+                                        "--split", "all", "--signals", spec, "--format", "json", "--quiet"])
+        bad = runner.invoke(app, ["mine", "run", str(log), "--out", str(tmp_path / "o2"), "--no-llm", "--signals",
+                                  "learnd:x"])
+    assert run.exit_code == 0, run.output
+    table = pq.read_table(tmp_path / "out" / "signals.parquet").to_pylist()
+    followed = [r for r in table if r["next_user_turn"] is not None]
+    assert len(followed) == 40
+    for r in followed:
+        thanks = int(r["conversation_id"][1:]) >= 20
+        assert r["dissatisfied"] is thanks, r
+        assert ("learned" in r["dissatisfied_by"]) is thanks
+        assert r["complaint"] is not thanks  # the rules' own signal is kept as it was
+    assert evaluated.exit_code == 0, evaluated.output
+    result = json.loads(evaluated.stdout)
+    assert result["method"].startswith("learned:") and result["signals"]["dissatisfied"]["f1"] == 1.0
+    assert bad.exit_code != 0 and "learned:DIR" in bad.output and "Traceback" not in bad.output

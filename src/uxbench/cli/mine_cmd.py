@@ -44,6 +44,7 @@ def run(
     cache_path: Annotated[Path | None, typer.Option(help="Response cache of the LLM stages (default OUT/work/responses.sqlite).", show_default="OUT/work/responses.sqlite")] = None,  # noqa: E501
     concurrency: Annotated[int | None, typer.Option(min=1, help="Most model calls at once (default: the provider's); adapts down on 429, timeouts and a server that queues.", show_default="the provider's")] = None,  # noqa: E501
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
+    signals_mode: Annotated[str, typer.Option("--signals", help="Who decides dissatisfied on a reply with a next message: rules, or learned:DIR (a classifier from `uxbench mine train-signals`; the learn extra).")] = "rules",  # noqa: E501
 ) -> None:
     from uxbench.dirlock import check_output_dir, hold_dir_lock
     from uxbench.mining.ingest import require_turns
@@ -51,6 +52,10 @@ def run(
     from uxbench.mining.pipeline import MineConfig, run_pipeline
 
     options: dict[str, object] = {}
+    if signals_mode != "rules":
+        from uxbench.mining.pipeline.learned_stage import parse_signals_option
+
+        options["learned_signals"] = str(Path(parse_signals_option(signals_mode) or "").resolve())
     if workers is not None:
         options["workers"] = workers
     if model_arg:

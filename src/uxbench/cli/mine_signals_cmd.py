@@ -44,9 +44,11 @@ def eval_signals(
     model_arg: Annotated[list[str] | None, typer.Option("--model-arg", "-M", help="KEY=VALUE for the provider.")] = None,  # noqa: E501
     cache_path: Annotated[Path | None, typer.Option(help="Response cache of the model (default: WORKDIR/work/responses.sqlite, else none kept).")] = None,  # noqa: E501
     concurrency: Annotated[int | None, typer.Option(min=1, help="Most model calls at once (default: the provider's).")] = None,  # noqa: E501
-    quiet: Annotated[bool, typer.Option(help="No progress lines.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
+    signals: Annotated[str, typer.Option("--signals", help="rules, or learned:DIR (a classifier from train-signals) deciding dissatisfied.")] = "rules",  # noqa: E501
 ) -> None:
     from uxbench.mining.eval_signals import evaluate_llm_signals, evaluate_signals
+    from uxbench.mining.pipeline.learned_stage import parse_signals_option
     from uxbench.mining.signals.curve import write_curve
     from uxbench.mining.signals.split import Split
     from uxbench.report.signal_eval import render_markdown, render_text
@@ -58,7 +60,7 @@ def eval_signals(
     chosen: Split = split  # type: ignore[assignment]  # checked by _check_split
     if model is None:
         result = evaluate_signals(labels, log, split=chosen, threshold=threshold, target_precision=target_precision,
-                                  workdir=workdir, say=say)
+                                  workdir=workdir, say=say, learned=parse_signals_option(signals))
     else:
         from uxbench.models.registry import parse_model_args
 

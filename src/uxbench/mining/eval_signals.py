@@ -88,14 +88,16 @@ def build_result(items: Sequence[LabelItem], preds: Sequence[Prediction], *, spl
 def evaluate_signals(labels: Path, log: Path, *, split: Split = "held-out", threshold: float | None = None,
                      target_precision: float = 0.6, workdir: Path | None = None, workers: int | None = None,
                      say: Callable[[str], None] | None = None,
-                     signal_settings: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The rules (the deterministic stages of `uxbench mine run`) on labelled follow-ups."""
+                     signal_settings: dict[str, Any] | None = None, learned: str | None = None) -> dict[str, Any]:
+    """The deterministic stages of `uxbench mine run` on labelled follow-ups: the rules, or with `learned` (a
+    classifier directory) the learned follow-up classifier deciding `dissatisfied`."""
     items = load_labels(labels)
     mined = mine_for_eval(log, {it.conversation_id for it in items}, workdir=workdir, workers=workers, say=say,
-                          signal_settings=signal_settings)
+                          signal_settings=signal_settings, learned=learned)
     has_score = SCORE_COLUMN in mined.columns
     meta = {
-        "method": "rules", "labels": str(labels), "log": str(log), "threshold": threshold,
+        "method": "rules" if learned is None else f"learned:{learned}", "labels": str(labels), "log": str(log),
+        "threshold": threshold,
         "score_source": SCORE_COLUMN if has_score else "dissatisfied flag (0/1: the signal table has no "
                                                      f"{SCORE_COLUMN} column)",
     }

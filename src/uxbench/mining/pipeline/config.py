@@ -58,6 +58,9 @@ class MineConfig(BaseModel):
     """Most model calls in flight (``--concurrency``; default: the provider's). The shared adaptive limiter
     goes below it when the server rate-limits, times out or queues (see `uxbench.runtime.limiter`)."""
     signals: SignalConfig = Field(default_factory=SignalConfig)
+    learned_signals: str | None = None
+    """Directory of a learned follow-up classifier (``--signals learned:DIR``, from ``uxbench mine
+    train-signals``): it decides `dissatisfied` on replies with a next message; None: the rules decide."""
     prefilter: PrefilterConfig = Field(default_factory=PrefilterConfig)
     dedup: DedupConfig = Field(default_factory=DedupConfig)
     agent_options: dict[str, Any] = Field(default_factory=dict)

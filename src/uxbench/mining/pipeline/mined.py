@@ -50,9 +50,12 @@ def is_mined_dir(path: Path) -> bool:
 
 
 def mined_run(log: Path, out: Path, *, workers: int | None = None, say: Callable[[str], None] | None = None,
-              signal_settings: dict[str, Any] | None = None) -> Path:
-    """Run the deterministic stages on `log` into `out` (resumed when `out` holds the same run)."""
+              signal_settings: dict[str, Any] | None = None, learned: str | None = None) -> Path:
+    """Run the deterministic stages on `log` into `out` (resumed when `out` holds the same run); `learned`:
+    the directory of a learned follow-up classifier that decides `dissatisfied` (else the rules)."""
     options: dict[str, Any] = {"workers": workers} if workers else {}
+    if learned is not None:
+        options["learned_signals"] = str(Path(learned).resolve())
     if signal_settings:
         options["signals"] = SignalConfig.load(signal_settings)
     require_turns([str(log)])
@@ -100,16 +103,17 @@ def read_mined(out: Path, conversations: Collection[str]) -> MinedLog:
 
 def mine_for_eval(log: Path, conversations: Collection[str], *, workdir: Path | None = None,
                   workers: int | None = None, say: Callable[[str], None] | None = None,
-                  signal_settings: dict[str, Any] | None = None) -> MinedLog:
+                  signal_settings: dict[str, Any] | None = None, learned: str | None = None) -> MinedLog:
     """`read_mined` of an earlier mining output, or of a fresh run of the deterministic stages on a log
     (in `workdir`, else in a temporary directory removed afterwards)."""
     if is_mined_dir(log):
-        if signal_settings:
+        if signal_settings or learned:
             raise ConfigError(f"{log} is a finished mining output: signal settings cannot change it; pass the log")
         return read_mined(log, conversations)
     if workdir is not None:
-        return read_mined(mined_run(log, workdir, workers=workers, say=say, signal_settings=signal_settings),
-                          conversations)
+        return read_mined(mined_run(log, workdir, workers=workers, say=say, signal_settings=signal_settings,
+                                    learned=learned), conversations)
     with tempfile.TemporaryDirectory(prefix="uxbench-eval-signals-") as tmp:
-        out = mined_run(log, Path(tmp) / "mined", workers=workers, say=say, signal_settings=signal_settings)
+        out = mined_run(log, Path(tmp) / "mined", workers=workers, say=say, signal_settings=signal_settings,
+                        learned=learned)
         return read_mined(out, conversations)

@@ -124,6 +124,25 @@ def _dedup(ctx: RunContext, stage: StageDir) -> dict[str, Any]:
     return run_dedup_stage(stage, ctx.dirs["signals"], ctx.n_batches, ctx.config.dedup, ctx.say)
 
 
+def _bind_signals(c: MineConfig) -> StageFn:
+    rules = partial(signals_map, config=c.signals, dedup_text=c.dedup.text)
+    if c.learned_signals is None:
+        return rules
+    from uxbench.mining.pipeline.learned_stage import learned_signals_map, model_digest
+
+    return partial(learned_signals_map, rules=rules, model_dir=c.learned_signals,
+                   digest=model_digest(c.learned_signals))
+
+
+def _signal_settings(ctx: RunContext) -> dict[str, Any]:
+    settings: dict[str, Any] = {"signals": ctx.config.signals.model_dump(mode="json"), "text": ctx.config.dedup.text}
+    if ctx.config.learned_signals is not None:  # only then: the rules' checkpoints keep their key
+        from uxbench.mining.pipeline.learned_stage import model_digest
+
+        settings["learned"] = model_digest(ctx.config.learned_signals)
+    return settings
+
+
 STAGES: tuple[Stage, ...] = (
     Stage("sessions", "driver", run=_sessions, reads=None, marker_counts=("ingest",), settings=lambda ctx: {
         "version": PIPELINE_VERSION, "inputs": ctx.inputs, "format": ctx.config.format,
@@ -133,9 +152,7 @@ STAGES: tuple[Stage, ...] = (
           settings=lambda ctx: {"version": PIPELINE_VERSION}),
     Stage("prefilter", "map", bind=lambda c: partial(prefilter_map, config=c.prefilter), schema=PREFILTER_SCHEMA,
           settings=lambda ctx: ctx.config.prefilter.model_dump(mode="json")),
-    Stage("signals", "map", bind=lambda c: partial(signals_map, config=c.signals, dedup_text=c.dedup.text),
-          schema=SIGNALS_SCHEMA, settings=lambda ctx: {
-              "signals": ctx.config.signals.model_dump(mode="json"), "text": ctx.config.dedup.text}),
+    Stage("signals", "map", bind=_bind_signals, schema=SIGNALS_SCHEMA, settings=_signal_settings),
     Stage("dedup", "driver", run=_dedup, settings=lambda ctx: ctx.config.dedup.model_dump(mode="json")),
     Stage("llm_signals", "model", run="run_llm_signals", reads="dedup", schema=LLM_SIGNALS_SCHEMA,
           enabled=lambda c: c.llm_signals, settings=_model_settings),

@@ -44,6 +44,7 @@ def run(
     cache_path: Annotated[Path | None, typer.Option(help="Response cache of the LLM stages (default OUT/work/responses.sqlite).", show_default="OUT/work/responses.sqlite")] = None,  # noqa: E501
     concurrency: Annotated[int | None, typer.Option(min=1, help="Most model calls at once (default: the provider's); adapts down on 429, timeouts and a server that queues.", show_default="the provider's")] = None,  # noqa: E501
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
+    dissatisfied_threshold: Annotated[float | None, typer.Option("--dissatisfied-threshold", min=0.0, max=1.0, help="Flag a reply dissatisfied at dissatisfied_score >= this (chosen on the dev part of the real labelled follow-ups).", show_default="0.5")] = None,  # noqa: E501
     signals_mode: Annotated[str, typer.Option("--signals", help="Who decides dissatisfied on a reply with a next message: rules, or learned:DIR (a classifier from `uxbench mine train-signals`; the learn extra).")] = "rules",  # noqa: E501
 ) -> None:
     from uxbench.dirlock import check_output_dir, hold_dir_lock
@@ -58,6 +59,10 @@ def run(
         options["learned_signals"] = str(Path(parse_signals_option(signals_mode) or "").resolve())
     if workers is not None:
         options["workers"] = workers
+    if dissatisfied_threshold is not None:
+        from uxbench.mining.signals import SignalConfig
+
+        options["signals"] = SignalConfig(dissatisfied_threshold=dissatisfied_threshold)
     if model_arg:
         from uxbench.models.registry import parse_model_args
 

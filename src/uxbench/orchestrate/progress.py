@@ -27,6 +27,9 @@ class ProgressEvent:
     resumed: int = 0
     phase: str = "generate"
     """generate (the model under test) or score (the judge)."""
+    metric_by_class: dict[str, tuple[int, int]] | None = None
+    """Per gold class: (hits, counted) behind `metric_value`, so a display can show each class (data ordered
+    by class makes the overall figure swing) or wait until both are seen."""
 
 
 ProgressFn = Callable[[ProgressEvent], None]

@@ -216,7 +216,10 @@ async def _generate(
             f"{spec.task} rows (`uxbench data validate --task {spec.task} PATH`)."
         )
     selected: list[str] = []
-    state = {"done": 0, "hits": 0, "counted": 0, "resumed": 0}
+    # The bar starts at the samples already done, and `done` only grows from there.
+    already = min(total, _already_done(source, chosen, done, identity_hash))
+    state = {"done": already, "hits": 0, "counted": 0, "resumed": 0}
+    by_class: dict[str, tuple[int, int]] = {}
     guard = FailureGuard("samples", store.path, "Check the model name, base_url and API key")
 
     def pending() -> Any:
@@ -229,7 +232,6 @@ async def _generate(
             selected.append(sid)
             if sid in done:
                 state["resumed"] += 1
-                state["done"] += 1
                 continue
             yield index, case, sid, case_json
 
@@ -246,12 +248,25 @@ async def _generate(
         if hit is not None:
             state["counted"] += 1
             state["hits"] += int(hit)
+            if record.gold is not None:
+                hits, counted = by_class.get(str(record.gold), (0, 0))
+                by_class[str(record.gold)] = (hits + int(hit), counted + 1)
         emit(ProgressEvent("sample", state["done"], total, metric_name,
-                           state["hits"] / state["counted"] if state["counted"] else None))
+                           state["hits"] / state["counted"] if state["counted"] else None,
+                           metric_by_class=dict(by_class) if by_class else None))
 
-    emit(ProgressEvent("start", 0, total, run_dir=store.path, resumed=len(done)))
+    emit(ProgressEvent("start", already, total, run_dir=store.path, resumed=already))
     await run_pool(pending(), work, concurrency)
     return selected, state["resumed"]
+
+
+def _already_done(source: Any, chosen: set[int] | None, done: set[str], identity_hash: str) -> int:
+    """How many of the selected cases have a finished record: a pass over the data, only when resuming (the
+    directory may hold records of cases this run does not select: a larger --limit before, or curation)."""
+    if not done:
+        return 0
+    return sum(1 for index, case in enumerate(source) if (chosen is None or index in chosen)
+               and _sample_id(case.__pydantic_serializer__.to_json(case), identity_hash) in done)
 
 
 def _limit_selection(source: Any, limit: int | None) -> set[int] | None:

@@ -7,6 +7,7 @@ lazily so that `import uxbench` stays fast and works without the `local` extra.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import threading
 import time
@@ -106,8 +107,29 @@ def pick_dtype(dtype: str, device: str) -> Any:
     return names[dtype]
 
 
+LOAD_LOG = logging.getLogger("uxbench.models.load")
+"""Says when weights start and finish loading (a minute for the embedded model on a CPU), for a display to
+show: records carry `uxbench_load` = "start" | "done" and, when done, `seconds`."""
+_ANNOUNCED: set[tuple[str, str | None, str, str]] = set()
+
+
 def load(source: ModelSource, dtype: str, device: str, allow_download: bool) -> LoadedModel:
-    """Load once per process per (weights, dtype, device); later calls share the object."""
+    """Load once per process per (weights, dtype, device); later calls share the object. The first load of
+    each is logged on `LOAD_LOG` (start, and done with the seconds it took)."""
+    key = (source.path, source.gguf_file, dtype, device)
+    if key in _ANNOUNCED:
+        return _load(source, dtype, device, allow_download)
+    LOAD_LOG.info("Loading %s (device %s) ...", source.label, device, extra={"uxbench_load": "start"})
+    started = time.monotonic()
+    loaded = _load(source, dtype, device, allow_download)
+    _ANNOUNCED.add(key)
+    seconds = time.monotonic() - started
+    LOAD_LOG.info("Loaded %s on %s in %.0f s", source.label, loaded.device, seconds,
+                  extra={"uxbench_load": "done", "seconds": seconds})
+    return loaded
+
+
+def _load(source: ModelSource, dtype: str, device: str, allow_download: bool) -> LoadedModel:
     try:
         from transformers import AutoModelForCausalLM, AutoTokenizer
     except ImportError:

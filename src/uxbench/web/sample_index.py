@@ -24,7 +24,7 @@ import orjson
 
 from uxbench.runs.store import SAMPLES_DB, SUMMARY
 
-INDEX_VERSION = "1"
+INDEX_VERSION = "2"
 FACETS = ("scenario", "dimension", "difficulty")
 _CHECK_EVERY_S = 2.0
 
@@ -38,9 +38,10 @@ CREATE TABLE verdicts (rid INTEGER NOT NULL, judge TEXT NOT NULL, label TEXT, sc
                        PRIMARY KEY (judge, rid)) WITHOUT ROWID;
 """
 _INDEXES = """
-CREATE INDEX samples_gold ON samples(gold);
+CREATE INDEX samples_gold ON samples(gold, correct, prediction);
 CREATE INDEX samples_prediction ON samples(prediction);
-CREATE INDEX samples_scenario ON samples(scenario);
+CREATE INDEX samples_correct ON samples(correct);
+CREATE INDEX samples_scenario ON samples(scenario, difficulty, dimension);
 CREATE INDEX samples_dimension ON samples(dimension);
 CREATE INDEX samples_difficulty ON samples(difficulty);
 CREATE INDEX samples_case ON samples(case_id);
@@ -69,14 +70,14 @@ def _fts_available() -> bool:
 
 
 def _fingerprint(run_dir: Path) -> str:
-    db = sqlite3.connect(run_dir / SAMPLES_DB, timeout=30)
-    try:
-        parts = [str(db.execute(f"SELECT COUNT(*), MAX(rowid) FROM {t}").fetchone())
-                 for t in ("records", "scores", "selection")]
-    finally:
-        db.close()
-    summary = run_dir / SUMMARY
-    parts.append(str(summary.stat().st_mtime_ns) if summary.exists() else "-")
+    """Size and modification time of the store (and its write-ahead log) and of the summary: any write to the
+    run changes one of them, and reading them costs a few stat calls, not a query."""
+    parts = []
+    for name in (SAMPLES_DB, SAMPLES_DB + "-wal", SUMMARY):
+        path = run_dir / name
+        found = path.stat() if path.exists() else None
+        # An empty log holds no write (a reader, this index's included, may create one): the same as none.
+        parts.append(f"{found.st_size}:{found.st_mtime_ns}" if found and found.st_size else "-")
     return INDEX_VERSION + ":" + "|".join(parts)
 
 
@@ -109,8 +110,10 @@ class Page:
 class SampleIndex:
     """The index of one run directory; `ensure()` (re)builds it when the run changed."""
 
-    def __init__(self, run_dir: Path, index_dir: Path) -> None:
+    def __init__(self, run_dir: Path, index_dir: Path, *, check_every_s: float = _CHECK_EVERY_S) -> None:
         self.run_dir = run_dir
+        self.check_every_s = check_every_s
+        """How often a request looks whether the run changed (a few stat calls)."""
         key = hashlib.sha256(str(run_dir.resolve()).encode("utf-8")).hexdigest()[:20]
         self.path = index_dir / f"{key}.sqlite"
         self._lock = threading.Lock()
@@ -121,7 +124,7 @@ class SampleIndex:
     def ensure(self) -> None:
         with self._lock:
             now = time.monotonic()
-            if self.path.exists() and now - self._checked < _CHECK_EVERY_S:
+            if self.path.exists() and now - self._checked < self.check_every_s:
                 return
             fingerprint = _fingerprint(self.run_dir)
             if not self._current(fingerprint):
@@ -144,7 +147,7 @@ class SampleIndex:
         tmp.unlink(missing_ok=True)
         out = sqlite3.connect(tmp)
         os.chmod(tmp, 0o600)  # it holds conversation text, like the run directory
-        src = sqlite3.connect(self.run_dir / SAMPLES_DB, timeout=30)
+        src = sqlite3.connect(f"file:{self.run_dir / SAMPLES_DB}?mode=ro", uri=True, timeout=30)
         try:
             out.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;" + _SCHEMA)
             text_table = ("CREATE VIRTUAL TABLE text USING fts5(body, tokenize='trigram')" if self._fts
@@ -181,6 +184,9 @@ class SampleIndex:
                     verdicts.append((found, judge, score.get("label") or "none", score.get("score")))
             out.executemany("INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?)", verdicts)
             out.executescript(_INDEXES)
+            facets = {f: [r[0] for r in out.execute(f"SELECT DISTINCT {f} FROM samples WHERE {f} IS NOT NULL "
+                                                     f"ORDER BY {f}")] for f in FACETS}
+            out.execute("INSERT INTO meta VALUES ('facets', ?)", (orjson.dumps(facets).decode(),))
             out.execute("INSERT INTO meta VALUES ('fingerprint', ?)", (fingerprint,))
             out.commit()
         finally:
@@ -195,10 +201,12 @@ class SampleIndex:
         return db
 
     def facet_values(self) -> dict[str, list[str]]:
+        """The values of each facet (for the filter menus), listed when the index was built."""
         self.ensure()
         with closing(self._connect()) as db:
-            return {f: [r[0] for r in db.execute(f"SELECT DISTINCT {f} FROM samples WHERE {f} IS NOT NULL "
-                                                 f"ORDER BY {f}")] for f in FACETS}
+            row = db.execute("SELECT value FROM meta WHERE key = 'facets'").fetchone()
+        found: dict[str, list[str]] = orjson.loads(row[0]) if row else {}
+        return found
 
     def search(self, query: Query) -> Page:
         self.ensure()
@@ -222,8 +230,12 @@ class SampleIndex:
                 where.append(f"s.{name} = ?")
                 args.append(value)
         if query.q:
-            where.append("s.rid IN (SELECT rowid FROM text WHERE body LIKE ? ESCAPE '\\')")
-            args.append("%" + _like_escape(query.q) + "%")
+            if self._fts and len(query.q) >= 3:  # a trigram phrase: a substring, case-insensitive, indexed
+                where.append("s.rid IN (SELECT rowid FROM text WHERE text MATCH ?)")
+                args.append('"' + query.q.replace('"', '""') + '"')
+            else:  # shorter than a trigram: a scan
+                where.append("s.rid IN (SELECT rowid FROM text WHERE body LIKE ? ESCAPE '\\')")
+                args.append("%" + _like_escape(query.q) + "%")
         clause = f"FROM samples s{join} WHERE " + " AND ".join(where)
         columns = "s.*" + (", v.label AS verdict_label, v.score AS verdict_score" if query.judge else "")
         with closing(self._connect()) as db:
@@ -278,7 +290,7 @@ def _flush(out: sqlite3.Connection, rows: list[tuple[Any, ...]], texts: list[tup
 
 def load_sample(run_dir: Path, sample_id: str) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]:
     """(record, case, scores) of one sample, read from the run's store by its key."""
-    db = sqlite3.connect(run_dir / SAMPLES_DB, timeout=30)
+    db = sqlite3.connect(f"file:{run_dir / SAMPLES_DB}?mode=ro", uri=True, timeout=30)
     try:
         found = db.execute("SELECT body, case_json FROM records WHERE sample_id = ?", (sample_id,)).fetchone()
         scores = [orjson.loads(b) for (b,) in db.execute(

@@ -1,0 +1,48 @@
+"""The sample index of the browser: built once and kept while the run is unchanged (a reader's empty
+write-ahead log is no change), rebuilt after a write; search by trigram phrase and by scan agree with a plain
+substring test over the stored texts, LIKE wildcards and quotes included."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from web_support import write_judge_run
+
+from uxbench.runs.records import SampleRecord
+from uxbench.runs.store import RunStore
+from uxbench.web.sample_index import Query, SampleIndex, case_texts
+
+
+@pytest.fixture
+def run(tmp_path: Path) -> Path:
+    return write_judge_run(tmp_path / "t1", "openai:m", [True] * 30)
+
+
+def test_kept_while_unchanged_and_rebuilt_after_a_write(run: Path, tmp_path: Path) -> None:
+    index = SampleIndex(run, tmp_path / "idx", check_every_s=0)
+    index.ensure()
+    built = index.path.stat().st_mtime_ns
+    for _ in range(3):
+        index.ensure()
+        assert index.path.stat().st_mtime_ns == built  # no rebuild: reading the run is no change
+    with RunStore(run) as store:
+        store.put(SampleRecord(sample_id="new", case_id="c-new", index=99, status="ok"))
+        store.write_selection([*[f"t1-{i:03d}" for i in range(30)], "new"])
+    index.ensure()
+    assert index.path.stat().st_mtime_ns != built and index.search(Query()).total == 31
+    assert oct(index.path.stat().st_mode & 0o777) == "0o600"
+
+
+@pytest.mark.parametrize("q", ["zebrafish", "ZEBRA", "number 1", "1", "%", "_", 'xss-text")', "hi**", "no such"])
+def test_search_equals_a_substring_test_over_the_texts(run: Path, tmp_path: Path, q: str) -> None:
+    import orjson
+
+    with RunStore(run) as store:
+        expected = set()
+        for rec, case_json in store.iter_with_cases():
+            text = "\n".join([rec.case_id, *case_texts(orjson.loads(case_json or b"{}")), rec.raw_output or ""])
+            if q.lower() in text.lower():
+                expected.add(rec.case_id)
+    found = SampleIndex(run, tmp_path / "idx").search(Query(q=q, per_page=200))
+    assert {r["case_id"] for r in found.rows} == expected and found.total == len(expected)

@@ -76,6 +76,15 @@ def test_no_file_written_holds_an_original_value(
     assert "sk-not-a-real-key" not in manifest and "<redacted>" in manifest
 
 
+def test_manifest_names_the_follow_up_prompt_by_its_hash(
+        llm_run: tuple[Path, Path, MineResult, PipelineScript, LoopbackServer]) -> None:
+    from uxbench.mining.signals.llm_check import prompt_sha256
+
+    manifest = json.loads((llm_run[1] / "manifest.json").read_text("utf-8"))
+    assert manifest["llm_signals_prompt"]["sha256"] == prompt_sha256()
+    assert manifest["llm_signals_prompt"]["files"] == ["followup_en.txt", "followup_zh.txt"]
+
+
 def test_rerun_is_answered_from_the_cache_and_changes_nothing(
         llm_run: tuple[Path, Path, MineResult, PipelineScript, LoopbackServer],
         monkeypatch: pytest.MonkeyPatch) -> None:

@@ -106,6 +106,12 @@ def _model_settings(ctx: RunContext) -> dict[str, Any]:
     return ctx.config.model_identity()
 
 
+def _llm_signal_settings(ctx: RunContext) -> dict[str, Any]:
+    from uxbench.mining.signals.llm_check import prompt_sha256
+
+    return {**ctx.config.model_identity(), "prompt_sha256": prompt_sha256()}  # an edited prompt recomputes
+
+
 def _agent_settings(ctx: RunContext) -> dict[str, Any]:
     from uxbench.mining.pipeline.llm_stages import agent_config
 
@@ -155,7 +161,7 @@ STAGES: tuple[Stage, ...] = (
     Stage("signals", "map", bind=_bind_signals, schema=SIGNALS_SCHEMA, settings=_signal_settings),
     Stage("dedup", "driver", run=_dedup, settings=lambda ctx: ctx.config.dedup.model_dump(mode="json")),
     Stage("llm_signals", "model", run="run_llm_signals", reads="dedup", schema=LLM_SIGNALS_SCHEMA,
-          enabled=lambda c: c.llm_signals, settings=_model_settings),
+          enabled=lambda c: c.llm_signals, settings=_llm_signal_settings),
     Stage("agents", "model", run="run_agents_stage", reads="dedup", ext="jsonl", enabled=lambda c: c.llm,
           settings=_agent_settings),
     Stage("cases", "final", reads="agents", enabled=lambda c: c.llm, settings=lambda ctx: None),

@@ -103,7 +103,13 @@ def _manifest(config: MineConfig, inputs: list[dict[str, Any]], complete: bool) 
     versions = {"uxbench": __version__, "pipeline": PIPELINE_VERSION, "pyarrow": pyarrow.__version__}
     settings = config.public_dict()
     run = {k: settings.pop(k) for k in ("engine", "ray_address", "workers", "fresh", "out", "concurrency")}
-    return {"complete": complete, "inputs": inputs, "config": settings, "run": run, "versions": versions}
+    manifest = {"complete": complete, "inputs": inputs, "config": settings, "run": run, "versions": versions}
+    if config.llm_signals:  # the follow-up check's prompt is our own file: its hash says which one was used
+        from uxbench.mining.signals.llm_check import PROMPT_FILES, prompt_sha256
+
+        manifest["llm_signals_prompt"] = {"files": sorted(p.name for p in PROMPT_FILES.values()),
+                                          "sha256": prompt_sha256()}
+    return manifest
 
 
 def _check_inputs(out: Path, inputs: list[dict[str, Any]]) -> None:

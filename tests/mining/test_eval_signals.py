@@ -152,3 +152,18 @@ def test_cli_error_for_bad_labels_has_no_traceback(tmp_path: Path) -> None:
     got = runner.invoke(app, ["mine", "eval-signals", "--labels", str(bad), "--log", str(log)])
     assert got.exit_code != 0 and "Traceback" not in got.output
     assert "line 1" in got.stderr and "label" in got.stderr
+
+
+def test_threshold_flags_by_the_score_and_a_bad_plot_name_is_an_error(tmp_path: Path) -> None:
+    log, labels = write_fixture(tmp_path)
+    base = ["mine", "eval-signals", "--labels", str(labels), "--log", str(log), "--split", "all", "--quiet"]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(SALT_ENV, "eval-signals-salt")
+        low = runner.invoke(app, [*base, "--threshold", "0.25", "--format", "json"])
+        jpg = runner.invoke(app, [*base, "--plot", str(tmp_path / "pr.jpg")])
+    assert low.exit_code == 0, low.output
+    r = json.loads(low.stdout)
+    # at 0.25 c5's weak topic change (score 0.3) is flagged too: TP c1 c2 c5, FP c6, FN c7 c9
+    d = r["signals"]["dissatisfied"]
+    assert (d["tp"], d["fp"], d["fn"]) == (3, 1, 2) and r["threshold"] == 0.25
+    assert jpg.exit_code != 0 and "must end in .svg or .png" in jpg.output and "Traceback" not in jpg.output

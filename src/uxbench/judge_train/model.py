@@ -23,7 +23,7 @@ import scipy.sparse as sp
 from numpy.typing import NDArray
 
 from uxbench.errors import ConfigError
-from uxbench.judge_train.features import UX_FEATURES, block_names
+from uxbench.judge_train.features import UX_FEATURES, block_names, text_max_chars
 
 FORMAT_VERSION = 1
 MODEL_NPZ = "model.npz"
@@ -92,7 +92,8 @@ class LiteModel:
         np.savez(out / MODEL_NPZ, weights=self.weights, bias=np.array([self.bias]), ux_mean=self.ux_mean,
                  ux_scale=self.ux_scale, platt=np.array([self.platt_a, self.platt_c]))
         meta = {"format": "uxbench-lite-judge", "version": FORMAT_VERSION, "encoder": self.encoder,
-                "encoder_dim": self.encoder_dim, "ux_features": list(UX_FEATURES), **self.info}
+                "encoder_dim": self.encoder_dim, "text_max_chars": text_max_chars(self.encoder),
+                "ux_features": list(UX_FEATURES), **self.info}
         (out / MODEL_JSON).write_text(json.dumps(meta, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
 
     @classmethod
@@ -104,15 +105,16 @@ class LiteModel:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
         if meta.get("format") != "uxbench-lite-judge" or meta.get("version") != FORMAT_VERSION:
             raise ConfigError(f"{meta_path}: not a lite judge of format version {FORMAT_VERSION}")
-        if list(meta.get("ux_features", [])) != list(UX_FEATURES):
-            raise ConfigError(f"{meta_path}: trained with other UX features than this uxbench computes; retrain")
+        if list(meta.get("ux_features", [])) != list(UX_FEATURES) or \
+                meta.get("text_max_chars") != text_max_chars(str(meta.get("encoder"))):
+            raise ConfigError(f"{meta_path}: trained with other features than this uxbench computes; retrain")
         with np.load(npz_path, allow_pickle=False) as arrays:
             model = cls(encoder=str(meta["encoder"]), encoder_dim=int(meta["encoder_dim"]),
                         weights=arrays["weights"], bias=float(arrays["bias"][0]), ux_mean=arrays["ux_mean"],
                         ux_scale=arrays["ux_scale"], platt_a=float(arrays["platt"][0]),
                         platt_c=float(arrays["platt"][1]))
         model.info = {k: v for k, v in meta.items()
-                      if k not in ("format", "version", "encoder", "encoder_dim", "ux_features")}
+                      if k not in ("format", "version", "encoder", "encoder_dim", "ux_features", "text_max_chars")}
         expected = 3 * model.encoder_dim + len(UX_FEATURES)
         if model.weights.shape != (expected,):
             raise ConfigError(f"{npz_path}: {model.weights.shape[0]} weights, expected {expected}")

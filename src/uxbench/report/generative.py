@@ -17,7 +17,8 @@ def _num(value: float | None, digits: int = 3) -> str:
 
 
 def judge_rows(summary: dict[str, Any]) -> list[list[str]]:
-    """One row per judge: spec, mode, both rates, mean / median score, scored, unscorable, partial, errors."""
+    """One row per judge: spec, mode, Good % of all cases, Good % of the scored replies and how many were scored,
+    mean / median score, unscorable, partial, unreadable, failed."""
     rows = []
     primary = summary.get("primary_judge")
     for key, j in (summary.get("judges") or {}).items():
@@ -25,8 +26,7 @@ def judge_rows(summary: dict[str, Any]) -> list[list[str]]:
         mark = " *" if key == primary else ""
         rows.append([
             f"{j.get('spec') or key}{mark}", str(j.get("mode") or DASH),
-            f"{pct(m.get('good_rate_all_cases'))}  (n={m.get('n_cases', DASH)})",
-            f"{pct(m.get('good_rate_scored_only'))}  (n={m.get('n_scored', DASH)})",
+            pct(m.get("good_rate_all_cases")), pct(m.get("good_rate_scored_only")), str(m.get("n_scored", DASH)),
             f"{_num(m.get('score_mean'))} / {_num(m.get('score_median'))}",
             str(j.get("n_unscorable", 0)), str(j.get("n_partial", 0)),
             str(j.get("n_unreadable", 0)), str(j.get("n_score_errors", 0)),
@@ -34,8 +34,19 @@ def judge_rows(summary: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
+DROPPABLE = ("Score mean /\nmedian", "Unreadable", "Partial", "Unscorable", "Mode", "Failed")
+"""Columns a narrow terminal leaves out, first to last (md, csv and json keep them)."""
+
+
+def judge_header(rate: str, n_cases: object) -> list[str]:
+    """Column names; the figures' denominators are in them: all the run's cases, or the n scored column."""
+    return ["Judge (* = primary)", "Mode", f"{rate} % [95% CI]\nof all {n_cases} cases",
+            f"{rate} % [95% CI]\nof the scored", "n\nscored", "Score mean /\nmedian", "Unscorable", "Partial",
+            "Unreadable", "Failed"]
+
+
 def render_generative_summary(
-    summary: dict[str, Any], fmt: ReportFormat, *, width: int = 160, breakdowns: bool = True,
+    summary: dict[str, Any], fmt: ReportFormat, *, width: int | None = None, breakdowns: bool = True,
     max_breakdown_values: int = 8,
 ) -> str:
     _check_fmt(fmt)
@@ -45,10 +56,10 @@ def render_generative_summary(
     title = f"{_TASK_TITLES.get(str(summary.get('task')), summary.get('task'))}: {summary.get('model')}"
     if summary.get("demo_data"):
         title += " [DEMO DATA]"
-    header = ["Judge (* = primary)", "Mode", f"{rate} % of all cases", f"{rate} % of scored",
-              "Score mean / median", "Unscorable", "Partial", "Unreadable", "Failed"]
+    header = judge_header(rate, summary.get("n_samples", DASH))
     if fmt == "csv":
-        lines = [",".join(header)] + [",".join(f'"{c}"' for c in row) for row in judge_rows(summary)]
+        flat = [h.replace("\n", " ") for h in header]
+        lines = [",".join(f'"{h}"' for h in flat)] + [",".join(f'"{c}"' for c in row) for row in judge_rows(summary)]
         return "\n".join(lines) + "\n"
     sections: list[tuple[str, list[str], list[list[str]]]] = [(title, header, judge_rows(summary))]
     notes = [DEMO_BANNER] if summary.get("demo_data") else []
@@ -66,4 +77,6 @@ def render_generative_summary(
                     for k in values if k in keys]
             more = f" (largest {max_breakdown_values} of {len(values)})" if len(values) > max_breakdown_values else ""
             sections.append((f"By {name}{more}, primary judge", [name, "n", f"{rate} % of scored"], rows))
-    return _rich(sections, notes, width) if fmt == "table" else _markdown(sections, notes)
+    if fmt == "table":
+        return _rich(sections, notes, width, droppable=DROPPABLE, wrap=(0,))
+    return _markdown([(t, [h.replace("\n", " ") for h in head], rows) for t, head, rows in sections], notes)

@@ -62,6 +62,25 @@ def fit_columns(
     return keep, dropped
 
 
+def wrap_widths(header: Sequence[str], rows: Sequence[Sequence[str]], wraps: Sequence[bool], width: int
+                ) -> list[int | None]:
+    """Widths for the wrapping columns of a table too wide for `width` (None: natural width). rich would shrink
+    the widest text column first, below its longest word ("gpt-4" / "o-mini"); here each keeps its longest
+    word and the room left is shared in proportion to what each would need in full."""
+    columns = range(len(header))
+    wrap_cols = [i for i in columns if wraps[i]]
+    natural = {i: _width(header[i], [r[i] for r in rows], False) for i in columns}
+    if 1 + sum(3 + natural[i] for i in columns) <= width or not wrap_cols:
+        return [None] * len(header)
+    least = {i: min(natural[i], _width(header[i], [r[i] for r in rows], True)) for i in wrap_cols}
+    fixed = 1 + sum(3 + (least[i] if wraps[i] else natural[i]) for i in columns)
+    if fixed > width:  # even whole words do not fit: rich folds the names further, never the figures
+        return [None] * len(header)
+    room, need = width - fixed, {i: natural[i] - least[i] for i in wrap_cols}
+    total = sum(need.values()) or 1
+    return [least[i] + room * need[i] // total if wraps[i] else None for i in columns]
+
+
 def select(header: Sequence[str], rows: Sequence[Sequence[str]], keep: Sequence[int]
            ) -> tuple[list[str], list[list[str]]]:
     return [header[i] for i in keep], [[r[i] for i in keep] for r in rows]
@@ -86,15 +105,16 @@ def render_tables(
         keep, dropped = fit_columns(header, rows, width, optional=optional, wrap=wrap)
         shown.append((title, *select(header, rows, keep), [i in wrap for i in keep]))
         if dropped:
-            dropped_notes.append(f"'{title}' leaves out {', '.join(dropped)} to fit {width} columns "
+            names = ", ".join(name.replace("\n", " ") for name in dropped)
+            dropped_notes.append(f"'{title}' leaves out {names} to fit {width} columns "
                                  "(--format md, csv or json show everything).")
     for note in [*notes, *dropped_notes]:
         console.print(Text(note))
     for i, (title, header, rows, wraps) in enumerate(shown):
         table = Table(title=Text(title), title_justify="left")
-        for h, wraps_ in zip(header, wraps, strict=True):
+        for h, wraps_, fixed in zip(header, wraps, wrap_widths(header, rows, wraps, width), strict=True):
             table.add_column(Text(h), justify="left" if wraps_ else "right", no_wrap=not wraps_,
-                             overflow="fold" if wraps_ else "ellipsis")
+                             overflow="fold" if wraps_ else "ellipsis", width=fixed)
         for r in rows:
             table.add_row(*(Text(c) for c in r))
         console.print(table)

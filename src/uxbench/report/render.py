@@ -11,12 +11,9 @@ import io
 import json
 from typing import Any, Literal, get_args
 
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
-
 from uxbench.errors import ConfigError
 from uxbench.report.compare import DEMO_LABEL, METRICS, report_from_summaries
+from uxbench.report.layout import fit_columns, render_tables, terminal_width
 
 ReportFormat = Literal["table", "md", "csv", "json"]
 FORMATS: tuple[str, ...] = get_args(ReportFormat)
@@ -30,6 +27,11 @@ _TITLES = {
     "valid_only": "Valid answers only (published leaderboard convention)",
 }
 _DEMO_BANNER = f"{DEMO_LABEL}: figures come from the bundled demo cases, not from the benchmark."
+COMPARE_DROPPABLE = ("Data", "Accuracy %", "Good-Acc %", "Bad-Acc %", "Unparseable %", "Bad-F1 %", "test",
+                     "both right", "both wrong", "Pos. bias (pp)")
+"""Columns a narrow terminal leaves out of the comparison tables, first to last (md, csv and json keep all)."""
+BREAKDOWN_DROPPABLE = ("Unparseable %", "Good-Acc %", "Bad-Acc %")
+"""Columns the breakdown tables leave out on a narrow terminal, the same for every breakdown."""
 
 
 def pct(cell: dict[str, Any] | None, *, signed: bool = False) -> str:
@@ -79,7 +81,7 @@ def _metric_tables(report: dict[str, Any]) -> list[tuple[str, list[str], list[li
 def _paired_table(report: dict[str, Any]) -> tuple[str, list[str], list[list[str]]] | None:
     if not report.get("paired"):
         return None
-    header = ["Run", "n matched", "both right", "both wrong", "only this run", "only baseline",
+    header = ["Run", "n matched", "both right", "both wrong", "right only in\nthis run / baseline",
               "McNemar p", "test", "Δ Avg-Acc (pp)"]
     rows = []
     for e in report["paired"]:
@@ -87,7 +89,7 @@ def _paired_table(report: dict[str, Any]) -> tuple[str, list[str], list[list[str
         d = e.get("avg_acc_diff") or {}
         diff = {"value": d.get("diff"), "ci_low": d.get("ci_low"), "ci_high": d.get("ci_high")}
         rows.append([str(e["other"]), str(e["n_matched"]), str(m.get("both_right", DASH)),
-                     str(m.get("both_wrong", DASH)), str(m.get("a_only", DASH)), str(m.get("b_only", DASH)),
+                     str(m.get("both_wrong", DASH)), f"{m.get('a_only', DASH)} / {m.get('b_only', DASH)}",
                      _p(m.get("p_value")), str(m.get("method", DASH)), pct(diff, signed=True)])
     return (f"Paired tests vs baseline {report['baseline']} (all cases)", header, rows)
 
@@ -112,20 +114,12 @@ def _notes(report: dict[str, Any]) -> list[str]:
     return notes + [f"Note: {w}" for w in report.get("warnings", [])]
 
 
-def _rich(sections: list[tuple[str, list[str], list[list[str]]]], notes: list[str], width: int) -> str:
-    buf = io.StringIO()
-    console = Console(file=buf, width=width, force_terminal=False, color_system=None, highlight=False)
-    for note in notes:
-        console.print(Text(note))
-    for title, header, rows in sections:
-        table = Table(title=Text(title), title_justify="left")
-        for i, h in enumerate(header):
-            table.add_column(Text(h), justify="left" if i < 2 else "right", no_wrap=i >= 2)
-        for r in rows:
-            table.add_row(*(Text(c) for c in r))
-        console.print(table)
-    # Rich pads every line to the console width; trailing blanks only get in the way.
-    return "\n".join(line.rstrip() for line in buf.getvalue().splitlines()) + "\n"
+def _rich(sections: list[tuple[str, list[str], list[list[str]]]], notes: list[str], width: int | None, *,
+          droppable: tuple[str, ...] = (), wrap: tuple[int, ...] = (0, 1)) -> str:
+    """Terminal tables no wider than `width` (default: the terminal's): the columns named in `droppable` go, in
+    that order, while a table is too wide (a note names them), the `wrap` columns (names) wrap, and figures are
+    never wrapped or cut (`report.layout`)."""
+    return render_tables(sections, notes, width or terminal_width(), droppable=droppable, wrap=wrap)
 
 
 def _md_cell(text: str) -> str:
@@ -174,7 +168,7 @@ def _check_fmt(fmt: str) -> None:
         raise ConfigError(f"Unknown report format {fmt!r}; choose one of: {', '.join(FORMATS)}.")
 
 
-def render(report: dict[str, Any], fmt: ReportFormat, *, width: int = 200) -> str:
+def render(report: dict[str, Any], fmt: ReportFormat, *, width: int | None = None) -> str:
     """A `compare_runs` / `report_from_summaries` report as text in the chosen format."""
     _check_fmt(fmt)
     if fmt == "json":
@@ -186,14 +180,17 @@ def render(report: dict[str, Any], fmt: ReportFormat, *, width: int = 200) -> st
     if paired:
         sections.append(paired)
     notes = _notes(report)
-    return _rich(sections, notes, width) if fmt == "table" else _markdown(sections, notes)
+    if fmt == "table":
+        return _rich(sections, notes, width, droppable=COMPARE_DROPPABLE, wrap=(0,))
+    return _markdown([(t, [h.replace("\n", " ") for h in head], rows) for t, head, rows in sections], notes)
 
 
 def render_summary(
-    summary: dict[str, Any], fmt: ReportFormat, *, width: int = 160, max_breakdown_values: int = 8,
+    summary: dict[str, Any], fmt: ReportFormat, *, width: int | None = None, max_breakdown_values: int = 8,
     breakdowns: bool = True,
 ) -> str:
-    """One run's summary, concise: headline figures in both conventions, unparseable share, breakdowns."""
+    """One run's summary, concise: headline figures in both conventions (a row per figure, a column per
+    convention), unparseable share, breakdowns."""
     _check_fmt(fmt)
     report = report_from_summaries([summary])
     if fmt == "csv":
@@ -203,15 +200,43 @@ def render_summary(
         short = {**row, "breakdowns": (summary.get("metrics") or {}).get("breakdowns", {})}
         return json.dumps(short, ensure_ascii=False, indent=2) + "\n"
     row = report["runs"][0]
-    head = ["Convention", "n"] + [f"{_NAMES[m]} %" if m != "positive_bias" else _NAMES[m] for m in METRICS]
-    rows = [[_TITLES[c].split(" (")[0], _n_text(row, c)] + [pct(row[c][m], signed=(m == "positive_bias"))
-                                                             for m in METRICS] for c in _TITLES]
+    head = ["Figure", *(_TITLES[c].split(" (")[0] for c in _TITLES)]
+    rows = [["n (good/bad)", _n_text(row, "all"), _n_text(row, "valid_only")]]
+    rows += [[f"{_NAMES[m]} %" if m != "positive_bias" else _NAMES[m],
+              *(pct(row[c][m], signed=(m == "positive_bias")) for c in _TITLES)] for m in METRICS]
     title = f"{row['model']} on {row['data'] or 'data'}" + (f" [{DEMO_LABEL}]" if row["demo_data"] else "")
     unp = row["unparseable"]
     notes = [*_notes(report), f"Unparseable answers: {unp.get('k')} of {unp.get('n')} ({pct(unp)} %)"]
     if row["neutral_escape_bad"].get("value") is not None:
         notes.append(f"Neutral escape (bad cases answered neutral): {pct(row['neutral_escape_bad'])} %")
-    sections = [(title, head, rows), *(_breakdown_tables(summary, max_breakdown_values) if breakdowns else [])]
+    notes.append("All cases: " + _TITLES["all"].split(" (")[1].rstrip(")") + "; valid answers only: the "
+                 + _TITLES["valid_only"].split(" (")[1].rstrip(")") + ". Figures: % [95% CI].")
+    parts = _breakdown_tables(summary, max_breakdown_values) if breakdowns else []
     if not breakdowns and summary.get("run_dir"):
         notes.append(f"Breakdowns by scenario, dimension, difficulty and turns: uxbench report {summary['run_dir']}")
-    return _rich(sections, notes, width) if fmt == "table" else _markdown(sections, notes)
+    if fmt != "table":
+        return _markdown([(title, head, rows), *parts], notes)
+    width = width or terminal_width()
+    parts, dropped = same_columns(parts, width, BREAKDOWN_DROPPABLE)
+    if dropped:
+        notes.append(f"The breakdowns leave out {', '.join(dropped)} to fit {width} columns (--format md, csv or "
+                     "json show everything).")
+    return _rich([(title, head, rows), *parts], notes, width, wrap=(0,))
+
+
+def same_columns(sections: list[tuple[str, list[str], list[list[str]]]], width: int, droppable: tuple[str, ...]
+                 ) -> tuple[list[tuple[str, list[str], list[list[str]]]], list[str]]:
+    """Tables that share their columns (breakdowns) keep the same ones: the droppable columns go, in order, until
+    the widest of them fits `width`. Returns the tables and the names left out."""
+    if not sections:
+        return sections, []
+    header = sections[0][1]
+    every_row = [r for _, _, rows in sections for r in rows]
+    names = [title.split(" (")[0] for title, _, _ in sections]  # each table's own first-column header counts too
+    rows = every_row + [[name, *header[1:]] for name in names]
+    keep, dropped = fit_columns(header, rows, width, optional=[header.index(d) for d in droppable if d in header],
+                                wrap=(0,))
+    out = []
+    for title, head, table_rows in sections:
+        out.append((title, [head[i] for i in keep], [[r[i] for i in keep] for r in table_rows]))
+    return out, dropped

@@ -16,14 +16,18 @@ def _share(cell: dict[str, Any] | None) -> str:
     return DASH if not cell else f"{pct(cell)}  ({cell.get('k', 0)})"
 
 
-def render_strategies(summary: dict[str, Any], fmt: ReportFormat, *, width: int = 160) -> str:
+def render_strategies(summary: dict[str, Any], fmt: ReportFormat, *, width: int | None = None) -> str:
     """Text for `fmt` (table or md; csv and json give the empty string: the summary's JSON holds it all)."""
     _check_fmt(fmt)
     block = summary.get("recovery_strategies") or {}
     classifiers: dict[str, Any] = block.get("classifiers") or {}
     if fmt in ("csv", "json") or not classifiers:
         return ""
-    names = [("rules" if key == "rules" else str(c.get("spec") or key)) for key, c in classifiers.items()]
+    specs = [("rules" if key == "rules" else str(c.get("spec") or key)) for key, c in classifiers.items()]
+    # Strategy models are named by a short label, with their spec in a note: a spec (a path) is too long a column.
+    models = iter(range(1, len(specs) + 1))
+    names = ["rules" if spec == "rules" else f"M{next(models)}" for spec in specs]
+    legend = [f"{name} = {spec}" for name, spec in zip(names, specs, strict=True) if name != spec]
     categories = list(block.get("strategies") or [])
     if any(c.get("method") == "model" for c in classifiers.values()):
         categories += ["unparseable", "not_labelled"]
@@ -46,12 +50,14 @@ def render_strategies(summary: dict[str, Any], fmt: ReportFormat, *, width: int 
             rate_rows.append([cat, *cells])
         sections.append((f"Recovery Rate % of scored per strategy, primary judge {judge.get('spec') or primary}",
                          ["Strategy", *names], rate_rows))
-    notes = [RULES_NOTE]
+    notes = [RULES_NOTE] + (["Strategy models: " + "; ".join(legend) + "."] if legend else [])
     for key, c in classifiers.items():
         if c.get("method") == "model" and (c.get("n_unparseable") or c.get("n_not_labelled")):
             notes.append(f"{c.get('spec') or key}: {c.get('n_unparseable', 0)} answers unparseable, "
                          f"{c.get('n_not_labelled', 0)} recoveries not labelled (failed calls: rerun to retry).")
-    return _rich(sections, notes, width) if fmt == "table" else _markdown(sections, notes)
+    if fmt == "table":  # a narrow terminal keeps the rules and the first strategy model
+        return _rich(sections, notes, width, droppable=tuple(reversed(names[2:])), wrap=(0,))
+    return _markdown(sections, notes)
 
 
 def unlabelled_recoveries(summary: dict[str, Any]) -> int:

@@ -101,6 +101,10 @@ def evaluate_signals(labels: Path, log: Path, *, split: Split = "held-out", thre
         "score_source": SCORE_COLUMN if has_score else "dissatisfied flag (0/1: the signal table has no "
                                                      f"{SCORE_COLUMN} column)",
     }
+    if learned is not None:
+        meta["note"] = ("the classifier's scores on the items it was trained on are in-sample: a threshold chosen "
+                        "on dev, when it was trained on dev, is optimistic; its honest dev figures are "
+                        "train-signals' cross-validation")
     return build_result(items, rules_predictions(items, mined, threshold), split=split,
                         target_precision=target_precision, meta=meta)
 

@@ -58,6 +58,8 @@ def _intro(result: dict[str, Any]) -> list[str]:
              f"split: {split} ({result['n']} items, {result['n_dissatisfied']} dissatisfied, "
              f"{result['n_missing']} without a matching reply, counted as not flagged); split by a hash of the "
              f"conversation id, seed {result['split_rule']['seed']!r}, dev share {result['split_rule']['dev_share']}"]
+    if result.get("note"):
+        lines.append(f"note: {result['note']}")
     if result.get("prompt_sha256"):
         lines.append(f"prompt: {', '.join(result.get('prompt_files', []))} sha256 {result['prompt_sha256']}")
     if result.get("failed"):

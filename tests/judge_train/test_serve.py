@@ -110,3 +110,24 @@ def test_health_models_errors_and_batching(served: str) -> None:
                 assert stream.status == 400 and "stream" in (await stream.json())["error"]["message"]
 
     asyncio.run(go())
+
+
+def test_the_serve_command_listens_and_answers(trained: Path) -> None:
+    import os
+    import re
+    import subprocess
+    import sys
+    import urllib.request
+
+    proc = subprocess.Popen([sys.executable, "-m", "uxbench", "judge", "serve", f"lite:{trained}", "--port", "0",
+                             "--name", NAME], stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        found = re.search(r"at (http://127\.0\.0\.1:\d+)/v1", line)
+        assert found, line
+        with urllib.request.urlopen(f"{found.group(1)}/health", timeout=30) as resp:
+            assert json.loads(resp.read())["model"] == NAME
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

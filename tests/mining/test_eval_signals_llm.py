@@ -58,3 +58,11 @@ def test_llm_check_is_measured_like_the_rules(tmp_path: Path) -> None:
     reasons = {m["conversation_id"]: m["reason"] for m in r["missing"]}
     assert reasons["c6"].startswith("model call failed")
     assert r["confusion"]["continue_neutral"] == {"continue": 1, "missing": 2}
+
+
+def test_model_with_learned_signals_or_threshold_is_refused(tmp_path: Path) -> None:
+    log, labels = write_fixture(tmp_path)
+    base = ["mine", "eval-signals", "--labels", str(labels), "--log", str(log), "--model", "openai:loopback"]
+    for extra in (["--threshold", "0.3"], ["--signals", "learned:x"]):
+        got = runner.invoke(app, [*base, *extra])
+        assert got.exit_code != 0 and "drop" in got.output and "Traceback" not in got.output, got.output

@@ -58,6 +58,11 @@ def eval_signals(
             typer.echo(line, err=True)
 
     chosen: Split = split  # type: ignore[assignment]  # checked by _check_split
+    if model is not None and (signals != "rules" or threshold is not None):
+        from uxbench.errors import ConfigError
+
+        raise ConfigError("--model measures the LLM follow-up check, which gives labels, not scores: drop "
+                          + ("--signals" if signals != "rules" else "--threshold") + " or --model")
     if model is None:
         result = evaluate_signals(labels, log, split=chosen, threshold=threshold, target_precision=target_precision,
                                   workdir=workdir, say=say, learned=parse_signals_option(signals))

@@ -46,3 +46,14 @@ def test_search_equals_a_substring_test_over_the_texts(run: Path, tmp_path: Path
                 expected.add(rec.case_id)
     found = SampleIndex(run, tmp_path / "idx").search(Query(q=q, per_page=200))
     assert {r["case_id"] for r in found.rows} == expected and found.total == len(expected)
+
+
+def test_a_search_counts_up_to_the_cap_and_says_so(run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import uxbench.web.sample_index as sample_index
+
+    monkeypatch.setattr(sample_index, "COUNT_CAP", 5)
+    index = SampleIndex(run, tmp_path / "idx")
+    found = index.search(Query(q="question number", per_page=2, page=9))
+    assert found.capped and found.total == 5 and found.pages == 3 and found.page == 3 and len(found.rows) == 1
+    assert not index.search(Query(q="zebrafish")).capped
+    assert index.search(Query()).total == 30  # the cap is for searches only

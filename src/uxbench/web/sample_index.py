@@ -254,12 +254,14 @@ class SampleIndex:
                                        params).fetchone()[0])
             else:
                 total = int(db.execute(f"SELECT COUNT(*) {clause}", params).fetchone()[0])
-            capped = total > COUNT_CAP
-            total = min(total, COUNT_CAP)
+            capped = bool(query.q) and total > COUNT_CAP
+            total = min(total, COUNT_CAP) if capped else total
             per_page = max(1, min(query.per_page, 200))
             page = max(1, min(query.page, max(1, -(-total // per_page))))
+            offset = (page - 1) * per_page
+            limit = max(0, min(per_page, total - offset))  # a capped search's pages end at the cap
             rows = [dict(r) for r in db.execute(f"SELECT {columns} {clause} ORDER BY {order} LIMIT ? OFFSET ?",
-                                                [*params, per_page, (page - 1) * per_page])]
+                                                [*params, limit, offset])]
         return Page(rows=rows, total=total, page=page, per_page=per_page, capped=capped)
 
     def row(self, rid: int) -> dict[str, Any] | None:

@@ -235,3 +235,23 @@ def test_charts_from_report_plots_are_served_as_svg_images(client: TestClient, s
         assert b"<svg" in response.content and b"<script" not in response.content
     assert client.get(f"/runs/{run}/plots/nope.svg").status_code == 404
     assert "Reliability of p(good)" in html and "ECE" in html
+
+
+def test_directory_names_with_markup_are_shown_as_text(served: dict[str, Path], tmp_path: Path) -> None:
+    import shutil
+
+    name = 'run-<img src=x onerror=alert("xss-dir")>'
+    shutil.copytree(served["judge2"], tmp_path / name)
+    mined = tmp_path / 'mined-<script>alert("xss-mine")</script>'
+    shutil.copytree(served["mine"], mined)
+    catalog = build_catalog([str(tmp_path / name), str(mined)])
+    client = TestClient(create_app(catalog, index_dir=tmp_path / "idx"))
+    (run_id,) = catalog.runs
+    (mine_id,) = catalog.mines
+    assert re.fullmatch(r"[A-Za-z0-9._-]+", run_id) and re.fullmatch(r"[A-Za-z0-9._-]+", mine_id)
+    for url in ("/", f"/runs/{run_id}", f"/runs/{run_id}/samples", f"/runs/{run_id}/samples/1",
+                f"/mines/{mine_id}", f"/mines/{mine_id}/turns", f"/curation/mine/{mine_id}"):
+        response = client.get(url)
+        assert response.status_code == 200, url
+        _no_live_payload(response.text)
+    assert "&lt;script&gt;alert(&#34;xss-mine&#34;)&lt;/script&gt;" in client.get("/").text  # the path, as text

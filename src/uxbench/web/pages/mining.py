@@ -74,7 +74,7 @@ def mining_page(request: Request, mine_id: str) -> HTMLResponse:
         raise HTTPException(404, str(exc)) from exc
     return view.page("mining.html", title=f"Mining output {entry.id}", mine=entry, report=report,
                      funnel=funnel(report.stage_counts), signals=TABLE_SIGNALS,
-                     plots=plots_available(),
+                     plots=plots_available(), has_cases=(entry.path / "cases").is_dir(),
                      time_plot=plots_available() and any(d.key != NO_TIME for d in report.by_day))
 
 

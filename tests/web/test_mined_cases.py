@@ -1,0 +1,83 @@
+"""A mining output's exported cases in the viewer: listed with their conversation, curated by case id, and the
+exclusion honoured by `uxbench run --data OUT/cases/...` (end to end, through the real app and the real run)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("nh3")
+pytest.importorskip("httpx")
+
+from fastapi.testclient import TestClient
+from typer.testing import CliRunner
+
+from uxbench.cli.main import app as cli
+from uxbench.runs.store import RunStore
+from uxbench.web.app import create_app
+from uxbench.web.catalog import build_catalog
+
+
+def _row(i: int, gold: str, text: str) -> dict[str, object]:
+    return {"cid": f"mined_judge_{i:04d}", "ground_truth": 1 if gold == "good" else -1,
+            "source_query": {"turn_index": 2, "message": text},
+            "selected_history": [{"turn_index": 0, "role": "user", "message": "hello"},
+                                 {"turn_index": 1, "role": "assistant", "message": "hi"}],
+            "agent_response_full": f"answer {i}", "scenario": "信息与知识查询"}
+
+
+class _Attrs(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.bad: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if any(name.startswith("on") for name, _ in attrs) or (tag == "script" and dict(attrs).get("src") !=
+                                                               "/static/app.js"):
+            self.bad.append(tag)
+
+
+def test_exported_cases_are_listed_curated_and_left_out_of_later_runs(served: dict[str, Path],
+                                                                      tmp_path: Path) -> None:
+    mined = tmp_path / "mined"
+    shutil.copytree(served["mine"], mined)
+    (mined / "cases").mkdir()
+    rows = [_row(i, "bad" if i % 2 else "good", f"question {i}") for i in range(1, 25)]
+    rows[2] = _row(3, "bad", '<script>alert("xss-case")</script> question 3')
+    data = mined / "cases" / "task1_judge.jsonl"
+    data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    catalog = build_catalog([str(mined)])
+    (mine_id,) = catalog.mines
+    client = TestClient(create_app(catalog, index_dir=tmp_path / "idx"))
+    assert f'href="/mines/{mine_id}/cases"' in client.get(f"/mines/{mine_id}").text
+    first = client.get(f"/mines/{mine_id}/cases").text
+    ids = re.findall(r'<div class="card" data-case="([^"]+)">', first)
+    assert ids == [f"mined_judge_{i:04d}" for i in range(1, 21)] and "next ›" in first
+    assert re.findall(r'data-case="([^"]+)"', client.get(f"/mines/{mine_id}/cases?page=2").text) == [
+        f"mined_judge_{i:04d}" for i in range(21, 25)]
+    parser = _Attrs()
+    parser.feed(first)
+    assert not parser.bad and "&lt;script&gt;alert(" in first
+    csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', first)
+    assert csrf
+    done = client.post("/curate", data={"csrf": csrf.group(1), "target": "mine", "target_id": mine_id,
+                                        "case_id": "mined_judge_0003", "action": "exclude",
+                                        "reason": "the label is doubtful", "who": "pm",
+                                        "back": f"/mines/{mine_id}/cases"}, follow_redirects=False)
+    assert done.status_code == 303
+    assert "exclude: the label is doubtful" in client.get(f"/mines/{mine_id}/cases").text
+    result = CliRunner().invoke(cli, ["run", "--model", "scripted:always-good", "--quiet", "--data", str(data),
+                                      "--out", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    with RunStore(tmp_path / "run") as store:
+        ids_run = {r.case_id for r in store.iter_records()}
+    assert len(ids_run) == 23 and "mined_judge_0003" not in ids_run
+    assert client.get(f"/mines/{mine_id}/cases?page=x").status_code == 400
+    shutil.rmtree(mined / "cases")
+    assert client.get(f"/mines/{mine_id}/cases").status_code == 404

@@ -97,6 +97,8 @@ def run(
         typer.echo(line)
     for name, path in sorted(result.outputs.items()):
         typer.echo(f"  {name}: {path}")
+    typer.echo(f"Next: `uxbench mine report {out}` (signal rates, failure patterns, recovery), "
+               f"`uxbench view {out}` (the flagged turns in a local web page; the web extra).")
 
 
 def _count_notes(counts: dict[str, Any]) -> list[str]:
@@ -127,47 +129,21 @@ def _not_a_mining_dir(directory: Path) -> None:
                           f"use `uxbench report {directory}`.")
 
 
-def _rich_table(title: str, header: list[str], rows: list[list[str]]) -> None:
-    from rich.console import Console
-    from rich.table import Table
-
-    console = Console()
-    if not console.is_terminal:  # piped: do not squeeze the table into 80 columns
-        console = Console(width=200)
-    table = Table(title=title, title_justify="left")
-    for i, name in enumerate(header):
-        table.add_column(name, justify="left" if i == 0 else "right", no_wrap=i > 0)
-    for row in rows:
-        table.add_row(*row)
-    console.print(table)
-
-
 @app.command("report", help="Signal rates per scenario and per day, top failure patterns, recovery outcomes.")
 def report(
     directory: Annotated[Path, typer.Argument(help="Output directory of `uxbench mine run`.")],
     format: Annotated[str, typer.Option("--format", callback=_check_format, help="table | md | json")] = "table",
     top: Annotated[int, typer.Option(min=1, help="How many failure patterns to list.")] = 10,
 ) -> None:
-    from uxbench.mining.report import SHORT_HEADER, build_report, rate_cells, report_markdown
+    from uxbench.mining.report import build_report
+    from uxbench.mining.report_text import report_markdown, report_table
 
     _not_a_mining_dir(directory)
     result = build_report(directory, top=top)
     if format == "json":
         typer.echo(json.dumps(result.model_dump(mode="json"), ensure_ascii=False, indent=2))
         return
-    if format == "md":
-        typer.echo(report_markdown(result))
-        return
-    typer.echo(f"{result.conversations} conversations, {result.assistant_turns} assistant turns, "
-               f"{result.dissatisfied_turns} dissatisfied")
-    _rich_table("Signal rates per scenario (share of replies)", ["scenario", *SHORT_HEADER],
-                [rate_cells(r, short=True) for r in result.by_scenario])
-    _rich_table("Signal rates per day", ["day", *SHORT_HEADER], [rate_cells(r, short=True) for r in result.by_day])
-    _rich_table("Top failure patterns" + (" (dimension x signal)" if result.patterns_from == "candidates"
-                                          else " (signal combinations)"),
-                ["pattern", "count", "share"], [[p.pattern, str(p.count), f"{p.share:.1%}"] for p in result.patterns])
-    _rich_table("Recovery outcomes", ["outcome", "count", "share [95% CI]"],
-                [[o.outcome, str(o.count), f"{o.share:.1%} [{o.ci[0]:.0%}, {o.ci[1]:.0%}]"] for o in result.recovery])
+    typer.echo(report_markdown(result) if format == "md" else report_table(result), nl=format == "md")
 
 
 @app.command("audit", help="Recovery strategies after complaints (apology, agreement, error_diagnosis, humor, "
@@ -205,8 +181,13 @@ def audit(
             f"{r.recovered_rate:.0%} [{r.recovered_ci[0]:.0%}, {r.recovered_ci[1]:.0%}]")
         rows.append([r.strategy, str(r.count), f"{r.share:.0%} [{r.ci[0]:.0%}, {r.ci[1]:.0%}]", rate,
                      *(str(r.outcomes[o]) for o in ("recovered", "failed", "user_gave_up", "unknown"))])
-    _rich_table("Recovery strategies", ["strategy", "n", "share [95% CI]", "recovered [95% CI]", "rec",
-                                        "failed", "gave up", "unk"], rows)
+    from uxbench.report.layout import render_tables, terminal_width
+
+    header = ["strategy", "n", f"% of {result.with_reply}\nanswered\n[95% CI]", "recovered %\nof known\n[95% CI]",
+              "recovered", "failed", "gave up", "unknown"]
+    typer.echo(render_tables([("Recovery strategies", header, rows)], [], terminal_width(),
+                             droppable=("unknown", "gave up", "failed", "recovered"), wrap=(0,),
+                             show_all="--format md or json show everything"), nl=False)
 
 
 def _stage_bars(quiet: bool) -> StageBars:

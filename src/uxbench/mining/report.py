@@ -10,6 +10,11 @@ Read from a mining run's output directory:
   dimension when none was kept); without the agents, the most frequent combinations of the signals that
   made a turn dissatisfied;
 - recovery outcomes of the chains that start at each dissatisfied turn, with Wilson intervals.
+
+Every rate keeps its counts (fired / replies where the signal could be computed), because the denominators
+differ: a rephrase is only computable on a reply with a next user message, a thumbs-down on every reply.
+Signals whose source the log does not record (no thumbs, no regenerations anywhere in it) are n/a (None),
+not 0%. Text and Markdown rendering: `mining.report_text`.
 """
 
 from __future__ import annotations
@@ -41,7 +46,11 @@ class SignalRates(BaseModel):
     dissatisfied_rate: float | None
     dissatisfied_ci: tuple[float, float] | None
     signals: dict[str, float | None]
-    """Per signal: fired / turns where it could be computed (None when it never could)."""
+    """Per signal: fired / turns where it could be computed (None when it never could, or the log does not
+    record its source)."""
+    counts: dict[str, tuple[int, int] | None] = Field(default_factory=dict)
+    """Per signal: (fired, turns where it could be computed), the rate's numerator and denominator; None as in
+    `signals`."""
 
 
 class Pattern(BaseModel):
@@ -57,11 +66,20 @@ class OutcomeRow(BaseModel):
     ci: tuple[float, float]
 
 
+RECORDED_BY = {"thumbs_down": "thumbs", "thumbs_up": "thumbs", "regenerate": "regenerations",
+               "copied": "copy or share events"}
+"""Signals read from fields a log may not have, and what the log then lacks."""
+
+
 class MiningReport(BaseModel):
     directory: str
     conversations: int
     assistant_turns: int
     dissatisfied_turns: int
+    overall: SignalRates | None = None
+    """Every assistant turn: the row the per-scenario and per-day tables break down."""
+    not_recorded: list[str] = Field(default_factory=list)
+    """Signals whose source the log does not record (none fired anywhere): n/a in every row."""
     scenarios_from: Literal["agents", "none"]
     by_scenario: list[SignalRates] = Field(default_factory=list)
     by_day: list[SignalRates] = Field(default_factory=list)
@@ -71,15 +89,33 @@ class MiningReport(BaseModel):
     stage_counts: dict[str, Any] = Field(default_factory=dict)
 
 
-def _rates(key: str, rows: list[dict[str, Any]]) -> SignalRates:
+def _rates(key: str, rows: list[dict[str, Any]], not_recorded: frozenset[str] = frozenset()) -> SignalRates:
     n = len(rows)
     bad = sum(bool(r["dissatisfied"]) for r in rows)
     signals: dict[str, float | None] = {}
+    counts: dict[str, tuple[int, int] | None] = {}
     for name in SIGNAL_NAMES:
         computed = [r[name] for r in rows if r[name] is not None]
-        signals[name] = sum(computed) / len(computed) if computed else None
+        usable = bool(computed) and name not in not_recorded
+        signals[name] = sum(computed) / len(computed) if usable else None
+        counts[name] = (sum(computed), len(computed)) if usable else None
     return SignalRates(key=key, turns=n, dissatisfied=bad, dissatisfied_rate=bad / n if n else None,
-                       dissatisfied_ci=wilson_ci(bad, n) if n else None, signals=signals)
+                       dissatisfied_ci=wilson_ci(bad, n) if n else None, signals=signals, counts=counts)
+
+
+def _not_recorded(rows: list[dict[str, Any]], stage_counts: dict[str, Any]) -> frozenset[str]:
+    """Signals from fields the log does not have: no thumbs at all (neither up nor down), no regeneration (none
+    fired and the sessions stage set none apart), no copy events. A log that records them but where nobody used
+    them reads the same; the report says "not in the log" rather than a 0% that looks measured."""
+    fired = {name: any(r[name] for r in rows) for name in RECORDED_BY}
+    out = set()
+    if not fired["thumbs_down"] and not fired["thumbs_up"]:
+        out |= {"thumbs_down", "thumbs_up"}
+    if not fired["regenerate"] and not (stage_counts.get("sessions") or {}).get("regenerated_replies"):
+        out.add("regenerate")
+    if not fired["copied"]:
+        out.add("copied")
+    return frozenset(out)
 
 
 def _candidates(out: Path) -> list[dict[str, Any]]:
@@ -136,60 +172,18 @@ def build_report(out_dir: str | Path, top: int = 10) -> MiningReport:
     n_chains = sum(outcomes.values())
     source, patterns = _patterns(cands, rows, top)
     counts_path = out / "stage_counts.json"
+    stage_counts = orjson.loads(counts_path.read_bytes()) if counts_path.exists() else {}
+    absent = _not_recorded(rows, stage_counts)
     return MiningReport(
         directory=str(out), conversations=len({r["conversation_id"] for r in rows}), assistant_turns=len(rows),
         dissatisfied_turns=sum(bool(r["dissatisfied"]) for r in rows),
+        overall=_rates("all replies", rows, absent), not_recorded=sorted(absent),
         scenarios_from="agents" if by_conv else "none",
-        by_scenario=sorted((_rates(k, v) for k, v in scenarios.items()), key=lambda s: (-s.turns, s.key)),
-        by_day=[_rates(k, days[k]) for k in sorted(days)],
+        by_scenario=sorted((_rates(k, v, absent) for k, v in scenarios.items()), key=lambda s: (-s.turns, s.key)),
+        by_day=[_rates(k, days[k], absent) for k in sorted(days)],
         patterns_from=source,  # type: ignore[arg-type]  # one of the two literals
         patterns=patterns,
         recovery=[OutcomeRow(outcome=o, count=outcomes[o], share=outcomes[o] / n_chains if n_chains else 0.0,
                              ci=wilson_ci(outcomes[o], n_chains)) for o in OUTCOMES],
-        stage_counts=orjson.loads(counts_path.read_bytes()) if counts_path.exists() else {},
+        stage_counts=stage_counts,
     )
-
-
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.1%}"
-
-
-def rate_cells(rates: SignalRates, short: bool = False) -> list[str]:
-    """The cells of one rates row: key, turns, dissatisfied rate [CI], then `TABLE_SIGNALS` (``short``:
-    whole percents, for narrow terminals)."""
-    pct = (lambda v: "n/a" if v is None else f"{v:.0%}") if short else _pct
-    ci = rates.dissatisfied_ci
-    bad = pct(rates.dissatisfied_rate) + (f" [{ci[0]:.0%}, {ci[1]:.0%}]" if ci else "")
-    return [rates.key, str(rates.turns), bad, *(pct(rates.signals[s]) for s in TABLE_SIGNALS)]
-
-
-RATE_HEADER = ["", "turns", "dissatisfied [95% CI]", *TABLE_SIGNALS]
-SHORT_HEADER = ["turns", "dissat. [95% CI]", "down", "regen", "compl", "repeat", "rephr", "dismiss", "skim",
-                "topic", "up", "praise"]
-"""Column names of `rate_cells(short=True)` after the key."""
-
-
-def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
-    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header),
-            *("| " + " | ".join(r) + " |" for r in rows), ""]
-
-
-def report_markdown(report: MiningReport) -> str:
-    """The report as Markdown."""
-    lines = [
-        f"# Mining report: {report.directory}", "",
-        f"{report.conversations} conversations, {report.assistant_turns} assistant turns, "
-        f"{report.dissatisfied_turns} dissatisfied ({_pct(report.dissatisfied_turns / report.assistant_turns if report.assistant_turns else None)}).",  # noqa: E501
-        "",
-        "## Signal rates per scenario" + ("" if report.scenarios_from == "agents" else " (no agents: unlabelled)"),
-        "", *_md_table(["scenario", *RATE_HEADER[1:]], [rate_cells(r) for r in report.by_scenario]),
-        "## Signal rates per day", "", *_md_table(["day", *RATE_HEADER[1:]], [rate_cells(r) for r in report.by_day]),
-        "## Top failure patterns (" + ("dimension x signal" if report.patterns_from == "candidates"
-                                       else "signal combinations on dissatisfied turns") + ")", "",
-        *_md_table(["pattern", "count", "share"], [[p.pattern, str(p.count), _pct(p.share)] for p in report.patterns]),
-        "## Recovery outcomes (chains from dissatisfied turns)", "",
-        *_md_table(["outcome", "count", "share [95% CI]"],
-                   [[o.outcome, str(o.count), f"{_pct(o.share)} [{o.ci[0]:.0%}, {o.ci[1]:.0%}]"]
-                    for o in report.recovery]),
-    ]
-    return "\n".join(lines)

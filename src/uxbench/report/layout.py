@@ -93,6 +93,7 @@ Section = tuple[str, list[str], list[list[str]]]
 def render_tables(
     sections: Sequence[Section], notes: Sequence[str], width: int, *, droppable: Sequence[str] = (),
     wrap: Sequence[int] = (0, 1), after: Sequence[Sequence[str]] | None = None,
+    show_all: str = "--format md, csv or json show everything",
 ) -> str:
     """Terminal tables no wider than `width`: columns named in `droppable` go (in that order) while a table is
     too wide, and a note says which; columns in `wrap` wrap and fold long names, the others (figures) are never
@@ -106,8 +107,7 @@ def render_tables(
         shown.append((title, *select(header, rows, keep), [i in wrap for i in keep]))
         if dropped:
             names = ", ".join(name.replace("\n", " ") for name in dropped)
-            dropped_notes.append(f"'{title}' leaves out {names} to fit {width} columns "
-                                 "(--format md, csv or json show everything).")
+            dropped_notes.append(f"'{title}' leaves out {names} to fit {width} columns ({show_all}).")
     for note in [*notes, *dropped_notes]:
         console.print(Text(note))
     for i, (title, header, rows, wraps) in enumerate(shown):

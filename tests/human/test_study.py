@@ -100,3 +100,45 @@ def test_a_study_from_data_and_from_a_task2_run(tmp_path: Path) -> None:
     results = study_results(study, n_boot=100)
     assert results["human_judge"]["openai:judge-x"]["agreement"]["value"] == 1.0
     assert results["annotators"][0]["accuracy"] is None  # no labels: no accuracy
+
+
+def test_pairwise_between_two_task2_runs(tmp_path: Path) -> None:
+    a = write_eval_run(tmp_path / "ra", "openai:model-a", {"openai:judge-x": ["good", "bad"] * 5})
+    b = write_eval_run(tmp_path / "rb", "openai:model-b", {"openai:judge-x": ["bad", "bad"] * 5})
+    study = Study.create(tmp_path / "s", [str(a), str(b)], n=6, annotators=2, mode="pairwise", seed=3)
+    items = study.items()
+    assert len(items) == 6 and all(i["label"] is None for i in items)
+    for item in items:
+        shown = study.shown(item["item_id"])  # the two conversations only (these test replies name their model)
+        assert set(shown or {}) == {"a", "b"} and "judge-x" not in json.dumps(shown)
+        assert all(set(turn) == {"role", "text"} for side in (shown or {}).values() for turn in side)
+        assert sorted(item["hidden"]["models"].values()) == ["openai:model-a", "openai:model-b"]
+    one, two = study.annotators()
+    for item in items:  # both annotators prefer model A's reply
+        side = next(k for k, v in item["hidden"]["models"].items() if v == "openai:model-a")
+        study.judge(one, item["item_id"], side)
+        study.judge(two, item["item_id"], side)
+    results = study_results(study, n_boot=100)
+    assert results["preference"]["openai:model-a"]["value"] == 1.0
+    assert results["fleiss"]["kappa"] is None or results["fleiss"]["p_bar"] == 1.0
+    picks = [i["hidden"]["judges"]["openai:judge-x"] for i in items]
+    # judge-x called A's reply good on even cases and B's bad everywhere: it prefers A there, no preference else
+    judge = results["human_judge"]["openai:judge-x"]
+    assert judge["n"] == sum(p is not None for p in picks) and judge["agreement"]["value"] == 1.0
+    with pytest.raises(UxbenchError, match="pairwise"):
+        Study.create(tmp_path / "t", [str(a), str(b)], n=6, annotators=2)
+
+
+def test_human_new_takes_two_runs_for_a_pairwise_study(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from uxbench.cli.main import app
+
+    a = write_eval_run(tmp_path / "ra", "openai:model-a", {"openai:judge-x": ["good", "bad"] * 3})
+    b = write_eval_run(tmp_path / "rb", "openai:model-b", {"openai:judge-x": ["bad", "good"] * 3})
+    result = CliRunner().invoke(app, ["human", "new", "--from", str(a), "--from", str(b), "--mode", "pairwise",
+                                      "--n", "4", "--annotators", "2", "--out", str(tmp_path / "s")])
+    assert result.exit_code == 0, result.output
+    assert f"from {a} vs {b}" in result.output and result.output.count("/h/") == 2
+    bad = CliRunner().invoke(app, ["human", "new", "--from", str(a), "--from", str(b), "--out", str(tmp_path / "t")])
+    assert bad.exit_code == 2 and "--mode pairwise" in bad.output

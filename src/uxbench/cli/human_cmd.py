@@ -12,7 +12,7 @@ app = typer.Typer(no_args_is_help=True, add_completion=False)
 
 @app.command("new", help="Create a study: N items stratified by class, one unguessable link per annotator.")
 def new(
-    source: Annotated[str, typer.Option("--from", help="A run directory, or Task 1 data (a file, a directory, demo).")],
+    source: Annotated[list[str], typer.Option("--from", help="A run directory, or Task 1 data (a file, a directory, demo); with --mode pairwise also two Task 2/3 runs (--from A --from B).")],  # noqa: E501
     out: Annotated[Path, typer.Option(help="The study directory to create.")],
     n: Annotated[int, typer.Option("--n", min=1, help="Items in the study.")] = 50,
     annotators: Annotated[int, typer.Option(min=1, help="Annotators (one link each).")] = 3,
@@ -24,7 +24,7 @@ def new(
 
     study = Study.create(out, source, n=n, annotators=annotators, mode=mode, seed=seed)
     meta = study.meta()
-    typer.echo(f"Study of {meta['n']} {mode} items from {source} in {out}.")
+    typer.echo(f"Study of {meta['n']} {mode} items from {meta['source']} in {out}.")
     typer.echo(f"Serve it with: uxbench human serve {out}   Links (give each annotator only their own):")
     for a in study.annotators():
         typer.echo(f"  {a.name}: {base_url.rstrip('/')}/h/{a.token}")

@@ -44,12 +44,15 @@ def study_results(study: Study, *, n_boot: int = 2000, seed: int = 0) -> dict[st
         judges[name]["accuracy_vs_labels"] = proportion(sum(v == lab for v, lab in truth), len(truth)) \
             if truth else None
     majority_labelled = [(m, i["label"]) for m, i in zip(majority, items, strict=True) if m and i["label"]]
+    picks = [i["hidden"]["models"][m] for m, i in zip(majority, items, strict=True) if m and i["hidden"].get("models")]
+    models = sorted({name for i in items for name in (i["hidden"].get("models") or {}).values()})
     return {"kind": "uxbench.human_study", "mode": meta.get("mode"), "source": meta.get("source"),
             "task": meta.get("task"), "n_items": len(items), "n_annotators": len(annotators),
             "annotators": per_annotator, "fleiss": fleiss,
             "majority_accuracy": proportion(sum(m == lab for m, lab in majority_labelled), len(majority_labelled))
             if majority_labelled else None,
-            "human_judge": judges}
+            "human_judge": judges,
+            "preference": {name: proportion(picks.count(name), len(picks)) for name in models} if picks else None}
 
 
 def export_rows(study: Study) -> list[dict[str, Any]]:
@@ -82,6 +85,10 @@ def results_text(results: dict[str, Any]) -> str:
         lines.append(f"Fleiss' kappa: {kappa} over {fleiss['n_items']} items judged by all "
                      f"{fleiss['n_raters']} annotators")
     lines.append(f"Human majority against the labels: {pct(results['majority_accuracy'])}")
+    if results.get("preference"):
+        lines.append("Human majority's preference (pairwise runs):")
+        for name, cell in results["preference"].items():
+            lines.append(f"  {name}: {pct(cell)}")
     if results["human_judge"]:
         lines.append("Human majority vs each judge:")
         for name, r in results["human_judge"].items():

@@ -80,7 +80,7 @@ def from_run(path: Path) -> tuple[list[Candidate], dict[str, Any]]:
                                      str(seen.get(primary or "") or "unscored"), _scenario(case), seen))
     finally:
         store.close()
-    return out, {"source": str(path), "task": task, "kind": "run"}
+    return out, {"source": str(path), "task": task, "kind": "run", "model": model}
 
 
 def from_data(source: str) -> tuple[list[Candidate], dict[str, Any]]:

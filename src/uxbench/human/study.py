@@ -22,7 +22,7 @@ import orjson
 
 from uxbench.errors import UxbenchError
 from uxbench.fileio import connect_sqlite
-from uxbench.human.sources import Candidate, load_candidates
+from uxbench.human.sources import Candidate, from_run, load_candidates
 
 STUDY_DB = "study.sqlite"
 Mode = Literal["pointwise", "pairwise"]
@@ -93,6 +93,34 @@ def _judge_pick(good: Candidate, bad: Candidate, good_side: str) -> dict[str, st
     return out
 
 
+def _two_runs(first: str, second: str, n: int, rng: random.Random) -> tuple[list[tuple[str, None, str, dict[str, Any]]],
+                                                                       dict[str, Any]]:
+    """Pairwise items from two Task 2/3 runs: the same case's two replies as A and B (random order), no label;
+    a judge prefers the reply it called good when it called the other bad."""
+    (cands_a, info_a), (cands_b, info_b) = from_run(Path(first)), from_run(Path(second))
+    if info_a["task"] == "judge" or info_b["task"] == "judge" or info_a["task"] != info_b["task"]:
+        raise UxbenchError("a pairwise study of two runs needs two Task 2 (or two Task 3) runs; for Task 1 pass one "
+                           "run or data set.")
+    by_case = {c.case_id: c for c in cands_b}
+    shared = [c for c in cands_a if c.case_id in by_case]
+    if not shared:
+        raise UxbenchError(f"{first} and {second} share no case with a reply.")
+    rng.shuffle(shared)
+    rows: list[tuple[str, None, str, dict[str, Any]]] = []
+    for one in shared[:n]:
+        other = by_case[one.case_id]
+        swap = rng.random() < 0.5
+        a, b = (other, one) if swap else (one, other)
+        models = {"A": info_b["model"] if swap else info_a["model"], "B": info_a["model"] if swap else info_b["model"]}
+        judges: dict[str, str | None] = {}
+        for name in set(a.judges) & set(b.judges):
+            pair = (a.judges[name], b.judges[name])
+            judges[name] = "A" if pair == ("good", "bad") else "B" if pair == ("bad", "good") else None
+        rows.append((orjson.dumps({"a": a.turns, "b": b.turns}).decode(), None, one.scenario or "",
+                     {"case_id": one.case_id, "models": models, "judges": judges}))
+    return rows, {"source": f"{first} vs {second}", "task": info_a["task"]}
+
+
 class Study:
     def __init__(self, directory: str | Path) -> None:
         self.dir = Path(directory)
@@ -113,8 +141,12 @@ class Study:
 
     # -- creating ---------------------------------------------------------------------------
     @classmethod
-    def create(cls, directory: str | Path, source: str, *, n: int, annotators: int, mode: str = "pointwise",
-               seed: int = 0) -> Study:
+    def create(cls, directory: str | Path, source: str | list[str], *, n: int, annotators: int,
+               mode: str = "pointwise", seed: int = 0) -> Study:
+        """A study drawn from one run or data set, or (pairwise) from two Task 2/3 runs on the same cases."""
+        sources = [source] if isinstance(source, str) else list(source)
+        if not 1 <= len(sources) <= 2 or (len(sources) == 2 and mode != "pairwise"):
+            raise UxbenchError("pass one --from, or two Task 2/3 runs with --mode pairwise.")
         if mode not in CHOICES:
             raise UxbenchError(f"--mode must be pointwise or pairwise, not {mode!r}.")
         if n < 1 or annotators < 1:
@@ -122,14 +154,18 @@ class Study:
         study = cls(directory)
         if study.path.exists():
             raise UxbenchError(f"{study.path} exists already: choose another --out, or serve that study.")
-        candidates, info = load_candidates(source)
         rng = random.Random(seed)
         rows: list[tuple[str, str | None, str, dict[str, Any]]] = []  # shown, label, stratum, hidden
-        if mode == "pointwise":
+        if len(sources) == 2:
+            pairs, info = _two_runs(sources[0], sources[1], n, rng)
+            rows.extend(pairs)
+        elif mode == "pointwise":
+            candidates, info = load_candidates(sources[0])
             for c in _stratified(candidates, n, rng):
                 rows.append((orjson.dumps({"turns": c.turns}).decode(), c.label, c.stratum,
                              {"case_id": c.case_id, "judges": c.judges, "scenario": c.scenario}))
         else:
+            candidates, info = load_candidates(sources[0])
             for good, bad in _pairs(candidates, n, rng):
                 side = rng.choice("AB")
                 a, b = (good, bad) if side == "A" else (bad, good)

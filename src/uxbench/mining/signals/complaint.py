@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-_F = re.IGNORECASE
+from uxbench.mining.signals.fastre import WordRegex, blank
 
 _NEUTRAL_ZH = re.compile(
     r"不错|没错|错误码|错误代码|错误信息|错误提示|报错信息|错过|纠错|容错|试错|错题|错别字|对错|交错|错开"
@@ -27,10 +27,10 @@ _NEUTRAL_ZH = re.compile(
     r"我(?:之前|刚才|刚刚|自己|也)?(?:记|打|写|说|看|搞|弄|输|算|拼|理解|听|发|填|选|传)错|(?:刚才|不好意思|抱歉)[^，,。]{0,4}(?:发|打|写|填|输)错"
     r"|垃圾(?:分类|桶|邮件|回收|短信|食品|袋|站|车|处理|清理|场)|没用过|没有用过|无语言|服了你了"
     r"|(?:如果|要是|万一|假如|的话|担心|怕)[^，,。？?]{0,8}(?:还是)?(?:不行|没用|不管用|不对|失败)"
-    r"|(?:不|没|没有|不会|毫不|绝不|并不|一点也不|一点都不)(?:失望|后悔|上当)|没得说|不值一提|"
+    r"|(?:不|没|没有|不会|毫不|绝不|并不|一点也不|一点都不)(?:失望|后悔|上当)|没得说|不值一提"
     r"|(?:不行|没用|不管用|失败)的话|投诉(?:进度|流程|渠道在哪|电话是|结果)|人工客服的|人工(?:服务)?(?:时间|几点)"
 )
-_NEUTRAL_EN = re.compile(
+_NEUTRAL_EN = WordRegex(
     r"\bnot (?:bad|wrong|a problem|an issue)\b|\bnothing (?:wrong|bad|incorrect)\b|\bno (?:problem|worries"
     r"|issue)\b"
     r"|\bnot (?:too|that) (?:bad|wrong)\b|\b(?:you'?re|you are|that'?s|that is|it'?s) (?:right|correct"
@@ -38,7 +38,6 @@ _NEUTRAL_EN = re.compile(
     r"|\bmy (?:mistake|bad|fault)\b|\bi was wrong\b|\bwhat(?:'s| is) wrong with (?:my|this|the|it|using)\b"
     r"|\banything wrong\b|\bwrong with (?:using|my)\b|\berror (?:code|message|handling)\b"
     r"|\bcan'?t go wrong\b",
-    _F,
 )
 
 _COMPLAINT_ZH = re.compile(
@@ -69,7 +68,7 @@ _SUBJ = (
     r"(?:that|this|it|you|your (?:answer|code|reply|response|solution|math|calculation)"
     r"|answer|code|regex|query|summary|translation|result|reply|response|solution|output|formula|math|calculation|function|script)"
 )
-_COMPLAINT_EN = re.compile(
+_COMPLAINT_EN = WordRegex(
     rf"\b{_SUBJ}(?:'s|'re| is| are| was| were)"
     r"(?: (?:still|just|completely|totally|all|clearly|definitely|so|plain|simply|obviously|also))?"
     r" (?:wrong|incorrect|false|inaccurate|broken|useless|nonsense|garbage"
@@ -101,7 +100,6 @@ _COMPLAINT_EN = re.compile(
     r"|an )?[\w-]+\b"
     r"|\bi (?:wanted|asked for|need|needed) [^,.]{1,30}, not\b"
     r"|\byou made a mistake\b|\bthere'?s a mistake\b|\bmistake in (?:your|the|this)\b",
-    _F,
 )
 
 
@@ -130,7 +128,7 @@ _IMPLICIT_ZH = re.compile(
     r"|(?:真是|太)牛了|服务(?:真)?(?:到位|好)啊|就这样(?:随便|对待)|就这？|打发我|搪塞|踢皮球|推来推去|一直拖|就是在拖|拖着"
     r"|有人(?:看|管|处理)吗|有没有人(?:管|理|处理|回复|看)|还没(?:解决|处理|到|退|回复)|等了[^，,。]{0,6}(?:天|周|星期|月|小时)",
 )
-_IMPLICIT_EN = re.compile(
+_IMPLICIT_EN = WordRegex(
     r"\byou (?:said|told me|mentioned|wrote|claimed|stated|just said)\b[^?!]{0,160}?\b(?:but|and (?:now|then)"
     r"|yet|however|now you|then you)\b"
     r"|\bi'?m (?:a bit |a little |so |really |very |still |now |kind of |kinda )?confused\b|\bthis is confusing\b"
@@ -153,42 +151,48 @@ _IMPLICIT_EN = re.compile(
     r"|\bwhy (?:did|do|would) you (?:say|write|use|give|put|add|change|remove|ignore|repeat|include)\b"
     r"|\byou (?:can'?t|cannot) (?:even|do)\b|\bare you (?:sure|kidding|joking)\b|\b(?:dumb|stupid|idiot|useless"
     r"|lazy|pathetic)\b",
-    _F,
 )
-_HINT_EN = re.compile(
+_HINT_EN = WordRegex(
     r"\bi don'?t think (?:you|that|this|it|so)\b|\bclose,? but\b|\bnot quite\b|\balmost,? but\b"
     r"|\b(?:wrong|incorrect)\b|\bi (?:still )?don'?t (?:understand|get it|see)\b|\bthat'?s not\b",
-    _F,
 )
 _HINT_ZH = re.compile(r"还是不(?:太)?(?:明白|懂|理解|清楚)|没看懂|看不懂|不太对|好像不对|似乎不对|唉|哎|呵呵")
 
 SCORE_EXPLICIT = 0.9
 SCORE_IMPLICIT = 0.7
 SCORE_HINT = 0.35
-_TIERS = (
-    (SCORE_EXPLICIT, "explicit", (_COMPLAINT_ZH, _COMPLAINT_EN)),
-    (SCORE_IMPLICIT, "implicit", (_IMPLICIT_ZH, _IMPLICIT_EN)),
-    (SCORE_HINT, "hint", (_HINT_ZH, _HINT_EN)),
-)
-
-
-def _blank(pattern: re.Pattern[str], text: str) -> str:
-    return pattern.sub(lambda m: " " * len(m.group(0)), text)
+_ZH_TIERS = ((SCORE_EXPLICIT, _COMPLAINT_ZH), (SCORE_IMPLICIT, _IMPLICIT_ZH), (SCORE_HINT, _HINT_ZH))
+_EN_TIERS = ((SCORE_EXPLICIT, _COMPLAINT_EN), (SCORE_IMPLICIT, _IMPLICIT_EN), (SCORE_HINT, _HINT_EN))
+_HAS_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_HAS_LATIN = re.compile(r"[A-Za-z]")
 
 
 def score_complaint(text: str, max_chars: int = 300) -> tuple[float, str] | None:
     """(score, snippet) of the strongest complaint in a user message, or None. Only the first `max_chars`
-    characters are tested (see the module's notes)."""
+    characters are tested (see the module's notes). The Chinese patterns run only on text with Chinese
+    characters, the English ones only on text with Latin letters."""
     head = text[:max_chars]
     if not head.strip():
         return None
-    masked = _blank(_NEUTRAL_EN, _blank(_NEUTRAL_ZH, head))
-    for score, _tier, patterns in _TIERS:
-        for pattern in patterns:
-            m = pattern.search(masked)
-            if m is not None:
-                start, end = max(0, m.start() - 6), min(len(head), m.end() + 6)
-                return score, head[start:end].strip()
+    best: tuple[float, int, int] | None = None
+    if _HAS_CJK.search(head):
+        masked = blank(head, (m.span() for m in _NEUTRAL_ZH.finditer(head)))
+        best = _first(_ZH_TIERS, masked)
+    if (best is None or best[0] < SCORE_EXPLICIT) and _HAS_LATIN.search(head):
+        found = _first(_EN_TIERS, blank(head, _NEUTRAL_EN.spans(head)))
+        if found is not None and (best is None or found[0] > best[0]):
+            best = found
+    if best is None:
+        return None
+    start, end = max(0, best[1] - 6), min(len(head), best[2] + 6)
+    return best[0], head[start:end].strip()
+
+
+def _first(tiers: tuple[tuple[float, re.Pattern[str] | WordRegex], ...], masked: str) -> tuple[float, int, int] | None:
+    for score, pattern in tiers:
+        m = pattern.search(masked)
+        if m is not None:
+            return score, m.start(), m.end()
     return None
 
 

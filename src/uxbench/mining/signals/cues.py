@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from uxbench.mining.signals.fastre import WordRegex
 from uxbench.mining.signals.similarity import (
     STOP_WORDS,
     changed_tokens,
@@ -28,7 +29,7 @@ _CONTINUE_EN = re.compile(
     r"|(?:and |what about )?the rest(?: of (?:it|the \w+))?)\s*[.!?]*\s*(?:please)?\s*[.!?]*\s*$",
     _F,
 )
-_CONTINUE_EN_ANY = re.compile(
+_CONTINUE_EN_ANY = WordRegex(
     r"\b(?:the |write the |show the )?next (?:part|chapter|scene|section|paragraph|chunk|page|step|one|verse"
     r"|episode|batch|lines?)\b|\b(?:do|doing) the same\b|\bthe same (?:for|with|thing for|in)\b"
     r"|\bsame (?:for|with)\b|\bnow (?:do|write|explain|translate|try|make|give|convert|the)\b"
@@ -38,7 +39,6 @@ _CONTINUE_EN_ANY = re.compile(
     r"|^\s*(?:please\s+|ok(?:ay)?[,.]?\s+|now\s+)?(?:continue|cont|go on|keep going|go ahead|carry on)(?![a-z])"
     r"|\b(?:do|write|give me|make) (?:another|one more)(?: one)?\b|\bnext question\b"
     r"|^\s*(?:question|q|problem|exercise|task)\s*\d+\b",
-    _F,
 )
 _CONTINUE_ZH = re.compile(
     r"^(?:好的?[，,。]?|嗯[，,]?|然后)?(?:(?:继续|接着)(?=$|[，,。.!！~～]|写|讲|说|来|吧|呀|啊|下去|生成"
@@ -57,7 +57,7 @@ _OPTION_A = re.compile(r"(?:^|\s)\(?A\s*[).:、]\s*\S")
 _OPTION_B = re.compile(r"(?:^|\s)\(?B\s*[).:、]\s*\S")
 _QUIZ_NUMBER = re.compile(r"^\s*(?:question|q)\s*\d+|第[一二三四五六七八九十\d]+题", re.I)
 # A message that points back at the reply ("what about", "那", "这个").
-_ANAPHORA_EN = re.compile(
+_ANAPHORA_EN = WordRegex(
     r"^\s*(?:and|then|so|but|also|what about|how about|what if|and if|and what|ok(?:ay)?,? (?:and|so|but|what"
     r"|how)"
     r"|is (?:it|that|this|there)|are (?:they|those|these)|does (?:it|that|this)|do (?:they|i need)"
@@ -66,7 +66,6 @@ _ANAPHORA_EN = re.compile(
     r"|\b(?:it|that)'?s\b"
     r"|\b(?:is|does|do|did|was|will|would|can) (?:it|that|they)\b|\b(?:use|with|of|about|from|in) (?:it|that"
     r"|them)\b",
-    _F,
 )
 _ANAPHORA_ZH = re.compile(
     r"^(?:(?:好的?|嗯|哦|明白了?|懂了|了解|ok)[，,。！!]?)?(?:那|那么|如果|要是|这个|那个|这样|这种|这些|那些"
@@ -75,15 +74,15 @@ _ANAPHORA_ZH = re.compile(
     r"|上面|刚才|你说的|你刚|前面(?:说|提)|其中|这一步|这么做|这样做|这样的话|按你说的|照你说的"
 )
 # The user says what they meant: a rephrase whatever the wording.
-_REPHRASE = re.compile(
-    r"\bi mean\b|\bi meant\b|\bwhat i mean\b|\bin other words\b|\blet me rephrase\b|\bto be clear\b"
-    r"|\bi need the actual\b|\bi want the actual\b|\bi'?m asking (?:about|how|what|for)\b|\bmy question is\b"
-    r"|我的意思是|我是说|我是想|我想问的是|我想要的是|换个说法|换句话说|我需要的是|我要问的是|准确地说"
-    r"|具体来说|\b(?:make it|explain(?: it)?|say it|put it|rewrite it) (?:simpler|easier|in simpler|in plain"
-    r"|more simply)"
-    r"|\beasier to understand\b|\bin (?:simple|simpler|plain|layman'?s) (?:terms|words|english)\b|\beli5\b"
-    r"|说(?:得)?简单点|通俗(?:一点|易懂|点)|说人话",
-    _F,
+_REPHRASE_EN = WordRegex(
+    r"i mean\b|i meant\b|what i mean\b|in other words\b|let me rephrase\b|to be clear\b"
+    r"|i need the actual\b|i want the actual\b|i'?m asking (?:about|how|what|for)\b|my question is\b"
+    r"|(?:make it|explain(?: it)?|say it|put it|rewrite it) (?:simpler|easier|in simpler|in plain|more simply)"
+    r"|easier to understand\b|in (?:simple|simpler|plain|layman'?s) (?:terms|words|english)\b|eli5\b"
+)
+_REPHRASE_ZH = re.compile(
+    r"我的意思是|我是说|我是想|我想问的是|我想要的是|换个说法|换句话说|我需要的是|我要问的是|准确地说"
+    r"|具体来说|说(?:得)?简单点|通俗(?:一点|易懂|点)|说人话"
 )
 # Words that only intensify a repeat ("again", "啊"): adding them does not extend a request.
 _FILLER = frozenset(
@@ -153,7 +152,7 @@ def continuation_cue(text: str) -> str | None:
     for pattern in (_CONTINUE_EN, _CONTINUE_ZH, _CONTINUE_EN_ANY):
         m = pattern.search(stripped)
         if m:
-            return m.group(0).strip() or stripped
+            return stripped[m.start():m.end()].strip() or stripped
     return None
 
 
@@ -161,13 +160,13 @@ def anaphora_cue(text: str) -> str | None:
     """A reference back to the reply ("what about ...", "and if ...", "那...", "这个...")."""
     stripped = text.strip()
     m = _ANAPHORA_EN.search(stripped) or _ANAPHORA_ZH.search(stripped)
-    return m.group(0).strip() if m else None
+    return stripped[m.start():m.end()].strip() if m else None
 
 
 def rephrase_cue(text: str) -> str | None:
     """The user restates what they meant ("I mean", "我的意思是")."""
-    m = _REPHRASE.search(text)
-    return m.group(0) if m else None
+    m = _REPHRASE_EN.search(text) or _REPHRASE_ZH.search(text)
+    return text[m.start():m.end()] if m else None
 
 
 def same_instruction_new_payload(prev: str, nxt: str) -> str | None:

@@ -11,26 +11,30 @@ from __future__ import annotations
 
 import re
 
+from uxbench.mining.signals.fastre import WordRegex
+
 _F = re.IGNORECASE
 
 # What a program, compiler, shell or server prints when it fails.
-_MACHINE = re.compile(
-    r"Traceback \(most recent call last\)|\b[A-Z][A-Za-z]+(?:Error|Exception|Warning)\b\s*[:(]"
-    r"|(?i:\b(?:error|fatal|exception|warning)\s*(?:\[[\w-]+\]|[A-Z]{1,4}\d{2,5})?\s*:\s*\S"
-    r"|\b(?:is|was|are) not (?:defined|a function|iterable|callable|subscriptable|recognized|found|declared)\b"
-    r"|\bnot defined\b|\bundefined (?:reference|method|variable|index|offset|is not)\b"
-    r"|\bcommand not found\b|\bno such (?:file|directory|table|column|module)\b|\bmodule not found\b"
-    r"|\bcannot (?:find|read propert|resolve|import|open|convert|be applied)|\bcould not (?:find|resolve|load"
-    r"|open|connect)\b|\bunexpected (?:token|end of|eof|indent|character|keyword)\b|\bsyntax ?error\b"
-    r"|\bsegmentation fault\b|\bpermission denied\b|\bstack ?trace\b|\bexit(?:ed with)? (?:code|status) [1-9]"
-    r"|\b(?:response|status|http|error) code:? ?[45]\d\d\b|\b[45]\d\d (?:bad request|unauthorized|forbidden"
-    r"|not found|internal server error)\b|\bdid not match any\b|\bfailed to (?:compile|build|load|connect"
-    r"|execute|open|parse|resolve|install)\b|\bcompil(?:e|ation|er) (?:error|failed)\b|\bbuild failed\b"
-    r"|\bnull ?pointer\b|\bout of (?:range|bounds|memory)\b|\bmissing (?:\d+ )?required\b)|\bNaN\b",
+_MACHINE_CASED = re.compile(
+    r"Traceback \(most recent call last\)|\b[A-Z][A-Za-z]+(?:Error|Exception|Warning)\b\s*[:(]|\bNaN\b"
+)
+_MACHINE = WordRegex(
+    r"(?:error|fatal|exception|warning)\s*(?:\[[\w-]+\]|[a-z]{1,4}\d{2,5})?\s*:\s*\S"
+    r"|(?:is|was|are) not (?:defined|a function|iterable|callable|subscriptable|recognized|found|declared)\b"
+    r"|not defined\b|undefined (?:reference|method|variable|index|offset|is not)\b"
+    r"|command not found\b|no such (?:file|directory|table|column|module)\b|module not found\b"
+    r"|cannot (?:find|read propert|resolve|import|open|convert|be applied)|could not (?:find|resolve|load"
+    r"|open|connect)\b|unexpected (?:token|end of|eof|indent|character|keyword)\b|syntax ?error\b"
+    r"|segmentation fault\b|permission denied\b|stack ?trace\b|exit(?:ed with)? (?:code|status) [1-9]"
+    r"|(?:response|status|http|error) code:? ?[45]\d\d\b|[45]\d\d (?:bad request|unauthorized|forbidden"
+    r"|not found|internal server error)\b|did not match any\b|failed to (?:compile|build|load|connect"
+    r"|execute|open|parse|resolve|install)\b|compil(?:e|ation|er) (?:error|failed)\b|build failed\b"
+    r"|null ?pointer\b|out of (?:range|bounds|memory)\b|missing (?:\d+ )?required\b"
 )
 # The user saying that what they were given fails.
-_REPORT_EN = re.compile(
-    r"\b(?:i'?m|i am|im|am) (?:still )?(?:getting|seeing|receiving|having)\b[^.?!\n]{0,40}"
+_REPORT_EN = WordRegex(
+    r"(?:i'?m|i am|im|am) (?:still )?(?:getting|seeing|receiving|having)\b[^.?!\n]{0,40}"
     r"\b(?:error|exception|issue|problem|warning|message|output|result)s?\b"
     r"|\b(?:i )?(?:got|get|getting|gets|received|receive|see|seeing) (?:this|an|the|a|these|following|same"
     r"|another|new|some)\b[^.?!\n]{0,20}\b(?:error|exception|warning)s?\b"
@@ -43,7 +47,6 @@ _REPORT_EN = re.compile(
     r"|broken|wrong|incorrect|the same|blank|empty|nothing|missing|stuck)\b"
     r"|\b(?:didn'?t|did not|doesn'?t|does not|won'?t|will not|isn'?t|not) (?:work|working|compile|run|build"
     r"|load|start|install|change|help|fix|solve)\b|\b(?:error|crash|fail)s? again\b",
-    _F,
 )
 _REPORT_ZH = re.compile(
     r"报错|报了?(?:个|一个)?错|出错|错误[:：]|提示[^，,。]{0,12}(?:错误|失败|找不到|不存在|异常|未定义|无效)"
@@ -81,6 +84,8 @@ SCORE_WITHOUT_CODE = 0.4
 SCORE_ASKED = 0.15
 """The reply asked for the error: the message answers it."""
 _HEAD_CHARS = 1500
+_HAS_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_HAS_LATIN = re.compile(r"[A-Za-z]")
 
 
 def reply_gives_code_or_steps(reply: str) -> bool:
@@ -90,7 +95,9 @@ def reply_gives_code_or_steps(reply: str) -> bool:
 def find_error_report(next_user: str, reply: str) -> tuple[float, str] | None:
     """(score, evidence) when the user's message reports an error or a failure, else None."""
     head = next_user[:_HEAD_CHARS]
-    m = _REPORT_EN.search(head) or _REPORT_ZH.search(head) or _MACHINE.search(head)
+    latin = _HAS_LATIN.search(head) is not None
+    m = ((_REPORT_EN.search(head) if latin else None) or (_REPORT_ZH.search(head) if _HAS_CJK.search(head) else None)
+         or (_MACHINE_CASED.search(head) or _MACHINE.search(head) if latin else None))
     if m is None:
         return None
     snippet = head[max(0, m.start() - 10): m.end() + 10].strip().replace("\n", " ")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from uxbench.mining.signals.fastre import WordRegex
 from uxbench.mining.types import Turn
 
 _F = re.IGNORECASE
@@ -21,7 +22,7 @@ _PRAISE_ZH = re.compile(
     r"|解决了|可以可以|好用(?!的)|明白了|懂了|学到了|没毛病|说得对|就是这样|正是|就用这个|很好|非常好|清楚了"
     r"|有道理|靠谱"
 )
-_PRAISE_EN = re.compile(
+_PRAISE_EN = WordRegex(
     r"\b(?:thanks?|thank you|thx|ty|tysm|cheers|perfect|great|awesome|excellent|amazing|brilliant|fantastic"
     r"|helpful"
     r"|wonderful|nice|cool|exactly|love it|good job|well done|not bad|makes sense|got it|that (?:works|worked"
@@ -29,7 +30,6 @@ _PRAISE_EN = re.compile(
     r"|helped|fixed it)|it works|works now|you'?re right|that'?s (?:right|correct)|(?:yes|yep|all|is) correct"
     r"|spot on"
     r"|nothing wrong|no problem)\b",
-    _F,
 )
 
 
@@ -38,7 +38,7 @@ def find_praise(text: str, max_chars: int = 200) -> str | None:
     if not text.strip() or len(text) > max_chars or _NEGATED.search(text):
         return None
     m = _PRAISE_ZH.search(text) or _PRAISE_EN.search(text)
-    return m.group(0) if m else None
+    return text[m.start():m.end()] if m else None
 
 
 def thumbs(turn: Turn) -> tuple[bool, bool]:

@@ -38,7 +38,7 @@ from uxbench.mining.signals.cues import (
 from uxbench.mining.signals.dismiss import find_dismiss
 from uxbench.mining.signals.error_report import find_error_report
 from uxbench.mining.signals.feedback import find_praise
-from uxbench.mining.signals.similarity import content_units, normalise, overlap, similarity, units_in
+from uxbench.mining.signals.similarity import TextIndex, content_units, normalise, similarity, units_in
 
 FollowupLabel = Literal["repeat", "rephrase", "complaint", "dismiss", "topic_change", "continue", "other"]
 FOLLOWUP_LABELS: tuple[FollowupLabel, ...] = (
@@ -84,9 +84,14 @@ class Followup:
     label: FollowupLabel
 
 
-def _new_from_reply(nxt: str, prev: str, reply: str) -> list[str]:
-    """Content units of `nxt` that come from the reply and were not in the question."""
-    fresh = content_units(nxt) - content_units(prev)
+_UNITS_CHARS = 1000
+"""The lexical lookups read the opening of the next message: enough to see what it picks up, and a pasted
+text of many thousand characters would otherwise cost more than all the rest of the follow-up."""
+
+
+def _new_from_reply(units: frozenset[str], prev: TextIndex, reply: TextIndex) -> list[str]:
+    """Content units of the next message that come from the reply and were not in the question."""
+    fresh = units - units_in(units, prev)
     return sorted(u for u in units_in(fresh, reply) if len(u) > 1 or not u.isascii())
 
 
@@ -130,7 +135,8 @@ def analyse_followup(
     dismiss = None if complaint_fired else find_dismiss(next_user, config.dismiss_max_chars)
     praise = None if complaint_fired or dismiss else find_praise(next_user, config.praise_max_chars)
     cont = continuation_cue(next_user) or relay_cue(next_user)
-    if cont is None and prev_user is not None and not complaint_fired:
+    if cont is None and sim is not None and not complaint_fired and sim >= config.rephrase_threshold:
+        # the template cues guard repeats and rephrases: below the rephrase threshold there is nothing to guard
         cont = _template_cue(prev, next_user, config.extension_min_tokens)
     ana = anaphora_cue(next_user)
     reph = rephrase_cue(next_user)
@@ -152,7 +158,9 @@ def analyse_followup(
                         else _hit(_rephrase_sim_score(sim, config), f"similarity {sim:.2f}", config))
 
     engaged = not (complaint_fired or dismiss or repeat.fired or rephrase.fired)
-    from_reply = _new_from_reply(next_user, prev, assistant) if engaged and not praise else []
+    reply, question = TextIndex(assistant), TextIndex(prev)  # prepared once for both lookups below
+    units = content_units(next_user[:_UNITS_CHARS])
+    from_reply = _new_from_reply(units, question, reply) if engaged and not praise else []
     builds_on = _NONE
     # "thanks, that fixed it" is praise: its "it" points back, but it asks nothing more
     asks = not praise or _QUESTION.search(next_user) is not None
@@ -167,7 +175,7 @@ def analyse_followup(
         and not builds_on.fired and len(prev.strip()) >= config.topic_min_chars
         and len(next_user.strip()) >= config.topic_min_chars and sim < config.topic_change_threshold
     ):
-        shared = overlap(next_user, prev + "\n" + assistant)
+        shared = len(units_in(units, question, reply)) / len(units) if units else 0.0
         if shared <= config.topic_change_max_overlap:
             topic = Hit(True, f"similarity {sim:.2f}, overlap {shared:.2f}", SCORE_TOPIC)
 

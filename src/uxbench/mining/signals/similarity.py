@@ -26,6 +26,8 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _TOKEN = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+")
 _NON_WORD = re.compile(r"[\W_]+")
 _CJK_CHAR = re.compile(rf"[{_CJK}]")
+_ASCII_TO_SPACE = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isalnum()})
+_ASCII_NON_WORD = str.maketrans("", "", "".join(chr(c) for c in range(128) if not chr(c).isalnum()))
 
 # Function words that carry no topic; used only for lexical overlap, never for similarity.
 _STOP_EN = frozenset(
@@ -51,6 +53,8 @@ STOP_WORDS = _STOP_EN | frozenset(
 
 def normalise(text: str) -> str:
     """NFKC, casefold, and drop whitespace, punctuation and symbols."""
+    if text.isascii():  # the same result, ~10x faster: NFKC leaves ASCII alone
+        return text.lower().translate(_ASCII_NON_WORD)
     return _NON_WORD.sub("", unicodedata.normalize("NFKC", text).casefold())
 
 
@@ -61,6 +65,8 @@ def tokens(text: str) -> tuple[str, ...]:
 
 
 def _tokenise(text: str) -> tuple[str, ...]:
+    if text.isascii():
+        return tuple(text.lower().replace("'", "").translate(_ASCII_TO_SPACE).split())
     return tuple(_TOKEN.findall(unicodedata.normalize("NFKC", text).casefold().replace("'", "")))
 
 
@@ -110,6 +116,12 @@ def _bigrams(text: str) -> list[str]:
 
 def content_units(text: str) -> frozenset[str]:
     """Topic-bearing units: Latin words off a stop list, and CJK character bigrams off a stop list."""
+    return _content_units_cached(text) if len(text) <= _CACHE_MAX_CHARS else _content_units(text)
+
+
+def _content_units(text: str) -> frozenset[str]:
+    if text.isascii():  # no CJK runs: the words off the stop list
+        return frozenset(tokens(text)) - _STOP_EN
     units: set[str] = set()
     run: list[str] = []
     for tok in (*tokens(text), ""):
@@ -130,21 +142,51 @@ def content_units(text: str) -> frozenset[str]:
     return frozenset(units)
 
 
-def units_in(units: frozenset[str], reference: str) -> set[str]:
-    """The units that occur in `reference`: CJK bigrams as substrings of its normalised text, words as
-    its tokens. Cheaper than building the content units of a long reference."""
+_content_units_cached = lru_cache(maxsize=4096)(_content_units)
+
+
+class TextIndex:
+    """A reference text prepared once for `units_in` (normalised text, token set), since one reply is
+    looked up several times per follow-up."""
+
+    __slots__ = ("_norm", "_words", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._norm: str | None = None
+        self._words: frozenset[str] | None = None
+
+    @property
+    def norm(self) -> str:
+        if self._norm is None:
+            self._norm = normalise(self.text)
+        return self._norm
+
+    @property
+    def words(self) -> frozenset[str]:
+        if self._words is None:
+            self._words = frozenset(_tokenise(self.text))
+        return self._words
+
+    def has(self, unit: str) -> bool:
+        return unit in self.norm if _CJK_CHAR.match(unit) else unit in self.words
+
+
+def units_in(units: frozenset[str], *references: str | TextIndex) -> set[str]:
+    """The units that occur in any of `references`: CJK bigrams as substrings of the normalised text, words
+    as tokens. Cheaper than building the content units of a long reference."""
     if not units:
         return set()
-    norm, words = normalise(reference), set(tokens(reference))
-    return {u for u in units if (u in norm if _CJK_CHAR.match(u) else u in words)}
+    indexes = [r if isinstance(r, TextIndex) else TextIndex(r) for r in references]
+    return {u for u in units if any(ix.has(u) for ix in indexes)}
 
 
-def overlap(text: str, reference: str) -> float:
-    """Share of `text`'s content units that also occur in `reference` (0 when `text` has none)."""
+def overlap(text: str, *references: str | TextIndex) -> float:
+    """Share of `text`'s content units that also occur in one of `references` (0 when `text` has none)."""
     mine = content_units(text)
     if not mine:
         return 0.0
-    return len(units_in(mine, reference)) / len(mine)
+    return len(units_in(mine, *references)) / len(mine)
 
 
 def extension(prev: str, nxt: str) -> tuple[str, ...]:

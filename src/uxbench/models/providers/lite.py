@@ -85,8 +85,8 @@ class LiteJudge(ModelAPI):
         await asyncio.sleep(0)  # callers started in the same tick join the first batch
         loop = asyncio.get_running_loop()
         while self._pending:
-            batch = [p for p in self._pending if not p[1].done()][: self.params.max_batch_size]
-            self._pending = [p for p in self._pending if p not in batch and not p[1].done()]
+            live = [p for p in self._pending if not p[1].done()]  # callers that gave up are dropped
+            batch, self._pending = live[: self.params.max_batch_size], live[self.params.max_batch_size :]
             if not batch:
                 break
             self.batch_sizes.append(len(batch))

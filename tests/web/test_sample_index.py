@@ -34,7 +34,8 @@ def test_kept_while_unchanged_and_rebuilt_after_a_write(run: Path, tmp_path: Pat
     assert oct(index.path.stat().st_mode & 0o777) == "0o600"
 
 
-@pytest.mark.parametrize("q", ["zebrafish", "ZEBRA", "number 1", "1", "%", "_", 'xss-text")', "hi**", "no such"])
+@pytest.mark.parametrize("q", ["zebrafish", "ZEBRA", "number 1", "1", "%", "_", "r 1_", 'xss-text")', "hi**",
+                               "no such", "预算", "预算多少", "算多"])
 def test_search_equals_a_substring_test_over_the_texts(run: Path, tmp_path: Path, q: str) -> None:
     import orjson
 

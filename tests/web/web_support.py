@@ -31,6 +31,8 @@ def judge_cases(n: int = 30) -> list[JudgeCase]:
         history = [Message(role="user", content=f"hello {i}"),
                    Message(role="assistant", content="**hi**, how can I help?")]
         query = f"question number {i} about zebrafish" if i == 7 else f"question number {i}"
+        if i == 9:
+            query += " 预算多少"
         if i == 3:
             query = XSS_TEXT + " " + XSS_MD
         cases.append(JudgeCase(id=XSS_CASE if i == 5 else f"c{i:02d}", query=query, response=f"answer {i}",

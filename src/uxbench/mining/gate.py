@@ -39,6 +39,7 @@ from pydantic import BaseModel, Field
 
 from uxbench.errors import ConfigError
 from uxbench.mining.deid import redact_text
+from uxbench.mining.snippets import clip
 from uxbench.mining.types import Session
 
 CATEGORIES = ("sexual", "abuse", "self_harm", "weapons_drugs")
@@ -166,7 +167,7 @@ def _word_char(char: str) -> bool:
 
 def _snippet(text: str) -> str:
     clean = redact_text(text).replace('"', "'")
-    return clean if len(clean) <= SNIPPET_CHARS else clean[: SNIPPET_CHARS - 1] + "…"
+    return clip(clean, SNIPPET_CHARS)
 
 
 def gate_text(text: str, rules: _Rules | None = None) -> list[GateHit]:

@@ -19,6 +19,10 @@ from __future__ import annotations
 import re
 
 from uxbench.mining.signals.fastre import WordRegex, blank
+from uxbench.mining.snippets import window
+
+_CONTEXT_CHARS = 6
+"""Characters of context kept on each side of a complaint in its evidence (trimmed to whole words)."""
 
 _NEUTRAL_ZH = re.compile(
     r"不错|没错|错误码|错误代码|错误信息|错误提示|报错信息|错过|纠错|容错|试错|错题|错别字|对错|交错|错开"
@@ -184,8 +188,7 @@ def score_complaint(text: str, max_chars: int = 300) -> tuple[float, str] | None
             best = found
     if best is None:
         return None
-    start, end = max(0, best[1] - 6), min(len(head), best[2] + 6)
-    return best[0], head[start:end].strip()
+    return best[0], window(head, best[1], best[2], _CONTEXT_CHARS)
 
 
 def _first(tiers: tuple[tuple[float, re.Pattern[str] | WordRegex], ...], masked: str) -> tuple[float, int, int] | None:

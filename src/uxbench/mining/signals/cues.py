@@ -18,6 +18,7 @@ from uxbench.mining.signals.similarity import (
     similarity,
     tokens,
 )
+from uxbench.mining.snippets import clip
 
 _F = re.IGNORECASE
 
@@ -98,7 +99,7 @@ _SPLIT = re.compile(r"[:：]")
 def relay_cue(text: str) -> str | None:
     """A move relayed in a game or a role-play ("(I open the door)", "*draws sword*")."""
     m = _RELAY.search(text)
-    return m.group(0).strip()[:40] if m else None
+    return clip(m.group(0), 40) if m else None
 
 
 def quiz_next(prev: str, nxt: str) -> str | None:
@@ -143,7 +144,7 @@ def template_fill(prev: str, nxt: str) -> str | None:
     gone = set(removed)
     if not any(t not in STOP_WORDS and t not in gone for t in kept):
         return None  # only the frame ("can you explain") is shared: a new request, not a template
-    return f"same request, '{' '.join(old)[:30]}' -> '{' '.join(new)[:30]}'"
+    return f"same request, '{clip(' '.join(old), 30)}' -> '{clip(' '.join(new), 30)}'"
 
 
 def continuation_cue(text: str) -> str | None:
@@ -175,7 +176,7 @@ def same_instruction_new_payload(prev: str, nxt: str) -> str | None:
     if len(pp) < 2 or len(pn) < 2 or not normalise(pp[1]) or not normalise(pn[1]):
         return None
     if similarity(pp[0], pn[0]) >= 0.6 and similarity(pp[1], pn[1]) < 0.7:
-        return f"same instruction '{pn[0].strip()[:40]}', new text"
+        return f"same instruction '{clip(pn[0], 40)}', new text"
     return None
 
 
@@ -197,5 +198,5 @@ def extends(prev: str, nxt: str, min_added: int = 3) -> str | None:
     """`nxt` keeps the previous request and adds to it (not mere fillers such as "again" or "啊")."""
     added = [t for t in extension(prev, nxt) if t not in _FILLER]
     if len(added) >= min_added:
-        return "adds: " + " ".join(added)[:60]
+        return "adds: " + clip(" ".join(added), 60)
     return None

@@ -19,51 +19,51 @@ EMBEDDED_MAX_NEW_TOKENS = 16
 """Task 1 with the embedded model: a verdict is one short answer."""
 EMBEDDED_REPLY_TOKENS = 64
 """Tasks 2/3 with the embedded model: a short reply keeps the offline demo to about a minute."""
-_MODEL_HELP = "PROVIDER:MODEL, e.g. openai:gpt-4o-mini, hf:/path/to/model. Default: the embedded tiny demo model."
+_MODEL_HELP = "PROVIDER:MODEL, e.g. openai:gpt-4o-mini, hf:/path/to/model (`uxbench providers` shows each provider's)."
 _TASK_HELP = ("judge (Task 1), eval (Task 2), recovery (Task 3), or several separated by commas "
               "(judge,eval,recovery: the whole protocol, one summary).")
 _JUDGE_HELP = ("PROVIDER:MODEL of the judge that scores Tasks 2/3, e.g. openai:UXBench-GRM -J base_url=... "
-               "Default with the embedded model: the embedded model under the GRM protocol.")
+               "With the embedded model, the default is the embedded model under the GRM protocol.")
 
 
 def run(
     model: Annotated[str | None, typer.Option("--model", "-m", help=_MODEL_HELP, show_default="hf:embedded, the tiny demo model")] = None,  # noqa: E501
     task: Annotated[str, typer.Option(help=_TASK_HELP)] = "judge",
-    data: Annotated[str | None, typer.Option(help="A .jsonl/.json/.parquet file, a directory of them, or hf:REPO (the official dataset). Default: the bundled demo set.", show_default="demo, the bundled demo set")] = None,  # noqa: E501
+    data: Annotated[str | None, typer.Option(help="A .jsonl/.json/.parquet file, a directory of them, hf:REPO (the official dataset), or demo (the bundled demo set).", show_default="demo, the bundled demo set")] = None,  # noqa: E501
     split: Annotated[str, typer.Option(help="Dataset split for hf: sources.")] = "test",
     limit: Annotated[int | None, typer.Option(help="Run a deterministic, class-balanced subset of N cases.", show_default="all cases")] = None,  # noqa: E501
     concurrency: Annotated[int | None, typer.Option(help="Maximum parallel calls (adapts down on 429 and overload).", show_default="the provider's")] = None,  # noqa: E501
     model_arg: Annotated[list[str] | None, typer.Option("--model-arg", "-M", help="KEY=VALUE for the provider of --model: base_url, api_key_env, dtype, device, timeout ...", show_default="none")] = None,  # noqa: E501
     judge: Annotated[str | None, typer.Option("--judge", "-j", help=_JUDGE_HELP, show_default="hf:embedded with the embedded model, else none")] = None,  # noqa: E501
     judge_arg: Annotated[list[str] | None, typer.Option("--judge-arg", "-J", help="KEY=VALUE for the judge's provider (as -M).", show_default="none")] = None,  # noqa: E501
-    judge_mode: Annotated[str | None, typer.Option(help="grm (one token, verdict from p(good) / (p(good) + p(bad)); default) or pointwise (the judge writes its verdict: LLM-as-a-judge for judges without logprobs).", show_default="grm")] = None,  # noqa: E501
-    grm_threshold: Annotated[float | None, typer.Option(help="GRM: a reply is good when p(good) >= this (default 0.5).", show_default="0.5")] = None,  # noqa: E501
+    judge_mode: Annotated[str | None, typer.Option(help="grm (one token, verdict from p(good) / (p(good) + p(bad))) or pointwise (the judge writes its verdict: LLM-as-a-judge for judges without logprobs).", show_default="grm")] = None,  # noqa: E501
+    grm_threshold: Annotated[float | None, typer.Option(help="GRM: a reply is good when p(good) >= this.", show_default="0.5")] = None,  # noqa: E501
     judge_strategy: Annotated[str | None, typer.Option(help="pointwise judge: zero_shot | cot | few_shot | user_modeling.", show_default="zero_shot")] = None,  # noqa: E501
     judge_lang: Annotated[str | None, typer.Option(help="Judge template language: zh | en | auto.", show_default="en with the embedded judge, else auto")] = None,  # noqa: E501
     formulation: Annotated[str | None, typer.Option(help="Task 1: binary | three_class | likert", show_default="binary")] = None,  # noqa: E501
     strategy: Annotated[str | None, typer.Option(help="Task 1: zero_shot | cot | few_shot | user_modeling", show_default="zero_shot")] = None,  # noqa: E501
-    lang: Annotated[str | None, typer.Option(help="Template language: zh | en | auto (by the conversation's script; the default, except with the English-only embedded model, which gets en)", show_default="auto; en with the embedded model")] = None,  # noqa: E501
-    verdict_from: Annotated[str | None, typer.Option(help="Task 1: text | logprobs (binary: p(good) vs p(bad) at the first answer token; default text, logprobs for the embedded model)", show_default="text; logprobs with the embedded model")] = None,  # noqa: E501
+    lang: Annotated[str | None, typer.Option(help="Template language: zh | en | auto (by the conversation's script).", show_default="auto; en with the embedded model")] = None,  # noqa: E501
+    verdict_from: Annotated[str | None, typer.Option(help="Task 1: text | logprobs (binary: p(good) vs p(bad) at the first answer token).", show_default="text; logprobs with the embedded model")] = None,  # noqa: E501
     few_shot_k: Annotated[int | None, typer.Option(help="Task 1: examples for --strategy few_shot.", show_default="2")] = None,  # noqa: E501
     likert_scale: Annotated[int | None, typer.Option(help="Task 1: points of the Likert scale (4-7).", show_default="5")] = None,  # noqa: E501
     likert_threshold: Annotated[int | None, typer.Option(help="Task 1: Likert score from which a reply counts as good.", show_default="above the scale's midpoint")] = None,  # noqa: E501
-    system_prompt: Annotated[str | None, typer.Option(help="Task 2: a preset (helpful, ux, empathetic, none), a file, or literal text. Default: none, as the method.", show_default="none")] = None,  # noqa: E501
-    recovery_layout: Annotated[str | None, typer.Option(help="Task 3: multi_message (default) | coach", show_default="multi_message")] = None,  # noqa: E501
-    recovery_strategy: Annotated[str | None, typer.Option(help="Task 3: plain (default) | cot | dimension_aware | critique", show_default="plain")] = None,  # noqa: E501
+    system_prompt: Annotated[str | None, typer.Option(help="Task 2: a preset (helpful, ux, empathetic, none), a file, or literal text; none is the method's.", show_default="none")] = None,  # noqa: E501
+    recovery_layout: Annotated[str | None, typer.Option(help="Task 3: multi_message | coach", show_default="multi_message")] = None,  # noqa: E501
+    recovery_strategy: Annotated[str | None, typer.Option(help="Task 3: plain | cot | dimension_aware | critique", show_default="plain")] = None,  # noqa: E501
     strategy_model: Annotated[str | None, typer.Option(help="Task 3: PROVIDER:MODEL that also labels each recovery's strategy (apology, agreement, error_diagnosis, humor, direct_fix, clarification); rules always label it.", show_default="none: rules only")] = None,  # noqa: E501
     strategy_arg: Annotated[list[str] | None, typer.Option("--strategy-arg", help="KEY=VALUE for the strategy model's provider (as -M).", show_default="none")] = None,  # noqa: E501
-    temperature: Annotated[float | None, typer.Option(help="Sampling temperature of the model under test (default: Task 1 0, Tasks 2/3 0.7).", show_default="Task 1: 0, Tasks 2/3: 0.7")] = None,  # noqa: E501
-    max_tokens: Annotated[int | None, typer.Option(help="Token cap of the model under test (default: Task 1 the provider's, Tasks 2/3 2048).", show_default="Task 1: the provider's, Tasks 2/3: 2048")] = None,  # noqa: E501
+    temperature: Annotated[float | None, typer.Option(help="Sampling temperature of the model under test.", show_default="Task 1: 0, Tasks 2/3: 0.7")] = None,  # noqa: E501
+    max_tokens: Annotated[int | None, typer.Option(help="Token cap of the model under test.", show_default="Task 1: the provider's, Tasks 2/3: 2048")] = None,  # noqa: E501
     reasoning_effort: Annotated[str | None, typer.Option(help="Reasoning effort of the model under test: low | medium | high.", show_default="the provider's")] = None,  # noqa: E501
     seed: Annotated[int | None, typer.Option(help="Tasks 2/3: sampling seed, where the provider supports one.", show_default="none")] = None,  # noqa: E501
     n_boot: Annotated[int, typer.Option(help="Bootstrap rounds of the confidence intervals (summary only).")] = 2000,
     ci_seed: Annotated[int, typer.Option(help="Bootstrap seed (summary only).")] = 0,
-    out: Annotated[Path | None, typer.Option(help="Run directory (default: ./runs/<task>-<model>-<config hash>; with several tasks, one sub-directory each).", show_default="runs/<task>-<model>-<config hash>")] = None,  # noqa: E501
+    out: Annotated[Path | None, typer.Option(help="Run directory; with several tasks, one sub-directory each.", show_default="runs/<task>-<model>-<config hash>")] = None,  # noqa: E501
     fresh: Annotated[bool, typer.Option("--fresh", help="Discard the records of an existing run with this config.")] = False,  # noqa: E501
     skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Skip invalid data rows (reported) instead of stopping.")] = False,  # noqa: E501
     curation: Annotated[Path | None, typer.Option(help="A curation file (curation.sqlite from `uxbench view`): its excluded cases are left out.", show_default="curation.sqlite beside the data, when there is one")] = None,  # noqa: E501
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")] = False,
-    cache_path: Annotated[Path | None, typer.Option(help="Response cache file (default $UXBENCH_CACHE_DIR or ~/.cache/uxbench).", show_default="$UXBENCH_CACHE_DIR or ~/.cache/uxbench")] = None,  # noqa: E501
+    cache_path: Annotated[Path | None, typer.Option(help="Response cache file.", show_default="$UXBENCH_CACHE_DIR or ~/.cache/uxbench")] = None,  # noqa: E501
     max_attempts: Annotated[int, typer.Option(help="Attempts per call before a sample is recorded as an error.")] = 6,
     timeout: Annotated[float | None, typer.Option(help="Seconds per call attempt.", show_default="the provider's")] = None,  # noqa: E501
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,

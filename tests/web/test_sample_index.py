@@ -58,3 +58,25 @@ def test_a_search_counts_up_to_the_cap_and_says_so(run: Path, tmp_path: Path, mo
     assert found.capped and found.total == 5 and found.pages == 3 and found.page == 3 and len(found.rows) == 1
     assert not index.search(Query(q="zebrafish")).capped
     assert index.search(Query()).total == 30  # the cap is for searches only
+
+
+def test_concurrent_first_requests_build_one_good_index(run: Path, tmp_path: Path) -> None:
+    import threading
+
+    indexes = [SampleIndex(run, tmp_path / "idx") for _ in range(4)]  # as two server processes would
+    totals: list[int] = []
+    errors: list[BaseException] = []
+
+    def work(index: SampleIndex) -> None:
+        try:
+            totals.append(index.search(Query(q="number")).total)
+        except BaseException as exc:  # collected for the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in indexes + indexes]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and totals == [29] * 8  # every case but the one whose query is the XSS payload
+    assert not list((tmp_path / "idx").glob("*.tmp"))

@@ -230,12 +230,14 @@ def test_the_static_site_opens_from_the_file_system(browser: Any, served: dict[s
         watch.close()
 
 
-def test_blind_judgments_persist_across_reloads_per_annotator(browser: Any, base_url: str, study: Study) -> None:
+def test_blind_judgments_persist_across_reloads_per_annotator(browser: Any, base_url: str, study: Study,
+                                                              shots: Path) -> None:
     a, b = study.annotators()
     one, two = Watch(browser), Watch(browser)
     try:
         one.goto(f"{base_url}/h/{a.token}")
         assert "0 of 4 judged" in one.page.inner_text("#progress")
+        one.page.screenshot(path=str(shots / "annotator.png"), full_page=True)
         first = one.page.locator('input[name="item_id"]').get_attribute("value")
         one.page.click("#choice-bad")
         one.page.wait_for_load_state("load")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import getpass
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from uxbench.human.study import Study
 
 MAX_FORM_BYTES = 64 * 1024
+_INDEXES_LOCK = threading.Lock()
 
 
 def _environment() -> Environment:
@@ -42,9 +44,11 @@ class ViewState:
     cache: dict[str, Any] = field(default_factory=dict)
 
     def index(self, entry: RunEntry) -> SampleIndex:
-        if entry.id not in self.indexes:
-            self.indexes[entry.id] = SampleIndex(entry.path, self.index_dir)
-        return self.indexes[entry.id]
+        """One index object per run (its lock makes concurrent first requests build it once)."""
+        with _INDEXES_LOCK:
+            if entry.id not in self.indexes:
+                self.indexes[entry.id] = SampleIndex(entry.path, self.index_dir)
+            return self.indexes[entry.id]
 
     def run(self, run_id: str) -> RunEntry:
         entry = self.catalog.run(run_id)

@@ -147,7 +147,7 @@ class SampleIndex:
 
     def _build(self, fingerprint: str) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
+        tmp = self.path.with_suffix(f".{os.getpid()}-{threading.get_ident()}.tmp")  # another server may build too
         tmp.unlink(missing_ok=True)
         out = sqlite3.connect(tmp)
         os.chmod(tmp, 0o600)  # it holds conversation text, like the run directory

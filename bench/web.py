@@ -1,0 +1,146 @@
+"""Server time of `uxbench view` on a 100,000-sample run, and the server's memory.
+
+Writes a Task 1 run of N samples directly through `RunStore` (each with its case: history, query, reply;
+strata; the summary from the store, as `uxbench run` writes it), starts `uxbench view` on it as its own
+process, and times each page over loopback with a plain HTTP client: the first request (which builds the
+sample index), then `--repeat` requests of each page (median and p95, wall clock at the client, so loopback
+and the client's own time are included). Memory: the server's resident set at the end and its peak (VmHWM).
+
+    python bench/web.py                 # 100,000 samples
+    python bench/web.py --n 20000 --repeat 10
+
+Goal: under 200 ms per page for the sample browser and the run page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from uxbench.data.schema import CaseLabels, JudgeCase, Message
+from uxbench.orchestrate.summary import run_summary
+from uxbench.runs.records import SampleRecord
+from uxbench.runs.store import RunStore
+from uxbench.tasks.base import SummaryOptions
+from uxbench.tasks.registry import create_task
+
+SCENARIOS = ("work_productivity", "information_knowledge", "emotional_support", "creative_content",
+             "private_daily_life", "product_service")
+DIMENSIONS = ("verbosity", "factual_error", "accurate_answer", "practical_guidance", "intent_misunderstanding")
+WORDS = ("network settings static address gateway recipe braise pork minutes budget travel itinerary essay "
+         "paragraph summary apology refund invoice contract translation grammar 请假 邮件 红烧肉 预算 行程").split()
+
+
+def write_run(path: Path, n: int) -> float:
+    start = time.perf_counter()
+    task = create_task("judge", {})
+    store = RunStore(path)
+    selected = []
+    for i in range(n):
+        gold = "good" if i % 2 else "bad"
+        words = " ".join(WORDS[(i * 7 + k) % len(WORDS)] for k in range(40))
+        case = JudgeCase(id=f"case-{i:06d}", query=f"question {i}: {words}", response=f"reply {i}: {words} " * 3,
+                         label=gold, history=[Message(role="user", content=f"hello {i}"),  # type: ignore[arg-type]
+                                              Message(role="assistant", content="hi, how can I help?")],
+                         labels=CaseLabels(scenario_key=SCENARIOS[i % 6], difficulty=("easy", "medium", "hard")[i % 3]))
+        pred = gold if i % 5 else ("good" if gold == "bad" else "bad")
+        sid = f"s{i:06d}"
+        selected.append(sid)
+        store.put(SampleRecord(sample_id=sid, case_id=case.id, index=i, status="ok", gold=gold, prediction=pred,
+                               raw_output=f"verdict: {pred}", parse_note="final line",
+                               strata={"scenario": SCENARIOS[i % 6], "dimension": DIMENSIONS[i % 5],
+                                       "difficulty": case.labels.difficulty, "n_turns": 2}),
+                  case.__pydantic_serializer__.to_json(case))
+    store.write_selection(selected)
+    manifest = {"run_id": path.name, "task": "judge", "task_config": task.config(),
+                "model": {"spec": "openai:bench-model", "args": {}},
+                "data": {"description": "bench cases", "fingerprint": "bench", "demo": False}}
+    store.write_manifest(manifest)
+    store.write_summary(run_summary(store, task, manifest, SummaryOptions(n_boot=200), selected=selected))
+    store.close()
+    return time.perf_counter() - start
+
+
+def _memory(pid: int) -> tuple[float, float]:
+    status = Path(f"/proc/{pid}/status").read_text()
+    rss = int(re.search(r"VmRSS:\s+(\d+)", status).group(1)) / 1024  # type: ignore[union-attr]
+    peak = int(re.search(r"VmHWM:\s+(\d+)", status).group(1)) / 1024  # type: ignore[union-attr]
+    return rss, peak
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--n", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=20)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        run = Path(tmp) / "bench-run"
+        wrote = write_run(run, args.n)
+        print(f"wrote {args.n} samples through RunStore in {wrote:.1f} s "
+              f"({(run / 'samples.sqlite').stat().st_size / 2**20:.0f} MiB)")
+        proc = subprocess.Popen([sys.executable, "-m", "uxbench", "view", str(run), "--port", "0", "--index-dir",
+                                 str(Path(tmp) / "index")], stdout=subprocess.PIPE, text=True,
+                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
+        try:
+            line = proc.stdout.readline()  # type: ignore[union-attr]
+            base = re.search(r"(http://\S+)/", line).group(1)  # type: ignore[union-attr]
+            client = httpx.Client(timeout=600)
+            for _ in range(100):
+                try:
+                    client.get(base + "/static/style.css")
+                    break
+                except httpx.TransportError:
+                    time.sleep(0.1)
+            rss0, _ = _memory(proc.pid)
+            t = time.perf_counter()
+            assert client.get(f"{base}/runs/{run.name}/samples").status_code == 200
+            first = time.perf_counter() - t
+            print(f"server RSS before the first page: {rss0:.0f} MiB; first sample page (builds the index): "
+                  f"{first:.1f} s")
+            pages = {
+                "run page": f"/runs/{run.name}",
+                "samples, page 1": f"/runs/{run.name}/samples",
+                "samples, page 1000": f"/runs/{run.name}/samples?page=1000",
+                "samples, gold=bad & incorrect": f"/runs/{run.name}/samples?gold=bad&correct=no",
+                "samples, scenario & difficulty":
+                    f"/runs/{run.name}/samples?scenario=emotional_support&difficulty=hard",
+                "samples, search, 1 match": f"/runs/{run.name}/samples?q=case-{min(54321, args.n - 1):06d}",
+                "samples, search, every sample matches": f"/runs/{run.name}/samples?q=itinerary",
+                "samples, search 2 chars, common (a scan that stops early)":
+                    f"/runs/{run.name}/samples?q=%E9%A2%84%E7%AE%97",
+                "samples, search 2 chars, no match (a whole scan)": f"/runs/{run.name}/samples?q=zq",
+                "one sample": f"/runs/{run.name}/samples/{min(54321, args.n)}",
+                "start page (leaderboard)": "/",
+            }
+            print("\n| page | median ms | p95 ms |\n|---|---|---|")
+            for name, path in pages.items():
+                client.get(base + path)  # warm (the leaderboard is computed once per summary)
+                times = []
+                for _ in range(args.repeat):
+                    t = time.perf_counter()
+                    response = client.get(base + path)
+                    times.append((time.perf_counter() - t) * 1000)
+                    assert response.status_code == 200, (path, response.status_code)
+                times.sort()
+                p95 = times[min(len(times) - 1, int(0.95 * len(times)))]
+                print(f"| {name} | {statistics.median(times):.0f} | {p95:.0f} |")
+            rss, peak = _memory(proc.pid)
+            print(f"\nserver memory: RSS {rss:.0f} MiB at the end, peak {peak:.0f} MiB; index file "
+                  f"{sum(p.stat().st_size for p in (Path(tmp) / 'index').iterdir()) / 2**20:.0f} MiB")
+        finally:
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    main()

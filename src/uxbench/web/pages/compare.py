@@ -10,7 +10,8 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse
 
 from uxbench.errors import UxbenchError
-from uxbench.web.context import state
+from uxbench.web.catalog import RunEntry
+from uxbench.web.context import ViewState, state
 from uxbench.web.pages.samples import conversation
 from uxbench.web.sample_index import load_sample
 
@@ -29,6 +30,15 @@ def _paired(a_path: Any, b_path: Any, task: str) -> dict[str, Any] | None:
     except UxbenchError as exc:
         return {"error": str(exc)}
     return {"paired": report["paired"][0] if report["paired"] else None, "warnings": report["warnings"]}
+
+
+def _cached_paired(view: ViewState, a: RunEntry, b: RunEntry, task: str) -> dict[str, Any] | None:
+    """`_paired`, once per pair of summaries (it reads every record of both runs)."""
+    key = "paired:" + ":".join(f"{e.id}@{(e.path / 'summary.json').stat().st_mtime_ns}" for e in (a, b))
+    if key not in view.cache:
+        view.cache[key] = _paired(a.path, b.path, task)
+    found: dict[str, Any] | None = view.cache[key]
+    return found
 
 
 @router.get("/compare", response_class=HTMLResponse)
@@ -68,4 +78,4 @@ def compare(request: Request) -> HTMLResponse:
     return view.page("compare.html", title=f"{a.id} vs {b.id}", runs=runs, a=a, b=b, sa=sa, sb=sb, task=task,
                      n_shared=len(shared), n_differ=len(differ), n_only_a=len(oa) - len(shared),
                      n_only_b=len(ob) - len(shared), items=items, page=page, pages=pages, links=links,
-                     paired=_paired(a.path, b.path, task))
+                     paired=_cached_paired(view, a, b, task))

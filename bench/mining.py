@@ -28,6 +28,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import shutil
 import subprocess
 import sys
@@ -157,15 +158,21 @@ class TreeSampler(threading.Thread):
         self.join()
 
 
+def _cpu_s() -> float:
+    """CPU seconds of this process and of its finished children (the worker pools end with their stage)."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def child(args: argparse.Namespace) -> None:
     """One engine's run (in a fresh process); prints a JSON line with the timings."""
     from uxbench.mining.pipeline import MineConfig, run_pipeline
 
-    marks: list[tuple[str, float]] = []
+    marks: list[tuple[str, float, float]] = []
     t0 = time.perf_counter()
 
     def progress(line: str) -> None:
-        marks.append((line.split(":", 1)[0], time.perf_counter() - t0))
+        marks.append((line.split(":", 1)[0], time.perf_counter() - t0, _cpu_s()))
 
     config = MineConfig(inputs=(args.log,), out=args.out, engine=args.engine, llm=False,
                         workers=args.workers, batch_size=args.batch_size)
@@ -182,11 +189,15 @@ def child(args: argparse.Namespace) -> None:
         result = run_pipeline(config, progress=progress)
     wall = time.perf_counter() - t0
     stages, last = {}, 0.0
-    for name, at in marks:
+    cpu: dict[str, float] = {}
+    last_cpu = 0.0
+    for name, at, used in marks:
         stages[name] = round(at - last, 1)
-        last = at
+        cpu[name] = round(used - last_cpu, 1)
+        last, last_cpu = at, used
     stages["outputs"] = round(wall - last, 1)
-    print(json.dumps({"wall_s": wall, "turns": result.stage_counts["ingest"]["turns"], "stages": stages,
+    cpu["outputs"] = round(_cpu_s() - last_cpu, 1)
+    print(json.dumps({"wall_s": wall, "turns": result.stage_counts["ingest"]["turns"], "stages": stages, "cpu": cpu,
                       "sessions": result.stage_counts["sessions"]["sessions"]}))
 
 
@@ -250,13 +261,15 @@ def main() -> None:
           f"--batch-size {args.batch_size}` ({os.cpu_count()} CPUs, {psutil.virtual_memory().total / 2**30:.0f} GiB "
           f"RAM)\n")
     print("| engine | turns | conversations | wall s | turns/s | peak RSS sum (MiB) | peak PSS sum (MiB) | "
-          "processes | seconds per stage |")
+          "processes | seconds per stage (wall / CPU) |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
     for r in results:
-        stages = ", ".join(f"{k} {v}" for k, v in r["stages"].items())  # type: ignore[attr-defined]
+        stages = ", ".join(f"{k} {v} / {r['cpu'].get(k, '-')}" for k, v in r["stages"].items())  # type: ignore[attr-defined]
         print(f"| {r['engine']} | {r['turns']:,} | {r['sessions']:,} | {r['wall_s']:.0f} | "
               f"{r['turns'] / r['wall_s']:,.0f} | {r['peak_rss_mb']:,.0f} | {r['peak_pss_mb']:,.0f} | "  # type: ignore[operator]
               f"{r['processes']} | {stages} |")
+    print("\nCPU seconds count the driver and the worker processes that finished (a stage's pool ends with it); "
+          "the load average during the run shows how quiet the machine was:", os.getloadavg())
 
 
 if __name__ == "__main__":

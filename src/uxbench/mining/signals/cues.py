@@ -147,9 +147,14 @@ def template_fill(prev: str, nxt: str) -> str | None:
     return f"same request, '{clip(' '.join(old), 30)}' -> '{clip(' '.join(new), 30)}'"
 
 
+_CUE_CHARS = 300
+"""Cues of going on, pointing back or restating open a message: only its first characters are read (a pasted
+text of thousands of characters would otherwise cost more than everything else about the follow-up)."""
+
+
 def continuation_cue(text: str) -> str | None:
     """An explicit ask to go on ("continue", "继续", "now the same for X", "再来一个", "next scene")."""
-    stripped = text.strip()
+    stripped = text[:_CUE_CHARS].strip()
     for pattern in (_CONTINUE_EN, _CONTINUE_ZH, _CONTINUE_EN_ANY):
         m = pattern.search(stripped)
         if m:
@@ -159,15 +164,16 @@ def continuation_cue(text: str) -> str | None:
 
 def anaphora_cue(text: str) -> str | None:
     """A reference back to the reply ("what about ...", "and if ...", "那...", "这个...")."""
-    stripped = text.strip()
+    stripped = text[:_CUE_CHARS].strip()
     m = _ANAPHORA_EN.search(stripped) or _ANAPHORA_ZH.search(stripped)
     return stripped[m.start():m.end()].strip() if m else None
 
 
 def rephrase_cue(text: str) -> str | None:
     """The user restates what they meant ("I mean", "我的意思是")."""
-    m = _REPHRASE_EN.search(text) or _REPHRASE_ZH.search(text)
-    return text[m.start():m.end()] if m else None
+    head = text[:_CUE_CHARS]
+    m = _REPHRASE_EN.search(head) or _REPHRASE_ZH.search(head)
+    return head[m.start():m.end()] if m else None
 
 
 def same_instruction_new_payload(prev: str, nxt: str) -> str | None:

@@ -168,9 +168,6 @@ class TextIndex:
             self._words = frozenset(_tokenise(self.text))
         return self._words
 
-    def has(self, unit: str) -> bool:
-        return unit in self.norm if _CJK_CHAR.match(unit) else unit in self.words
-
 
 def units_in(units: frozenset[str], *references: str | TextIndex) -> set[str]:
     """The units that occur in any of `references`: CJK bigrams as substrings of the normalised text, words
@@ -178,7 +175,13 @@ def units_in(units: frozenset[str], *references: str | TextIndex) -> set[str]:
     if not units:
         return set()
     indexes = [r if isinstance(r, TextIndex) else TextIndex(r) for r in references]
-    return {u for u in units if any(ix.has(u) for ix in indexes)}
+    cjk = [u for u in units if _CJK_CHAR.match(u)]
+    words = units.difference(cjk) if cjk else units
+    found = {u for u in cjk if any(u in ix.norm for ix in indexes)}
+    for ix in indexes:
+        if words:
+            found |= words & ix.words
+    return found
 
 
 def overlap(text: str, *references: str | TextIndex) -> float:

@@ -89,16 +89,25 @@ def test_lora_judge_trains_with_falling_loss_and_its_adapter_answers(tmp_path: P
     answer = tok.decode(out[0, ids["input_ids"].shape[1]:], skip_special_tokens=True).strip()
     assert answer.split()[0] in ("good", "bad"), answer
 
-    assert result.merged_dir is not None
-    served = create_model_api(f"hf:{result.merged_dir}", {"device": "cpu"})
+    # the adapter directory also loads through the hf provider (transformers applies a peft adapter itself)
     from uxbench.data.schema import Message
 
-    reply = asyncio.run(served.generate([Message(role=m["role"], content=m["content"])  # type: ignore[arg-type]
-                                         for m in _prompt("how to sort a list in Python?", "Use sorted(x).")],
-                                        GenerateConfig(max_tokens=2, choices=("good", "bad"), top_logprobs=2)))
+    question = [Message(role=m["role"], content=m["content"])  # type: ignore[arg-type]
+                for m in _prompt("how to sort a list in Python?", "Use sorted(x).")]
+    config = GenerateConfig(max_tokens=2, choices=("good", "bad"), top_logprobs=2)
+    via_adapter = asyncio.run(create_model_api(f"hf:{result.adapter_dir}", {"device": "cpu"}).generate(question,
+                                                                                                       config))
+    assert via_adapter.choice_logprobs is not None and set(via_adapter.choice_logprobs) == {"good", "bad"}
+
+    assert result.merged_dir is not None
+    served = create_model_api(f"hf:{result.merged_dir}", {"device": "cpu"})
+    reply = asyncio.run(served.generate(question, config))
     assert reply.text.strip().split()[0] in ("good", "bad")
     assert reply.choice_logprobs is not None and set(reply.choice_logprobs) == {"good", "bad"}
     card = result.card
     assert card["test"] is not None and card["test"]["n"] > 0 and card["test"]["n_errors"] == 0
     assert card["training"]["loss_last"] == losses[-1]
+    # merging changes no answer: the adapter and the merged weights give the same probabilities
+    for word in ("good", "bad"):
+        assert reply.choice_logprobs[word] == pytest.approx(via_adapter.choice_logprobs[word], abs=1e-4)
     assert (result.adapter_dir / "adapter_config.json").is_file()

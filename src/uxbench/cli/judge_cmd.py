@@ -152,7 +152,8 @@ def eval_(
 @app.command("serve", help="Serve a judge (lite:DIR, hf:..., any model) as an OpenAI-compatible server: "
                            "/v1/chat/completions with logprobs and top_logprobs, /v1/models, /health.")
 def serve(
-    spec: Annotated[str, typer.Argument(help="The judge: lite:DIR, hf:DIR, hf:DIR with an adapter ...")],
+    spec: Annotated[str, typer.Argument(help="The judge: lite:DIR, hf:DIR (a LoRA adapter or merged weights "
+                                              "too), any model.")],
     model_arg: Annotated[list[str] | None, typer.Option("--model-arg", "-M", help="KEY=VALUE for the judge.")] = None,
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port (0 picks a free one).")] = 8000,

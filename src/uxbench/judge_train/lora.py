@@ -6,7 +6,8 @@ under English templates) followed by its end-of-turn token. The loss is the cros
 only, each row weighted by its class weight (balanced by default), so a skewed feedback log does not teach a
 judge that always says the majority word. GPU when there is one (`--device auto`), CPU for small models.
 
-Writes `OUT/adapter` (the LoRA adapter and the tokenizer, for peft's `PeftModel.from_pretrained`), with
+Writes `OUT/adapter` (the LoRA adapter and the tokenizer: `--model hf:OUT/adapter` loads it when peft is
+installed, transformers applying the adapter to the base model it names; peft's `PeftModel` reads it too), with
 `--merge` also `OUT/merged` (full weights with the adapter merged in: `--model hf:OUT/merged`), `OUT/test.jsonl`
 and `OUT/train.jsonl`, and `OUT/model_card.json` / `MODEL_CARD.md` (data, split, the loss per step and, with
 merged weights, the held-out figures measured through the Task 1 runner).

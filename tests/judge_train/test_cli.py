@@ -48,3 +48,20 @@ def test_train_errors_are_one_line_without_a_traceback(tmp_path: Path) -> None:
     result = runner.invoke(app, ["judge", "train", "--data", str(data), "--out", str(tmp_path / "j"),
                                  "--method", "lora"])
     assert result.exit_code == 2 and "--base-model" in result.output
+
+
+def test_train_with_a_split_date_and_an_excluded_test_set(tmp_path: Path) -> None:
+    rows = judge_data.rows(60, seed=8)
+    data = judge_data.write(tmp_path / "d.jsonl", rows)
+    official = judge_data.write(tmp_path / "official.jsonl", rows[:5])  # five rows we must never train on
+    out = tmp_path / "judge"
+    result = CliRunner().invoke(app, ["judge", "train", "--data", str(data), "--out", str(out), "--encoder", "hashing",
+                                      "--split-date", "2024-05-02T12:00:00Z", "--exclude", str(official),
+                                      "--n-boot", "50"])
+    assert result.exit_code == 0, result.output
+    card = json.loads((out / "model_card.json").read_text())
+    assert card["split"]["kind"] == "temporal" and card["split"]["split_date"].startswith("2024-05-02T12:00")
+    assert card["data"]["near_duplicates_left_out"] >= 5
+    kept = {json.loads(line)["cid"] for name in ("train.jsonl", "test.jsonl")
+            for line in (out / name).read_text().splitlines()}
+    assert not kept & {str(r["cid"]) for r in rows[:5]}

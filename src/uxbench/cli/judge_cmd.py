@@ -15,6 +15,7 @@ from uxbench.errors import ConfigError
 app = typer.Typer(no_args_is_help=True)
 
 _METHODS = ("lite", "lora")
+_KV = "KEY=VALUE"
 
 
 def _date(value: str | None) -> datetime | None:
@@ -38,16 +39,17 @@ def _pct(entry: Any) -> str:
 @app.command("train", help="Train a judge from Task 1 files or `uxbench mine` outputs: lite (embeddings + UX "
                            "features + calibrated logistic regression, CPU) or lora (fine-tune a causal LM).")
 def train(
-    data: Annotated[list[str], typer.Option("--data", help="Task 1 file or directory, or a `uxbench mine run` "
-                                                           "output directory; repeat for several.")],
+    data: Annotated[list[str], typer.Option("--data", metavar="PATH", help="Task 1 file or directory, or a "
+                                            "`uxbench mine run` output directory; repeat for several.")],
     out: Annotated[Path, typer.Option(help="Directory to write the judge and its model card to.")],
     method: Annotated[str, typer.Option(help="lite | lora")] = "lite",
     data_license: Annotated[str | None, typer.Option(help="The data's license, as you state it (goes into the "
                                                           "model card).")] = None,
     test_fraction: Annotated[float, typer.Option(help="Share of rows held out, whole conversations.")] = 0.2,
     split_date: Annotated[str | None, typer.Option(help="Temporal split: train before this date, test from it.")] = None,  # noqa: E501
-    exclude: Annotated[list[str] | None, typer.Option("--exclude", help="A test set whose near-duplicates are left "
-                                                                        "out of training and testing; repeat.")] = None,
+    exclude: Annotated[list[str] | None, typer.Option("--exclude", metavar="PATH", help="A test set whose "
+                                                      "near-duplicates are left out of training and testing; "
+                                                      "repeat.")] = None,
     exclude_threshold: Annotated[float, typer.Option(help="MinHash Jaccard similarity that counts as a "
                                                           "near-duplicate.")] = 0.8,
     seed: Annotated[int, typer.Option(help="Seed of the split and the bootstrap.")] = 0,
@@ -61,9 +63,10 @@ def train(
     batch_size: Annotated[int, typer.Option(help="lora: rows per step.")] = 8,
     lora_r: Annotated[int, typer.Option(help="lora: adapter rank.")] = 8,
     device: Annotated[str, typer.Option(help="lora: cpu, cuda or auto.")] = "auto",
-    merge: Annotated[bool, typer.Option(help="lora: also save merged weights that hf:OUT/merged loads, and "
+    merge: Annotated[bool, typer.Option("--merge", help="lora: also save merged weights that hf:OUT/merged loads, and "
                                              "measure them on the held-out rows.")] = False,
-    allow_download: Annotated[bool, typer.Option(help="lora: fetch the base model from the Hugging Face Hub.")] = False,
+    allow_download: Annotated[bool, typer.Option("--allow-download", help="lora: fetch the base model from the "
+                                                                         "Hugging Face Hub.")] = False,
     n_boot: Annotated[int, typer.Option(help="Bootstrap rounds of the CIs.")] = 2000,
 ) -> None:
     from uxbench.judge_train.model import ClassWeight
@@ -105,11 +108,13 @@ def train(
 def eval_(
     judge: Annotated[str, typer.Option("--judge", help="The judge: lite:DIR, hf:..., openai:... (any model).")],
     data: Annotated[str, typer.Option(help="Task 1 file or directory (e.g. DIR/test.jsonl of a trained judge).")],
-    judge_arg: Annotated[list[str] | None, typer.Option("--judge-arg", "-J", help="KEY=VALUE for the judge.")] = None,
+    judge_arg: Annotated[list[str] | None, typer.Option("--judge-arg", "-J", metavar=_KV,
+                                                        help="An argument of the judge.")] = None,
     reference: Annotated[str | None, typer.Option(help="A reference judge: Cohen's kappa with it.")] = None,
-    reference_arg: Annotated[list[str] | None, typer.Option(help="KEY=VALUE for the reference judge.")] = None,
+    reference_arg: Annotated[list[str] | None, typer.Option(metavar=_KV,
+                                                            help="An argument of the reference judge.")] = None,
     against: Annotated[str | None, typer.Option(help="Another judge: paired test of the Avg-Acc difference.")] = None,
-    against_arg: Annotated[list[str] | None, typer.Option(help="KEY=VALUE for the other judge.")] = None,
+    against_arg: Annotated[list[str] | None, typer.Option(metavar=_KV, help="An argument of the other judge.")] = None,
     runs_root: Annotated[Path, typer.Option(help="Where the judges' run directories go.")] = Path("runs"),
     concurrency: Annotated[int | None, typer.Option(help="Parallel calls per judge.")] = None,
     n_boot: Annotated[int, typer.Option(help="Bootstrap rounds of the CIs.")] = 2000,
@@ -154,7 +159,8 @@ def eval_(
 def serve(
     spec: Annotated[str, typer.Argument(help="The judge: lite:DIR, hf:DIR (a LoRA adapter or merged weights "
                                               "too), any model.")],
-    model_arg: Annotated[list[str] | None, typer.Option("--model-arg", "-M", help="KEY=VALUE for the judge.")] = None,
+    model_arg: Annotated[list[str] | None, typer.Option("--model-arg", "-M", metavar=_KV,
+                                                        help="An argument of the judge.")] = None,
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port (0 picks a free one).")] = 8000,
     name: Annotated[str | None, typer.Option(help="The model name clients send", show_default="the spec")] = None,

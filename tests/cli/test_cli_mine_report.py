@@ -80,3 +80,25 @@ def test_signals_the_log_does_not_record_are_na(tmp_path: Path, monkeypatch: pyt
     assert report["overall"]["signals"]["thumbs_down"] is None and report["not_recorded"][:1] == ["copied"]
     md = invoke("mine", "report", out, "--format", "md").stdout
     assert "| thumbs_down | — | n/a: no thumbs in the log |" in md
+
+
+def test_the_scenario_table_keeps_long_names_and_counts_whole() -> None:
+    from uxbench.mining.report import MiningReport, SignalRates
+    from uxbench.mining.report_text import report_table
+
+    def rates(key: str, turns: int, bad: int, complaints: tuple[int, int]) -> SignalRates:
+        counts: dict[str, tuple[int, int] | None] = {"complaint": complaints, "thumbs_down": None}
+        return SignalRates(key=key, turns=turns, dissatisfied=bad, dissatisfied_rate=bad / turns,
+                           dissatisfied_ci=(0.0, 1.0), signals={}, counts=counts)
+
+    scenarios = [rates("information_and_knowledge_queries_about_products", 1391, 139, (120, 1200)),
+                 rates("emotional_support", 139, 13, (13, 130))]
+    report = MiningReport(directory="out", conversations=900, assistant_turns=1530, dissatisfied_turns=152,
+                          overall=rates("all replies", 1530, 152, (133, 1330)), not_recorded=["thumbs_down"],
+                          scenarios_from="agents", by_scenario=scenarios, by_day=[], patterns_from="signals")
+    text = report_table(report, 80)
+    assert max(len(line) for line in text.splitlines()) <= 80 and "…" not in text
+    flat = " ".join(text.split())
+    assert "│ 1391 │ 10.0 [" in flat and "complaint 120/1200" in flat and "│ 139 │ 9.4 [" in flat
+    assert "information_and_know" in text  # a name longer than its column folds; the figures stay whole
+    assert "No failure patterns: no reply was dissatisfied." in text and "% of 0" not in text

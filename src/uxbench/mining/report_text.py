@@ -83,8 +83,12 @@ def _why_no_table(report: MiningReport) -> list[str]:
     days = [d.key for d in report.by_day]
     if days == [NO_TIME]:
         notes.append("No per-day table: the log has no timestamps.")
-    elif len(days) < 2:
-        notes.append(f"No per-day table: every reply is from {days[0]}." if days else "No replies.")
+    elif len(days) == 1:
+        notes.append(f"No per-day table: every reply is from {days[0]}.")
+    if not report.patterns:
+        notes.append("No failure patterns: no reply was dissatisfied.")
+    if not any(o.count for o in report.recovery):
+        notes.append("No recovery outcomes: no dissatisfied reply was followed by the user.")
     return notes
 
 
@@ -101,17 +105,24 @@ def report_table(report: MiningReport, width: int | None = None) -> str:
     if len(report.by_day) >= 2:
         sections.append(_breakdown("Per day", "day", report.by_day))
     n_bad = sum(p.count for p in report.patterns)
-    sections.append((
+    n_chains = sum(o.count for o in report.recovery)
+    if n_bad:
+        sections.append(_patterns(report, n_bad))
+    if n_chains:
+        sections.append((f"Recovery outcomes after a dissatisfied reply ({n_chains} chains)",
+                         ["outcome", "chains", "% [95% CI]"],
+                         [[o.outcome, str(o.count), _pct(o.count, n_chains)] for o in report.recovery]))
+    notes = _headline(report) + _why_no_table(report)
+    # Only the names wrap: a signal's line keeps its count ("complaint 120/1200" never splits).
+    return render_tables(sections, notes, width, wrap=(0,), show_all="--format md or json show everything")
+
+
+def _patterns(report: MiningReport, n_bad: int) -> Section:
+    return (
         "Top failure patterns: " + ("dimension x signal, bad candidates" if report.patterns_from ==
                                     "candidates" else "signals of the dissatisfied replies"),
         ["pattern", "count", f"% of {n_bad}"], [[p.pattern, str(p.count), f"{100 * p.share:.1f}"]
-                                               for p in report.patterns]))
-    n_chains = sum(o.count for o in report.recovery)
-    sections.append((f"Recovery outcomes after a dissatisfied reply ({n_chains} chains)",
-                     ["outcome", "chains", "% [95% CI]"],
-                     [[o.outcome, str(o.count), _pct(o.count, n_chains)] for o in report.recovery]))
-    notes = _headline(report) + _why_no_table(report)
-    return render_tables(sections, notes, width, wrap=(0, 3), show_all="--format md or json show everything")
+                                               for p in report.patterns])
 
 
 def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:

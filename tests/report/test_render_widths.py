@@ -57,6 +57,7 @@ def test_task1_summary_fits_and_shows_both_conventions(runs: dict[str, Path]) ->
     assert "All cases" in text and "Valid answers only" in text and "n (good/bad) 20 (10/10)" in text
     # breakdowns keep the same columns in every table and say what they left out
     assert "The breakdowns leave out" in text and "information_and_knowledge_queries" in text
+    assert "| Figure | All cases | Valid answers only |\n|---|---:|---:|" in render_summary(summary, "md")
 
 
 def test_comparison_of_runs_fits(runs: dict[str, Path]) -> None:

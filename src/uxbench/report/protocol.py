@@ -49,4 +49,4 @@ def render_protocol(summaries: list[dict[str, Any]], fmt: ReportFormat, *, width
     section = [("UXBench protocol", HEADER, rows)]
     if fmt == "table":
         return _rich(section, notes, width, droppable=("Of all cases",), wrap=(0, 1, 2))
-    return _markdown(section, notes)
+    return _markdown(section, notes, text_columns=3)

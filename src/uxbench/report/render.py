@@ -126,11 +126,13 @@ def _md_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _markdown(sections: list[tuple[str, list[str], list[list[str]]]], notes: list[str]) -> str:
+def _markdown(sections: list[tuple[str, list[str], list[list[str]]]], notes: list[str], *,
+              text_columns: int = 2) -> str:
+    """Markdown tables: the first `text_columns` columns left-aligned (names), the others right-aligned (figures)."""
     lines = [f"> **{n}**" if n == _DEMO_BANNER else f"> {n}" for n in notes]
     for title, header, rows in sections:
         lines += ["", f"### {title}", "", "| " + " | ".join(map(_md_cell, header)) + " |"]
-        lines.append("|" + "|".join(("---" if i < 2 else "---:") for i in range(len(header))) + "|")
+        lines.append("|" + "|".join(("---" if i < text_columns else "---:") for i in range(len(header))) + "|")
         lines += ["| " + " | ".join(map(_md_cell, r)) + " |" for r in rows]
     return "\n".join(lines).lstrip("\n") + "\n"
 
@@ -215,7 +217,7 @@ def render_summary(
     if not breakdowns and summary.get("run_dir"):
         notes.append(f"Breakdowns by scenario, dimension, difficulty and turns: uxbench report {summary['run_dir']}")
     if fmt != "table":
-        return _markdown([(title, head, rows), *parts], notes)
+        return _markdown([(title, head, rows), *parts], notes, text_columns=1)
     width = width or terminal_width()
     parts, dropped = same_columns(parts, width, BREAKDOWN_DROPPABLE)
     if dropped:

@@ -57,7 +57,7 @@ def render_strategies(summary: dict[str, Any], fmt: ReportFormat, *, width: int 
                          f"{c.get('n_not_labelled', 0)} recoveries not labelled (failed calls: rerun to retry).")
     if fmt == "table":  # a narrow terminal keeps the rules and the first strategy model
         return _rich(sections, notes, width, droppable=tuple(reversed(names[2:])), wrap=(0,))
-    return _markdown(sections, notes)
+    return _markdown(sections, notes, text_columns=1)
 
 
 def unlabelled_recoveries(summary: dict[str, Any]) -> int:

@@ -68,3 +68,7 @@ def test_providers_say_how_to_name_a_model(monkeypatch: pytest.MonkeyPatch) -> N
     assert max(len(line) for line in text.splitlines()) <= 80
     for example in ("openai:gpt-4o-mini", "hf:embedded", "scripted:"):
         assert example in text, text
+    from uxbench.models.registry import provider_names
+
+    for name in provider_names():  # every provider, a new one too, shows how its models are named
+        assert f"e.g. --model {name}:" in text, name

@@ -234,6 +234,10 @@ def test_charts_from_report_plots_are_served_as_svg_images(client: TestClient, s
         assert response.status_code == 200 and response.headers["content-type"] == "image/svg+xml", url
         assert b"<svg" in response.content and b"<script" not in response.content
     assert client.get(f"/runs/{run}/plots/nope.svg").status_code == 404
+    index = client.get("/").text  # two Task 1 models with release dates: the scaling chart of report.plot_data
+    assert 'src="/plots/scaling/judge.svg"' in index and 'src="/plots/scaling/eval.svg"' not in index
+    assert client.get("/plots/scaling/judge.svg").headers["content-type"] == "image/svg+xml"
+    assert client.get("/plots/scaling/eval.svg").status_code == 404  # one model only
     assert "Reliability of p(good)" in html and "ECE" in html
 
 

@@ -29,24 +29,14 @@ PER_PAGE = 20
 
 
 def funnel(counts: dict[str, Any]) -> list[tuple[str, int]]:
-    """(stage, count) in pipeline order, for the stages the output has counts of."""
-    def get(stage: str, key: str) -> int | None:
-        value = (counts.get(stage) or {}).get(key)
-        return int(value) if isinstance(value, int) else None
+    """(stage, count) in pipeline order: the values `uxbench plot --kind funnel` draws (`report.plot_data`)."""
+    from uxbench.report.plot_data import funnel as funnel_chart
 
-    steps: list[tuple[str, int | None]] = [
-        ("log rows read", get("ingest", "rows")), ("conversations", get("sessions", "sessions")),
-        ("passed the safety gate", None if get("gate", "checked") is None
-         else (get("gate", "checked") or 0) - (get("gate", "gated") or 0)),
-        ("kept by the prefilter", get("prefilter", "kept")), ("unique (after dedup)", get("dedup", "kept")),
-        ("assistant turns with signals", get("signals", "assistant_turns")),
-        ("dissatisfied turns", get("signals", "dissatisfied_turns")),
-    ]
-    cases = counts.get("cases")
-    if isinstance(cases, dict):
-        total = sum(v for v in cases.values() if isinstance(v, int))
-        steps.append(("cases exported", total))
-    return [(name, value) for name, value in steps if value is not None]
+    try:
+        chart = funnel_chart(counts)
+    except UxbenchError:
+        return []
+    return [(name, int(value or 0)) for name, value in zip(chart.categories, chart.series[0].values, strict=True)]
 
 
 def session_turns(out: Path, conversation_ids: set[str]) -> dict[str, dict[int, dict[str, Any]]]:

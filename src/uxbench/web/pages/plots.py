@@ -84,3 +84,33 @@ def mine_plot(request: Request, mine_id: str, kind: str) -> Response:
     counts = entry.path / "stage_counts.json"
     stamp = counts.stat().st_mtime_ns if counts.exists() else 0
     return _svg(view, ("mine", mine_id, kind, stamp), make)
+
+
+def scaling_tasks(board: dict[str, Any] | None) -> list[str]:
+    """The tasks of the leaderboard whose scaling chart has two models or more with a release date."""
+    if not board or not plots_available():
+        return []
+    from uxbench.report.plot_data import scaling
+
+    found = []
+    for task in board.get("tasks") or {}:
+        try:
+            if len(scaling(board, task).points) >= 2:
+                found.append(task)
+        except (UxbenchError, KeyError, ValueError):
+            continue
+    return found
+
+
+@router.get("/plots/scaling/{task}.svg")
+def scaling_plot(request: Request, task: str) -> Response:
+    from uxbench.web.pages.runs import leaderboard_for
+
+    view = state(request)
+    board = leaderboard_for(view, list(view.catalog.runs.values()))
+    if task not in scaling_tasks(board):
+        raise HTTPException(404, "no such chart")
+    from uxbench.report import plot_data
+
+    stamp = view.cache["leaderboard"][0]
+    return _svg(view, ("scaling", task, hash(stamp)), lambda: plot_data.scaling(board or {}, task))

@@ -65,7 +65,9 @@ def _bars(chart: BarChart) -> Figure:
     if chart.horizontal:
         fig = _figure(8, 1.2 + 0.45 * n_cat)
     else:
-        fig = _figure(max(6.0, min(16.0, 1.2 + 0.9 * n_cat * max(1, n_series) ** 0.5)), 4.8)
+        longest = max(len(series.name) for series in chart.series) if n_series > 1 else 0
+        fig = _figure(max(6.0, 0.08 * longest + 1.0, min(16.0, 1.2 + 0.9 * n_cat * max(1, n_series) ** 0.5)),
+                      4.8 + (0.22 * n_series if n_series > 1 else 0))
     ax = fig.add_subplot()
     width = 0.8 / max(1, n_series)
     for s_index, series in enumerate(chart.series):
@@ -90,8 +92,9 @@ def _bars(chart: BarChart) -> Figure:
         _xticks(ax, chart.categories)
         ax.set_ylabel(chart.ylabel)
         ax.set_ylim(0, 115)  # percentages, with room for the labels above a bar at 100
-    if n_series > 1:
-        ax.legend(fontsize=8)
+    if n_series > 1:  # under the axes: inside, it would hide the labels of the tallest bars
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.12 if chart.horizontal else -0.18),
+                  frameon=False)
     ax.set_title(chart.title, fontsize=10)
     return fig
 

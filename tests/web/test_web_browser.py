@@ -9,6 +9,7 @@ $UXBENCH_SCREENSHOTS when set)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -51,10 +52,9 @@ def study(served: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> 
     return Study.create(tmp_path_factory.mktemp("bstudy") / "s", str(served["judge"]), n=4, annotators=2)
 
 
-@pytest.fixture(scope="module")
-def base_url(served: dict[str, Path], study: Study, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    catalog = build_catalog([str(served["judge"].parent), str(served["mine"])])
-    app = create_app(catalog, index_dir=tmp_path_factory.mktemp("bidx"), study=study)
+@contextlib.contextmanager
+def _serving(app: Any) -> Iterator[str]:
+    """A real uvicorn server on a free loopback port, in a thread, for the duration of the block."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -65,9 +65,18 @@ def base_url(served: dict[str, Path], study: Study, tmp_path_factory: pytest.Tem
         if server.started:
             break
         time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def base_url(served: dict[str, Path], study: Study, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    catalog = build_catalog([str(served["judge"].parent), str(served["mine"])])
+    with _serving(create_app(catalog, index_dir=tmp_path_factory.mktemp("bidx"), study=study)) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -257,3 +266,24 @@ def test_blind_judgments_persist_across_reloads_per_annotator(browser: Any, base
     finally:
         one.close()
         two.close()
+
+
+def test_directory_and_file_names_with_markup_never_execute(browser: Any, served: dict[str, Path],
+                                                            tmp_path: Path) -> None:
+    run = tmp_path / 'run-<img src=x onerror=alert("xss-dir")>'
+    shutil.copytree(served["judge"], run)
+    mined = tmp_path / 'mined-<svg onload=alert("xss-mine")>'
+    shutil.copytree(served["mine"], mined)  # its log file's name carried a payload too
+    catalog = build_catalog([str(run), str(mined)])
+    (run_id,), (mine_id,) = catalog.runs, catalog.mines
+    watch = Watch(browser)
+    try:
+        with _serving(create_app(catalog, index_dir=tmp_path / "idx")) as url:
+            for path in ("/", f"/runs/{run_id}", f"/runs/{run_id}/samples", f"/runs/{run_id}/samples/4",
+                         f"/mines/{mine_id}", f"/mines/{mine_id}/turns"):
+                assert watch.goto(url + path).status == 200, path
+            watch.goto(url + "/")
+            assert 'mined-<svg onload=alert("xss-mine")>' in watch.page.inner_text("main")
+            watch.clean()
+    finally:
+        watch.close()

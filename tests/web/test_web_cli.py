@@ -97,6 +97,11 @@ def test_view_serves_on_loopback_and_warns_beyond_it(served: dict[str, Path], tm
     try:
         base = _url(proc)
         assert base.startswith("http://127.0.0.1:")
+        for _ in range(300):  # the sample index is built in the background, before any page asks for it
+            if list((tmp_path / "i").glob("*.sqlite")):
+                break
+            time.sleep(0.1)
+        assert len(list((tmp_path / "i").glob("*.sqlite"))) == 1
         page = _get(base + f"/runs/{served['judge'].name}")
         assert page.status_code == 200 and "Avg-Acc" in page.text
     finally:

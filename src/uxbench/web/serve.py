@@ -4,6 +4,8 @@ URL (and a warning beyond loopback), serves until interrupted."""
 from __future__ import annotations
 
 import socket
+import sqlite3
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,6 +15,7 @@ from uxbench.web.security import check_port, host_warning
 if TYPE_CHECKING:
     from uxbench.human.study import Study
     from uxbench.web.catalog import Catalog
+    from uxbench.web.context import ViewState
 
 
 def default_index_dir() -> Path:
@@ -28,6 +31,16 @@ def free_port(host: str) -> int:
         return int(s.getsockname()[1])
 
 
+def prebuild(view: ViewState, err: Callable[[str], None]) -> None:
+    """Build (or check) every run's sample index in the background, so the first page seldom waits for it; a
+    request for a run whose index is being built waits on the same lock."""
+    for entry in list(view.catalog.runs.values()):
+        try:
+            view.index(entry).ensure()
+        except (sqlite3.Error, OSError, ValueError) as exc:  # the page that needs it shows the error again
+            err(f"warning: could not index {entry.path}: {exc}")
+
+
 def serve(catalog: Catalog, *, host: str, port: int, index_dir: Path | None, study: Study | None,
           echo: Callable[[str], None], err: Callable[[str], None], study_links: bool = False) -> None:
     import uvicorn
@@ -40,6 +53,8 @@ def serve(catalog: Catalog, *, host: str, port: int, index_dir: Path | None, stu
         err(warning)
     port = port or free_port(host)
     app = create_app(catalog, index_dir=index_dir or default_index_dir(), study=study)
+    if catalog.runs:
+        threading.Thread(target=prebuild, args=(app.state.view, err), daemon=True, name="uxbench-index").start()
     shown = f"[{host}]" if ":" in host else ("127.0.0.1" if host in ("0.0.0.0", "") else host)
     base = f"http://{shown}:{port}"
     if catalog.runs or catalog.mines:

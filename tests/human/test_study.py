@@ -142,3 +142,18 @@ def test_human_new_takes_two_runs_for_a_pairwise_study(tmp_path: Path) -> None:
     assert f"from {a} vs {b}" in result.output and result.output.count("/h/") == 2
     bad = CliRunner().invoke(app, ["human", "new", "--from", str(a), "--from", str(b), "--out", str(tmp_path / "t")])
     assert bad.exit_code == 2 and "--mode pairwise" in bad.output
+
+
+def test_a_study_leaves_out_the_cases_curation_excluded(run_dir: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from uxbench.runs.curation import CURATION_DB, Curation
+
+    run = tmp_path / "run"
+    shutil.copytree(run_dir, run)
+    curation = Curation(run / CURATION_DB)
+    for cid in ("c00", "c02", "c04"):
+        curation.record(cid, "exclude", "wrong label", "tester")
+    study = Study.create(tmp_path / "s", str(run), n=30, annotators=1)
+    ids = {i["hidden"]["case_id"] for i in study.items()}
+    assert len(ids) == 27 and not ids & {"c00", "c02", "c04"}

@@ -9,6 +9,7 @@ from typing import Any
 import orjson
 
 from uxbench.errors import UxbenchError
+from uxbench.runs.curation import CURATION_DB, Curation, curated
 from uxbench.runs.store import MANIFEST, RunStore
 
 
@@ -46,6 +47,8 @@ def _scenario(case: dict[str, Any]) -> str | None:
 
 
 def from_run(path: Path) -> tuple[list[Candidate], dict[str, Any]]:
+    """The run's selected samples with their cases, but those excluded in its curation file."""
+    excluded = Curation(path / CURATION_DB).excluded()
     store = RunStore.open_existing(path)
     try:
         manifest = store.read_manifest() or {}
@@ -56,7 +59,7 @@ def from_run(path: Path) -> tuple[list[Candidate], dict[str, Any]]:
         out: list[Candidate] = []
         if task == "judge":
             for rec, case_json in store.iter_with_cases(selected):
-                if case_json is None or rec.gold not in ("good", "bad"):
+                if case_json is None or rec.gold not in ("good", "bad") or rec.case_id in excluded:
                     continue
                 case = orjson.loads(case_json)
                 pred = rec.prediction if rec.status == "ok" and rec.prediction in ("good", "bad") else None
@@ -72,7 +75,7 @@ def from_run(path: Path) -> tuple[list[Candidate], dict[str, Any]]:
                         verdicts.setdefault(score.sample_id, {})[names[key]] = score.label
             primary = names.get(str(summary.get("primary_judge") or ""))
             for rec, case_json in store.iter_with_cases(selected):
-                if case_json is None or rec.status != "ok":
+                if case_json is None or rec.status != "ok" or rec.case_id in excluded:
                     continue
                 case = orjson.loads(case_json)
                 seen = verdicts.get(rec.sample_id, {})
@@ -86,7 +89,7 @@ def from_run(path: Path) -> tuple[list[Candidate], dict[str, Any]]:
 def from_data(source: str) -> tuple[list[Candidate], dict[str, Any]]:
     from uxbench.data.loaders import load_cases
 
-    cases = load_cases(source, task="judge")
+    cases = curated(load_cases(source, task="judge"), source, None)  # a curation file beside the data applies
     out = []
     for case in cases:
         data = orjson.loads(case.__pydantic_serializer__.to_json(case))

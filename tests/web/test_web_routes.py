@@ -259,3 +259,22 @@ def test_directory_names_with_markup_are_shown_as_text(served: dict[str, Path], 
         assert response.status_code == 200, url
         _no_live_payload(response.text)
     assert "&lt;script&gt;alert(&#34;xss-mine&#34;)&lt;/script&gt;" in client.get("/").text  # the path, as text
+
+
+def test_compare_of_two_task2_runs_gives_the_paired_rate_difference(served: dict[str, Path], tmp_path: Path) -> None:
+    from web_support import write_eval_run
+
+    from uxbench.metrics.ranking import paired_rate_diff
+
+    write_eval_run(tmp_path / "runs" / "ea", "openai:model-a", {"openai:judge-x": ["good", "bad", "good"] * 4})
+    write_eval_run(tmp_path / "runs" / "eb", "openai:model-b", {"openai:judge-x": ["good", "good", "bad"] * 4})
+    client = TestClient(create_app(build_catalog([str(tmp_path / "runs")]), index_dir=tmp_path / "idx"))
+    html = client.get("/compare", params={"a": "ea", "b": "eb"}).text
+    expected = paired_rate_diff([x == "good" for x in ["good", "good", "bad"] * 4],
+                                [x == "good" for x in ["good", "bad", "good"] * 4], n_boot=1000)
+    assert "<b>8</b> with different verdicts" in html
+    figure = f"= {100 * expected['diff']:+.1f} [{100 * expected['ci_low']:.1f}, {100 * expected['ci_high']:.1f}]"
+    assert figure in " ".join(html.split())
+    cards = re.findall(r'<div class="card( differ)?" data-case="([^"]*)">', html)
+    assert [bool(flag) for flag, _ in cards] == [True] * 8 + [False] * 4
+    assert "reply 1 from openai:model-a" in html and "reply 1 from openai:model-b" in html  # side by side

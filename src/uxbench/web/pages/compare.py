@@ -32,6 +32,21 @@ def _paired(a_path: Any, b_path: Any, task: str) -> dict[str, Any] | None:
     return {"paired": report["paired"][0] if report["paired"] else None, "warnings": report["warnings"]}
 
 
+def _rate_diff(oa: dict[str, dict[str, Any]], ob: dict[str, dict[str, Any]], shared: list[str], task: str,
+               ) -> dict[str, Any] | None:
+    """Tasks 2/3: Good% (Recovery Rate) of B minus A under each run's primary judge, on the cases both had scored,
+    with the paired bootstrap CI the leaderboard uses (`metrics.ranking.paired_rate_diff`)."""
+    if task == "judge":
+        return None
+    from uxbench.metrics.ranking import paired_rate_diff
+
+    both = [c for c in shared if oa[c]["verdict"] in ("good", "bad") and ob[c]["verdict"] in ("good", "bad")]
+    if not both:
+        return None
+    return paired_rate_diff([ob[c]["verdict"] == "good" for c in both], [oa[c]["verdict"] == "good" for c in both],
+                            n_boot=1000)
+
+
 def _cached_paired(view: ViewState, a: RunEntry, b: RunEntry, task: str) -> dict[str, Any] | None:
     """`_paired`, once per pair of summaries (it reads every record of both runs)."""
     key = "paired:" + ":".join(f"{e.id}@{(e.path / 'summary.json').stat().st_mtime_ns}" for e in (a, b))
@@ -78,4 +93,4 @@ def compare(request: Request) -> HTMLResponse:
     return view.page("compare.html", title=f"{a.id} vs {b.id}", runs=runs, a=a, b=b, sa=sa, sb=sb, task=task,
                      n_shared=len(shared), n_differ=len(differ), n_only_a=len(oa) - len(shared),
                      n_only_b=len(ob) - len(shared), items=items, page=page, pages=pages, links=links,
-                     paired=_cached_paired(view, a, b, task))
+                     paired=_cached_paired(view, a, b, task), rate_diff=_rate_diff(oa, ob, shared, task))

@@ -211,6 +211,13 @@ def test_curation_needs_post_and_csrf_and_keeps_an_audit_trail(client: TestClien
     audit = client.get(f"/curation/run/{run}").text
     assert "label is wrong" in audit and "tester" in audit
     assert "exclude" in client.get(f"/runs/{run}/samples", params={"q": "number 2"}).text
+    base = f"/runs/{run}/samples"
+    assert _rows(client.get(base, params={"curation": "excluded"}).text) == ["c02"]
+    assert _rows(client.get(base, params={"curation": "flagged"}).text) == ["c04"]
+    assert _rows(client.get(base, params={"curation": "marked"}).text) == ["c02", "c04"]
+    unmarked = _rows(client.get(base, params={"curation": "unmarked", "per_page": 200}).text)
+    assert len(unmarked) == 28 and not {"c02", "c04"} & set(unmarked)
+    assert client.get(base, params={"curation": "nope"}).status_code == 400
     assert client.post("/curate", data={**form, "reason": " ", "csrf": _csrf(page)}).status_code == 400
 
 

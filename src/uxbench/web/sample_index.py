@@ -93,6 +93,10 @@ class Query:
     """Tasks 2/3: whose verdicts the verdict filter and column use."""
     q: str | None = None
     facets: dict[str, str] = field(default_factory=dict)
+    only_cases: frozenset[str] | None = None
+    """Keep these case ids only (a curation state)."""
+    not_cases: frozenset[str] | None = None
+    """Leave these case ids out."""
     page: int = 1
     per_page: int = 50
 
@@ -245,6 +249,12 @@ class SampleIndex:
             if name in FACETS and value:
                 where.append(f"s.{name} = ?")
                 args.append(value)
+        if query.only_cases is not None:
+            where.append("s.case_id IN (SELECT value FROM json_each(?))")
+            args.append(orjson.dumps(sorted(query.only_cases)).decode())
+        if query.not_cases:
+            where.append("s.case_id NOT IN (SELECT value FROM json_each(?))")
+            args.append(orjson.dumps(sorted(query.not_cases)).decode())
         clause = f"FROM {source} WHERE " + " AND ".join(where)
         params = [*join_args, *args]
         columns = "s.*" + (", v.label AS verdict_label, v.score AS verdict_score" if query.judge else "")

@@ -13,7 +13,23 @@ from uxbench.web.context import state
 from uxbench.web.sample_index import FACETS, Query, load_sample
 
 router = APIRouter()
-_PARAMS = ("gold", "verdict", "correct", "judge", "q", *FACETS)
+_PARAMS = ("gold", "verdict", "correct", "judge", "q", "curation", *FACETS)
+CURATION_FILTERS = {"excluded": "excluded", "flagged": "flagged", "marked": "excluded or flagged",
+                    "unmarked": "neither"}
+
+
+def _curation_filter(query: Query, wanted: str | None, states: dict[str, Any]) -> None:
+    """Restrict `query` to the cases in a curation state (`CURATION_FILTERS`)."""
+    if not wanted:
+        return
+    if wanted not in CURATION_FILTERS:
+        raise HTTPException(400, "unknown curation filter")
+    marked = {cid: e.action for cid, e in states.items()}
+    if wanted == "unmarked":
+        query.not_cases = frozenset(marked)
+    else:
+        actions = {"excluded": {"exclude"}, "flagged": {"flag"}, "marked": {"exclude", "flag"}}[wanted]
+        query.only_cases = frozenset(c for c, a in marked.items() if a in actions)
 
 
 def _query(request: Request, summary: dict[str, Any]) -> Query:
@@ -56,15 +72,17 @@ def browser(request: Request, run_id: str) -> HTMLResponse:
     summary = entry.summary()
     index = view.index(entry)
     query = _query(request, summary)
+    states = Curation(entry.path / CURATION_DB).states()
+    _curation_filter(query, request.query_params.get("curation") or None, states)
     result = index.search(query)
     kept = {k: request.query_params[k] for k in _PARAMS if request.query_params.get(k)}
     if query.per_page != 50:
         kept["per_page"] = str(result.per_page)
     links = {n: "?" + urlencode({**kept, "page": n}) for n in (1, result.page - 1, result.page + 1, result.pages)}
-    states = Curation(entry.path / CURATION_DB).states()
     return view.page("samples.html", title=f"Samples of {entry.id}", run=entry, summary=summary, query=query,
                      result=result, facets=index.facet_values(), links=links, params=kept, curation=states,
-                     judges=summary.get("judges") or {})
+                     judges=summary.get("judges") or {}, curation_filters=CURATION_FILTERS,
+                     curation_filter=request.query_params.get("curation") or "")
 
 
 @router.get("/runs/{run_id}/samples/{rid}", response_class=HTMLResponse)

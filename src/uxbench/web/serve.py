@@ -32,13 +32,17 @@ def free_port(host: str) -> int:
 
 
 def prebuild(view: ViewState, err: Callable[[str], None]) -> None:
-    """Build (or check) every run's sample index in the background, so the first page seldom waits for it; a
-    request for a run whose index is being built waits on the same lock."""
-    for entry in list(view.catalog.runs.values()):
+    """Build (or check) every run's sample index, then the leaderboard, in the background, so the first pages
+    seldom wait; a request for a run whose index is being built waits on the same lock."""
+    from uxbench.web.pages.runs import leaderboard_for
+
+    entries = list(view.catalog.runs.values())
+    for entry in entries:
         try:
             view.index(entry).ensure()
         except (sqlite3.Error, OSError, ValueError) as exc:  # the page that needs it shows the error again
             err(f"warning: could not index {entry.path}: {exc}")
+    leaderboard_for(view, entries)  # the start page's leaderboard (it reads every record of every run)
 
 
 def serve(catalog: Catalog, *, host: str, port: int, index_dir: Path | None, study: Study | None,

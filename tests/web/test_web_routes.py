@@ -285,3 +285,16 @@ def test_compare_of_two_task2_runs_gives_the_paired_rate_difference(served: dict
     cards = re.findall(r'<div class="card( differ)?" data-case="([^"]*)">', html)
     assert [bool(flag) for flag, _ in cards] == [True] * 8 + [False] * 4
     assert "reply 1 from openai:model-a" in html and "reply 1 from openai:model-b" in html  # side by side
+
+
+def test_mining_signal_rates_carry_their_counts_and_cis(client: TestClient, served: dict[str, Path]) -> None:
+    from uxbench.metrics.proportions import wilson_ci
+    from uxbench.mining.report import build_report
+    from uxbench.web.render import pct
+
+    report = build_report(served["mine"])
+    html = client.get("/mines/mine-mined").text
+    day = report.by_day[0]
+    k, n = day.counts["complaint"] or (0, 0)
+    low, high = wilson_ci(k, n)
+    assert f"[{pct(low)}, {pct(high)}] {k}/{n}" in html

@@ -39,6 +39,21 @@ def funnel(counts: dict[str, Any]) -> list[tuple[str, int]]:
     return [(name, int(value or 0)) for name, value in zip(chart.categories, chart.series[0].values, strict=True)]
 
 
+def signal_cells(report: Any) -> dict[str, dict[str, dict[str, Any]]]:
+    """row key -> signal -> {k, n, ci}: each rate's numerator, denominator (the replies where the signal could be
+    computed) and Wilson 95% interval, from the report's counts (by scenario and by day share the keys' space)."""
+    from uxbench.metrics.proportions import wilson_ci
+
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for table in ("scenario", "day"):
+        for rates in report.by_scenario if table == "scenario" else report.by_day:
+            cells = out.setdefault(f"{table}:{rates.key}", {})
+            for name, pair in (getattr(rates, "counts", None) or {}).items():
+                if pair is not None and pair[1]:
+                    cells[name] = {"k": pair[0], "n": pair[1], "ci": wilson_ci(pair[0], pair[1])}
+    return out
+
+
 def session_turns(out: Path, conversation_ids: set[str]) -> dict[str, dict[int, dict[str, Any]]]:
     """conversation_id -> turn_index -> turn, from the de-identified session shards."""
     found: dict[str, dict[int, dict[str, Any]]] = {}
@@ -63,7 +78,7 @@ def mining_page(request: Request, mine_id: str) -> HTMLResponse:
     except UxbenchError as exc:
         raise HTTPException(404, str(exc)) from exc
     return view.page("mining.html", title=f"Mining output {entry.id}", mine=entry, report=report,
-                     funnel=funnel(report.stage_counts), signals=TABLE_SIGNALS,
+                     funnel=funnel(report.stage_counts), signals=TABLE_SIGNALS, cells=signal_cells(report),
                      plots=plots_available(), has_cases=(entry.path / "cases").is_dir(),
                      time_plot=plots_available() and any(d.key != NO_TIME for d in report.by_day))
 

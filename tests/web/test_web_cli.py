@@ -121,3 +121,9 @@ def test_view_serves_on_loopback_and_warns_beyond_it(served: dict[str, Path], tm
 def test_view_of_nothing_servable_is_a_clear_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["view", str(tmp_path)])
     assert result.exit_code == 2 and "not a run directory" in result.output
+
+
+def test_view_without_paths_reads_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(app, ["view"])
+    assert result.exit_code == 2 and "runs: no such directory" in result.output

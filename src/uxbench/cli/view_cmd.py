@@ -24,7 +24,7 @@ def require_web() -> None:
 
 
 def view(
-    paths: Annotated[list[str], typer.Argument(help="Run directories, their parent directories or globs, and output directories of `uxbench mine run`.")],  # noqa: E501
+    paths: Annotated[list[str] | None, typer.Argument(help="Run directories, their parent directories or globs, and output directories of `uxbench mine run`.", show_default="runs, where `uxbench run` writes by default")] = None,  # noqa: E501
     host: Annotated[str, typer.Option(help="Address to listen on (default: this machine only).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port (0: any free port).")] = 8321,
     study: Annotated[Path | None, typer.Option(help="Also serve the annotator pages of this study directory (`uxbench human new`).")] = None,  # noqa: E501
@@ -35,7 +35,7 @@ def view(
     from uxbench.web.catalog import build_catalog
     from uxbench.web.serve import serve
 
-    catalog = build_catalog(paths)
+    catalog = build_catalog(paths or ["runs"])
     opened = Study.open(study) if study is not None else None
     serve(catalog, host=host, port=port, index_dir=index_dir, study=opened, echo=typer.echo,
           err=lambda m: typer.secho(m, fg=typer.colors.YELLOW, err=True), study_links=opened is not None)

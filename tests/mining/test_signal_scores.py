@@ -17,6 +17,7 @@ from uxbench.mining.deid import SALT_ENV
 from uxbench.mining.signals import SignalConfig, analyse_followup, compute_signals
 from uxbench.mining.signals.complaint import SCORE_EXPLICIT, SCORE_IMPLICIT, score_complaint
 from uxbench.mining.signals.detect import dissatisfied_score
+from uxbench.mining.signals.dismiss import SCORE_GIVE_UP, SCORE_RESIGNED, score_dismiss
 from uxbench.mining.signals.error_report import SCORE_AFTER_CODE, SCORE_ASKED, find_error_report
 from uxbench.mining.signals.results import SignalValue
 from uxbench.mining.types import Session, Turn
@@ -132,3 +133,14 @@ def test_mine_run_records_the_threshold_and_recomputes_signals(tmp_path: Path) -
         assert sum(r["dissatisfied"] for r in strict) < sum(r["dissatisfied"] for r in table)
         bad = runner.invoke(app, [*base, "--dissatisfied-threshold", "1.5"])
         assert bad.exit_code == 2
+
+
+@pytest.mark.parametrize(("text", "score"), [
+    ("不指望你们了，我换一家", SCORE_GIVE_UP), ("那我还是打电话吧", SCORE_GIVE_UP), ("好吧，那我不要了", SCORE_GIVE_UP),
+    ("行吧", SCORE_RESIGNED), ("唉。", SCORE_RESIGNED), ("算了", SCORE_GIVE_UP),
+    ("不用了谢谢，已经解决了", None), ("没事了，原来是静音了", None), ("never mind, it works now", None),
+    ("不需要了，已经拿到了", None),
+])
+def test_giving_up_resigned_and_resolved(text: str, score: float | None) -> None:
+    found = score_dismiss(text)
+    assert (found[0] if found else None) == score, (text, found)

@@ -35,7 +35,7 @@ from uxbench.mining.signals.cues import (
     template_fill,
     typo_fix,
 )
-from uxbench.mining.signals.dismiss import find_dismiss
+from uxbench.mining.signals.dismiss import score_dismiss
 from uxbench.mining.signals.error_report import find_error_report
 from uxbench.mining.signals.feedback import find_praise
 from uxbench.mining.signals.similarity import TextIndex, content_units, normalise, similarity, units_in
@@ -57,7 +57,6 @@ class Hit:
 
 
 _NONE = Hit(False)
-SCORE_DISMISS = 0.8
 SCORE_REPHRASE_CUE = 0.75
 SCORE_REPHRASE_SIM, SCORE_REPHRASE_SIM_MAX = 0.3, 0.7
 SCORE_REPEAT_MIN, SCORE_REPEAT_MAX = 0.6, 0.9
@@ -132,7 +131,8 @@ def analyse_followup(
     complaint = _strongest(score_complaint(next_user, config.complaint_max_chars),
                            find_error_report(next_user, assistant))
     complaint_fired = complaint is not None and complaint[0] >= config.fire_score
-    dismiss = None if complaint_fired else find_dismiss(next_user, config.dismiss_max_chars)
+    dismissed = None if complaint_fired else score_dismiss(next_user, config.dismiss_max_chars)
+    dismiss = dismissed[1] if dismissed else None
     praise = None if complaint_fired or dismiss else find_praise(next_user, config.praise_max_chars)
     cont = continuation_cue(next_user) or relay_cue(next_user)
     if cont is None and sim is not None and not complaint_fired and sim >= config.rephrase_threshold:
@@ -181,7 +181,7 @@ def analyse_followup(
 
     out = Followup(
         complaint=_hit(complaint[0], complaint[1], config) if complaint else _NONE,
-        dismiss=Hit(True, dismiss, SCORE_DISMISS) if dismiss else _NONE,
+        dismiss=Hit(True, dismissed[1], dismissed[0]) if dismissed else _NONE,
         repeat=repeat,
         rephrase=rephrase,
         continuation=Hit(True, cont, SCORE_POSITIVE) if cont else _NONE,

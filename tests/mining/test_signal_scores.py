@@ -39,6 +39,8 @@ def test_error_report_scores_high_after_code_and_low_when_the_reply_asked_for_it
     assert asked is not None and asked[0] == SCORE_ASKED
     assert find_error_report("运行提示 IndexError: list index out of range", CODE_REPLY) is not None
     assert find_error_report("thanks, it runs now", CODE_REPLY) is None
+    metrics = "the output is:\n\nMean Squared Error: 14851.17\nMean Absolute Error: 42.85"
+    assert find_error_report(metrics, CODE_REPLY) is None
     f = analyse_followup("read an excel file", CODE_REPLY, "I changed it. Still same error")
     assert f.complaint.fired and f.complaint.score is not None and f.complaint.score >= 0.8
     assert f.label == "complaint"
@@ -60,6 +62,9 @@ def test_complaints_without_the_usual_keywords(text: str) -> None:
 @pytest.mark.parametrize("text", [
     "没事了，原来是静音了", "不用了谢谢，已经解决了", "笨笨的小狗怎么训练", "如果还是不行怎么办",
     "投诉进度在哪里查", "不好意思刚才发错了，订单号是123", "Not bad at all, thanks", "No problem, continue",
+    # found reading what the rules flag on the unlabelled pool: role-play, a story, metrics printed by the code
+    "Look, I'm sorry. I didn't mean anything of what I said, I was just going along",
+    "Next part: Meanwhile, she feared that things could get worst for Kuroshio and Edinburgh.",
 ])
 def test_neutral_messages_with_complaint_words_are_not_complaints(text: str) -> None:
     found = score_complaint(text)

@@ -20,7 +20,7 @@ _MACHINE_CASED = re.compile(
     r"Traceback \(most recent call last\)|\b[A-Z][A-Za-z]+(?:Error|Exception|Warning)\b\s*[:(]|\bNaN\b"
 )
 _MACHINE = WordRegex(
-    r"(?:error|fatal|exception|warning)\s*(?:\[[\w-]+\]|[a-z]{1,4}\d{2,5})?\s*:\s*\S"
+    r"(?:error|fatal|exception|warning)\s*(?:\[[\w-]+\]|[a-z]{1,4}\d{2,5})?\s*:\s*(?![\d.,%-]+(?:\s|$))\S"
     r"|(?:is|was|are) not (?:defined|a function|iterable|callable|subscriptable|recognized|found|declared)\b"
     r"|not defined\b|undefined (?:reference|method|variable|index|offset|is not)\b"
     r"|command not found\b|no such (?:file|directory|table|column|module)\b|module not found\b"

@@ -10,6 +10,7 @@ $UXBENCH_SCREENSHOTS when set)."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import socket
@@ -274,14 +275,23 @@ def test_directory_and_file_names_with_markup_never_execute(browser: Any, served
     shutil.copytree(served["judge"], run)
     mined = tmp_path / 'mined-<svg onload=alert("xss-mine")>'
     shutil.copytree(served["mine"], mined)  # its log file's name carried a payload too
+    (mined / "cases").mkdir()
+    row = {"cid": 'mined_judge_0001<img src=x onerror=alert("xss-cid")>', "ground_truth": -1,
+           "source_query": {"turn_index": 2, "message": '<script>alert("xss-query")</script>'},
+           "selected_history": [{"turn_index": 0, "role": "user", "message": "hello"},
+                                {"turn_index": 1, "role": "assistant", "message": "hi"}],
+           "agent_response_full": "[x](javascript:alert('xss-md'))", "scenario": "信息与知识查询"}
+    (mined / "cases" / "task1_judge_bad.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
     catalog = build_catalog([str(run), str(mined)])
     (run_id,), (mine_id,) = catalog.runs, catalog.mines
     watch = Watch(browser)
     try:
         with _serving(create_app(catalog, index_dir=tmp_path / "idx")) as url:
             for path in ("/", f"/runs/{run_id}", f"/runs/{run_id}/samples", f"/runs/{run_id}/samples/4",
-                         f"/mines/{mine_id}", f"/mines/{mine_id}/turns"):
+                         f"/mines/{mine_id}", f"/mines/{mine_id}/turns", f"/mines/{mine_id}/cases"):
                 assert watch.goto(url + path).status == 200, path
+            watch.page.click("details summary")  # open the case's conversation
+            assert '<script>alert("xss-query")</script>' in watch.page.inner_text("main")
             watch.goto(url + "/")
             assert 'mined-<svg onload=alert("xss-mine")>' in watch.page.inner_text("main")
             watch.clean()

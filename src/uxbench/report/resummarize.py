@@ -14,47 +14,35 @@ from uxbench.errors import UxbenchError
 from uxbench.report.compare import RunView, open_run_store, view_of
 from uxbench.runs.store import MANIFEST, SUMMARY
 
-_INVOCATION_FIELDS = ("skipped_rows", "invocation")
+_INVOCATION_FIELDS = ("skipped_rows", "read", "invocation", "scoring", "strategy_labelling")
 """Fields of the stored summary about the invocation that wrote it (not recomputable): kept as they were."""
 
 
-def resummarize_run(path: str | Path, *, n_boot: int, seed: int) -> RunView:
-    """The run at `path` with its summary recomputed from `samples.sqlite` (the latest selection of
-    samples, every judge's scores) under `n_boot` bootstrap rounds and `seed`. The stored summary's
-    figures are not read, so this also shows a run whose `summary.json` is damaged."""
-    from uxbench.orchestrate.scoring_step import judges_in_manifest
-    from uxbench.orchestrate.summary import summarize_store
+def recomputed_summary(path: str | Path, *, n_boot: int, seed: int) -> tuple[Path, dict[str, Any], dict[str, Any]]:
+    """(run directory, manifest, summary) with the summary recomputed from `samples.sqlite` (the latest
+    selection of samples, every judge's scores) under `n_boot` bootstrap rounds and `seed`, for any task. The
+    stored summary's figures are not read, so this also shows a run whose `summary.json` is damaged."""
+    from uxbench.orchestrate.summary import run_summary, task_from_manifest
     from uxbench.tasks.base import SummaryOptions
-    from uxbench.tasks.registry import create_task, get_task_entry
 
     store = open_run_store(path)
     try:
         manifest = store.read_manifest() or {}
-        name, config, model, data = (manifest.get(k) for k in ("task", "task_config", "model", "data"))
-        if not isinstance(name, str) or not isinstance(config, dict) or not isinstance(model, dict):
-            raise UxbenchError(f"{store.path / MANIFEST} lacks the task, its settings or the model: "
-                               "the summary cannot be recomputed.")
-        spec = str(model.get("spec"))
-        fields = get_task_entry(name).options.model_fields  # the manifest also holds derived keys ("task")
-        task = create_task(name, {k: v for k, v in config.items() if k in fields})
-        selected = store.read_selection()
-        summary = summarize_store(
-            store, task, selected=selected, model_spec=spec, judges=judges_in_manifest(manifest),
-            primary_judge=manifest.get("primary_judge"), options=SummaryOptions(n_boot=n_boot, seed=seed),
-        )
-        errors = [r.error for r in store.iter_records(selected) if r.status != "ok" and r.error][:3]
-        n_selected = len(selected) if selected is not None else store.count()
+        model = manifest.get("model")
+        if not isinstance(model, dict) or not model.get("spec"):
+            raise UxbenchError(f"{store.path / MANIFEST} lacks the model: the summary cannot be recomputed.")
+        task = task_from_manifest(manifest, str(store.path / MANIFEST))
+        summary = run_summary(store, task, manifest, SummaryOptions(n_boot=n_boot, seed=seed),
+                              selected=store.read_selection(), extra=_stored(store.path, _INVOCATION_FIELDS))
     finally:
         store.close()
-    data = data if isinstance(data, dict) else {}
-    summary = {
-        **_stored(store.path, _INVOCATION_FIELDS), **summary,
-        "run_id": manifest.get("run_id"), "run_dir": str(store.path), "task": name, "model": spec,
-        "demo_data": bool(data.get("demo", False)),
-        "data": {"description": data.get("description"), "fingerprint": data.get("fingerprint")},
-        "n_selected": n_selected, "errors": errors,
-    }
-    return view_of(store.path, manifest, summary)
+    return store.path, manifest, summary
+
+
+def resummarize_run(path: str | Path, *, n_boot: int, seed: int) -> RunView:
+    """A Task 1 run's checked view with its summary recomputed (`recomputed_summary`)."""
+    where, manifest, summary = recomputed_summary(path, n_boot=n_boot, seed=seed)
+    return view_of(where, manifest, summary)
 
 
 def _stored(path: Path, keys: tuple[str, ...]) -> dict[str, Any]:

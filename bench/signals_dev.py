@@ -14,7 +14,6 @@ An item whose reply is missing from the log counts as a miss when its label is d
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import math
 from collections import defaultdict
@@ -22,13 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from uxbench.mining.signals import SignalConfig, compute_signals
+from uxbench.mining.signals.split import split_of
 from uxbench.mining.types import Session, Turn
 
 LABELS = Path("/work/shared/data/signals_dev/labels.jsonl")
 
 
 def part_of(conversation_id: str) -> str:
-    return "held-out" if int(hashlib.sha256(conversation_id.encode()).hexdigest(), 16) % 100 < 50 else "dev"
+    return split_of(conversation_id)
 
 
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:

@@ -11,7 +11,7 @@ def test_split_is_fixed_by_conversation_id() -> None:
     assert pinned == PINNED
 
 
-PINNED = {"a": "held-out", "d": "held-out", "e": "dev", "f": "dev", "sg_1ODPDpW_0": "held-out"}
+PINNED = {"a": "dev", "d": "held-out", "e": "held-out", "f": "dev", "sg_1ODPDpW_0": "held-out"}
 
 
 def test_split_is_about_half_and_disjoint() -> None:

@@ -16,18 +16,18 @@ from uxbench.mining.deid import SALT_ENV
 from uxbench.mining.eval_signals import evaluate_signals
 from uxbench.mining.pipeline.mined import mined_run
 
-# part -> signal -> (precision floor, recall floor); measured at fbed6b8 (README, bench/RESULTS.md), the floors
-# leave about two items of margin
+# part -> signal -> (precision floor, recall floor); measured at 0f917c0 under the split the rules were tuned
+# with (README, bench/RESULTS.md), the floors leave about two items of margin
 FLOORS: dict[str, dict[str, tuple[float, float]]] = {
-    "held-out": {"dissatisfied": (0.62, 0.45)},   # measured 0.71 (12/17), 0.55 (12/22)
-    "dev": {"dissatisfied": (0.80, 0.70)},        # measured 0.86 (25/29), 0.76 (25/33)
+    "held-out": {"dissatisfied": (0.60, 0.44)},   # measured 0.68 (15/22), 0.52 (15/29)
+    "dev": {"dissatisfied": (0.84, 0.76)},        # measured 0.92 (22/24), 0.85 (22/26)
     "all": {"dissatisfied": (0.75, 0.62),         # measured 0.80 (37/46), 0.67 (37/55)
             "complaint": (0.74, 0.76)},           # measured 0.79 (31/39), 0.82 (31/38)
 }
 GOAL = (0.6, 0.4)
 """Issue 8's goal for `dissatisfied` on the held-out part: precision >= 0.6 at recall >= 0.4."""
-LEARNED_HELD_OUT_F1 = 0.45
-"""The learned classifier trained on dev, on held-out: measured F1 0.54 (P 10/15, R 10/22)."""
+LEARNED_HELD_OUT_F1 = 0.47
+"""The learned classifier trained on dev, on held-out: measured F1 0.55 (P 13/18, R 13/29)."""
 
 
 @pytest.fixture(scope="module")
@@ -63,8 +63,8 @@ def test_figures_stay_above_their_floors(mined: tuple[Path, Path], split: str) -
 
 def test_held_out_and_dev_parts_are_disjoint_and_cover_the_set(mined: tuple[Path, Path]) -> None:
     held, dev = _result(mined, "held-out"), _result(mined, "dev")
-    assert (held["n"], dev["n"]) == (109, 131)
-    assert (held["n_dissatisfied"], dev["n_dissatisfied"]) == (22, 33)
+    assert (held["n"], dev["n"]) == (131, 109)
+    assert (held["n_dissatisfied"], dev["n_dissatisfied"]) == (29, 26)
 
 
 def test_operating_point_chosen_on_dev_meets_the_goal_on_held_out(mined: tuple[Path, Path]) -> None:
@@ -83,4 +83,4 @@ def test_learned_classifier_trained_on_dev_holds_on_held_out(mined: tuple[Path, 
     labels, out = mined
     report = train_signals(labels, out, tmp_path / "model", split="dev")
     held = report["held_out"]
-    assert held["learned"]["n"] == 109 and held["learned"]["f1"] >= LEARNED_HELD_OUT_F1, held["learned"]
+    assert held["learned"]["n"] == 131 and held["learned"]["f1"] >= LEARNED_HELD_OUT_F1, held["learned"]

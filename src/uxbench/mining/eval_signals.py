@@ -25,7 +25,7 @@ from uxbench.mining.signals.real_eval import (
     rule_prediction,
     score_items,
 )
-from uxbench.mining.signals.split import DEV_SHARE, SPLIT_SEED, Split, split_of
+from uxbench.mining.signals.split import HELD_OUT_PERCENT, Split, split_of
 
 if TYPE_CHECKING:
     from uxbench.models.model import Model
@@ -66,7 +66,7 @@ def build_result(items: Sequence[LabelItem], preds: Sequence[Prediction], *, spl
     result: dict[str, Any] = {
         **meta,
         "split": split,
-        "split_rule": {"by": "conversation_id", "seed": SPLIT_SEED, "dev_share": DEV_SHARE},
+        "split_rule": {"by": "sha256(conversation_id) % 100", "held_out_below": HELD_OUT_PERCENT},
         **score_items(chosen_items, chosen_preds),
     }
     dev = [k for k, part in enumerate(parts) if part == "dev"]

@@ -56,8 +56,8 @@ def _intro(result: dict[str, Any]) -> list[str]:
     lines = [f"method: {result['method']}" + (f" {result['model']}" if result.get("model") else ""),
              f"labels: {result['labels']}; log: {result['log']}",
              f"split: {split} ({result['n']} items, {result['n_dissatisfied']} dissatisfied, "
-             f"{result['n_missing']} without a matching reply, counted as not flagged); split by a hash of the "
-             f"conversation id, seed {result['split_rule']['seed']!r}, dev share {result['split_rule']['dev_share']}"]
+             f"{result['n_missing']} without a matching reply, counted as not flagged); held-out when "
+             f"sha256(conversation id) % 100 < {result['split_rule']['held_out_below']}, else dev"]
     if result.get("note"):
         lines.append(f"note: {result['note']}")
     if result.get("prompt_sha256"):

@@ -7,7 +7,14 @@ import random
 import pytest
 
 from uxbench.errors import ConfigError, DataError
-from uxbench.mining.dedup import DedupConfig, NearDuplicateIndex, normalise_for_shingles, session_text, shingles
+from uxbench.mining.dedup import (
+    DedupConfig,
+    NearDuplicateIndex,
+    normalise_for_shingles,
+    session_text,
+    shingle_hashes,
+    shingles,
+)
 from uxbench.mining.types import Session, Turn
 
 ITEMS = [
@@ -30,6 +37,20 @@ def test_shingles_by_script() -> None:
     assert shingles("你好世界") == {"你好世", "好世界"}
     assert all(len(g) == 5 for g in shingles("hello world"))
     assert shingles("  ,. ") == set()
+
+
+def test_shingle_hashes_are_the_shingles_hashed() -> None:
+    """One 32-bit hash per distinct shingle (no collisions among a text's own shingles), stable across calls."""
+    rng = random.Random(3)
+    alphabet = "abcdefghij klmnop 你好世界的合并一列"
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 3000))) for _ in range(200)]
+    texts += [text for _, text in ITEMS]
+    for text in texts:
+        hashes = shingle_hashes(text)
+        assert len(hashes) == len(shingles(text))
+        assert (hashes == shingle_hashes(text)).all() and (hashes < 2**32).all()
+    assert set(shingle_hashes("abcdefg").tolist()) < set(shingle_hashes("xyabcdefgxy").tolist())  # same grams
+    assert shingle_hashes("hello world").tolist() != shingle_hashes("hello worle").tolist()
 
 
 def find_near_duplicates(items: list[tuple[str, str]], config: DedupConfig | None = None) -> dict[str, str]:

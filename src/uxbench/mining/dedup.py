@@ -2,8 +2,10 @@
 
 Text -> shingles: NFKC, casefold, punctuation dropped and whitespace collapsed; character 3-grams when the
 text is mostly CJK (>= 30% of its characters), else character 5-grams (robust to one changed word in a
-short English query, unlike word 3-grams). Each text gets a MinHash (num_perm 128, fixed seed and
-hashing scheme, so runs are reproducible); one pass inserts and queries an LSH index, so the cost is
+short English query, unlike word 3-grams). A shingle is hashed from its code points with numpy, all shingles of
+a text at once (a polynomial over the n code points mod 2^64, mixed, its high 32 bits): per-shingle SHA-1 calls, the
+library's default, cost 1 us each and most of the stage on real text. Each text gets a MinHash (num_perm 128,
+fixed seed and hashing scheme, so runs are reproducible); one pass inserts and queries an LSH index, so the cost is
 linear in the number of conversations. An LSH candidate is confirmed only when the MinHash estimate of
 the Jaccard similarity reaches the threshold. The first occurrence is kept; later near-duplicates join
 its group (the earliest matching representative when several match).
@@ -62,6 +64,36 @@ def shingles(text: str, config: DedupConfig | None = None) -> set[str]:
     return {norm[i : i + n] for i in range(len(norm) - n + 1)}
 
 
+_POLY = np.uint64(0x9E3779B97F4A7C15)  # odd, bits spread over the word: a polynomial hash without structure
+_MIX = (np.uint64(30), np.uint64(0xBF58476D1CE4E5B9), np.uint64(27), np.uint64(0x94D049BB133111EB), np.uint64(31))
+_CJK_RANGES = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0xAC00, 0xD7AF))
+
+
+def shingle_hashes(text: str, config: DedupConfig | None = None) -> np.ndarray:
+    """The distinct 32-bit hashes of `shingles(text)` (same n-grams, same script rule), computed in numpy."""
+    cfg = config or DedupConfig()
+    norm = normalise_for_shingles(text)
+    if not norm:
+        return np.empty(0, dtype=np.uint64)
+    points = np.frombuffer(norm.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+    cjk = sum(int(np.count_nonzero((points >= lo) & (points <= hi))) for lo, hi in _CJK_RANGES)
+    letters = len(points) - int(np.count_nonzero(points == 32))
+    n = cfg.cjk_ngram if cjk >= 0.3 * letters else cfg.latin_ngram
+    n = min(n, len(points))  # shorter than n: the whole text is the one shingle
+    width = len(points) - n + 1
+    hashes = points[:width].copy()
+    for k in range(1, n):  # uint64 arithmetic wraps: the polynomial mod 2^64
+        hashes = hashes * _POLY + points[k : k + width]
+    s1, m1, s2, m2, s3 = _MIX  # splitmix64's finaliser, then the high 32 bits
+    hashes = (hashes ^ (hashes >> s1)) * m1
+    hashes = (hashes ^ (hashes >> s2)) * m2
+    return np.unique((hashes ^ (hashes >> s3)) >> np.uint64(32))
+
+
+def _identity(value: int) -> int:
+    return value
+
+
 def session_text(session: Session, which: Literal["user", "first_user"] = "user") -> str:
     users = [t.content for t in session.turns if t.role == "user"]
     if which == "first_user":
@@ -88,21 +120,23 @@ class NearDuplicateIndex:
         self._order: dict[str, int] = {}
         self._values: dict[str, np.ndarray] = {}
 
-    def _minhash(self, grams: set[str]) -> MinHash:
+    def _minhash(self, hashes: np.ndarray) -> MinHash:
         cfg = self.config
-        m = MinHash(num_perm=cfg.num_perm, seed=cfg.seed, permutations=self._perm, scheme=_SCHEME)
-        m.update_batch([g.encode("utf-8") for g in sorted(grams)])
+        # The shingles are hashed already: the library mixes them (MurmurHash3's finaliser) before permuting.
+        m = MinHash(num_perm=cfg.num_perm, seed=cfg.seed, permutations=self._perm, scheme=_SCHEME,
+                    hashfunc=_identity)
+        m.update_batch(hashes.tolist())
         return m
 
     def add(self, key: str, text: str) -> str | None:
         if key in self._order:
             raise DataError(f"conversation {key!r} appears twice in the input to near-duplicate detection",
                             hint="group turns into sessions before deduplicating")
-        grams = shingles(text, self.config)
+        hashes = shingle_hashes(text, self.config)
         self._order[key] = len(self._order)
-        if not grams:  # a blank text is never compared, never grouped
+        if not len(hashes):  # a blank text is never compared, never grouped
             return None
-        m = self._minhash(grams)
+        m = self._minhash(hashes)
         matches: list[tuple[int, str, float]] = []
         cand: str
         for cand in self._lsh.query(m):

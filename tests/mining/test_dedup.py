@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
+from datasketch import MinHash
 
 from uxbench.errors import ConfigError, DataError
 from uxbench.mining.dedup import (
@@ -14,6 +16,7 @@ from uxbench.mining.dedup import (
     session_text,
     shingle_hashes,
     shingles,
+    signature,
 )
 from uxbench.mining.types import Session, Turn
 
@@ -51,6 +54,20 @@ def test_shingle_hashes_are_the_shingles_hashed() -> None:
         assert (hashes == shingle_hashes(text)).all() and (hashes < 2**32).all()
     assert set(shingle_hashes("abcdefg").tolist()) < set(shingle_hashes("xyabcdefgxy").tolist())  # same grams
     assert shingle_hashes("hello world").tolist() != shingle_hashes("hello worle").tolist()
+
+
+def test_signature_is_the_librarys_minhash_of_the_shingle_hashes() -> None:
+    """Computed in numpy, the signature equals datasketch's affine32 MinHash of the same hashes."""
+    rng = random.Random(5)
+    texts = ["".join(rng.choice("abc defgh 你好世界") for _ in range(rng.randint(1, 20_000 if i % 10 == 0 else 400)))
+             for i in range(40)]
+    for text in texts:
+        m = MinHash(num_perm=128, seed=1, scheme="affine32", hashfunc=lambda value: value)
+        m.update_batch(shingle_hashes(text).tolist())
+        values = signature(text)
+        assert values is not None
+        assert np.frombuffer(values, dtype="<u4").tolist() == m.hashvalues.tolist()
+    assert signature(" ,. ") is None
 
 
 def find_near_duplicates(items: list[tuple[str, str]], config: DedupConfig | None = None) -> dict[str, str]:

@@ -15,6 +15,7 @@ import pytest
 from pipeline_support import PII_VALUES, log_rows, tree_bytes, write_log
 
 from uxbench.errors import ConfigError, DataError
+from uxbench.mining.dedup import DedupConfig
 from uxbench.mining.deid import SALT_ENV, scan_for_values
 from uxbench.mining.logformat import parse_row
 from uxbench.mining.pipeline import MineConfig, MineResult, run_pipeline
@@ -119,7 +120,7 @@ def test_stage_functions_drop_with_reasons_and_keep_order() -> None:
     kept = prefilter_map(gated, PrefilterConfig())
     assert kept.num_rows == 7  # the gated row is not carried on
     assert sum_count_column(kept) == {"dropped_no_reply": 1, "kept": 6}
-    signals = signals_map(kept, SignalConfig(), "user")
+    signals = signals_map(kept, SignalConfig(), DedupConfig())
     assert signals.num_rows == 6 and signals.column("conversation_id").to_pylist() == sorted(
         c for c in cids if c not in ("unsafe", "too-short"))
     rows = orjson.loads(signals.column("turn_rows").to_pylist()[0])

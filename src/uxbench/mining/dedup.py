@@ -11,13 +11,15 @@ the Jaccard similarity reaches the threshold. The first occurrence is kept; late
 its group (the earliest matching representative when several match).
 
 The index is stateful by nature: run it in one process over the whole stream (it holds one MinHash per
-kept conversation, about 1 KB each), not inside parallel map tasks.
+kept conversation, about 1 KB each), not inside parallel map tasks. The signatures are not: the pipeline
+computes them in the parallel signal stage (`signature`) and the index only compares (`add_signature`).
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
 from typing import Literal
 
 import numpy as np
@@ -31,6 +33,8 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-
 _PUNCT = re.compile(r"[^\w\s]+|_+")
 _SPACE = re.compile(r"\s+")
 _SCHEME = "affine32"
+SHINGLE_HASH = "poly64-splitmix-hi32"
+"""How shingles are hashed (`shingle_hashes`): part of the dedup checkpoints' key, as the results depend on it."""
 
 
 class DedupConfig(BaseModel):
@@ -90,8 +94,42 @@ def shingle_hashes(text: str, config: DedupConfig | None = None) -> np.ndarray:
     return np.unique((hashes ^ (hashes >> s3)) >> np.uint64(32))
 
 
-def _identity(value: int) -> int:
-    return value
+@lru_cache(maxsize=4)
+def _library_permutations(num_perm: int, seed: int) -> np.ndarray:
+    """The library's affine permutations for (num_perm, seed): h -> a * h + b mod 2^32 (rows a and b)."""
+    perm: np.ndarray = MinHash(num_perm=num_perm, seed=seed, scheme=_SCHEME).permutations
+    return perm
+
+
+def _permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    a, b = _library_permutations(num_perm, seed)
+    return a.astype(np.uint32), b.astype(np.uint32)
+
+
+_ROWS = 8192  # shingles permuted at once: bounds the (rows x num_perm) temporary to 4 MiB at 128 permutations
+
+
+def signature(text: str, config: DedupConfig | None = None) -> bytes | None:
+    """The text's MinHash values (``num_perm`` little-endian uint32), None for a text with no shingles.
+
+    The datasketch affine32 scheme (MurmurHash3's 32-bit finaliser, then the affine permutations, the minimum
+    per permutation), computed in numpy without the library's per-value Python calls; computed where the text
+    is (the parallel signal stage), so the one serial index only compares."""
+    cfg = config or DedupConfig()
+    hashes = shingle_hashes(text, cfg).astype(np.uint32)
+    if not len(hashes):
+        return None
+    hashes ^= hashes >> np.uint32(16)  # fmix32
+    hashes *= np.uint32(0x85EBCA6B)
+    hashes ^= hashes >> np.uint32(13)
+    hashes *= np.uint32(0xC2B2AE35)
+    hashes ^= hashes >> np.uint32(16)
+    a, b = _permutations(cfg.num_perm, cfg.seed)
+    values = np.full(cfg.num_perm, np.iinfo(np.uint32).max, dtype=np.uint32)
+    for start in range(0, len(hashes), _ROWS):
+        block = hashes[start : start + _ROWS, None] * a + b  # uint32 arithmetic wraps: mod 2^32
+        np.minimum(values, block.min(axis=0), out=values)
+    return values.astype("<u4").tobytes()
 
 
 def session_text(session: Session, which: Literal["user", "first_user"] = "user") -> str:
@@ -102,13 +140,13 @@ def session_text(session: Session, which: Literal["user", "first_user"] = "user"
 
 
 class NearDuplicateIndex:
-    """Streaming index: `add(key, text)` returns the representative's key when `text` is a near-duplicate
-    of an earlier text, else None (and the text becomes a representative)."""
+    """Streaming index: `add(key, text)` (or `add_signature` with the text's `signature`) returns the
+    representative's key when the text is a near-duplicate of an earlier text, else None (and the text
+    becomes a representative)."""
 
     def __init__(self, config: DedupConfig | None = None) -> None:
         self.config = config or DedupConfig()
         cfg = self.config
-        self._perm = MinHash(num_perm=cfg.num_perm, seed=cfg.seed, scheme=_SCHEME).permutations
         try:
             self._lsh = MinHashLSH(threshold=cfg.threshold, num_perm=cfg.num_perm)
         except ValueError as err:
@@ -120,23 +158,24 @@ class NearDuplicateIndex:
         self._order: dict[str, int] = {}
         self._values: dict[str, np.ndarray] = {}
 
-    def _minhash(self, hashes: np.ndarray) -> MinHash:
-        cfg = self.config
-        # The shingles are hashed already: the library mixes them (MurmurHash3's finaliser) before permuting.
-        m = MinHash(num_perm=cfg.num_perm, seed=cfg.seed, permutations=self._perm, scheme=_SCHEME,
-                    hashfunc=_identity)
-        m.update_batch(hashes.tolist())
-        return m
-
     def add(self, key: str, text: str) -> str | None:
+        return self.add_signature(key, signature(text, self.config))
+
+    def add_signature(self, key: str, values: bytes | None) -> str | None:
+        """`add` for a text whose `signature` (under this index's config) is ``values``."""
         if key in self._order:
             raise DataError(f"conversation {key!r} appears twice in the input to near-duplicate detection",
                             hint="group turns into sessions before deduplicating")
-        hashes = shingle_hashes(text, self.config)
         self._order[key] = len(self._order)
-        if not len(hashes):  # a blank text is never compared, never grouped
+        if values is None:  # a blank text is never compared, never grouped
             return None
-        m = self._minhash(hashes)
+        cfg = self.config
+        hashvalues = np.frombuffer(values, dtype="<u4")
+        if len(hashvalues) != cfg.num_perm:
+            raise DataError(f"conversation {key!r} has a MinHash of {len(hashvalues)} values, not {cfg.num_perm}",
+                            hint="its signal stage ran under another dedup config: rerun with --fresh")
+        m = MinHash(num_perm=cfg.num_perm, seed=cfg.seed, hashvalues=hashvalues, scheme=_SCHEME,
+                    permutations=_library_permutations(cfg.num_perm, cfg.seed))  # else made again per call
         matches: list[tuple[int, str, float]] = []
         cand: str
         for cand in self._lsh.query(m):

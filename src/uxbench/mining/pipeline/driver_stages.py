@@ -96,12 +96,12 @@ def run_dedup_stage(stage: StageDir, src: StageDir, n_batches: int, config: Dedu
     index = NearDuplicateIndex(config)
     written = 0
     for batch in range(n_batches):
-        table = pq.read_table(src.shard_path(batch), columns=["conversation_id", "dedup_text"])
+        table = pq.read_table(src.shard_path(batch), columns=["conversation_id", "dedup_minhash"])
         done = stage.shard_done(batch)
         rows = []
-        for cid, text in zip(table.column("conversation_id").to_pylist(),
-                             table.column("dedup_text").to_pylist(), strict=True):
-            rep = index.add(cid, text or "")
+        for cid, values in zip(table.column("conversation_id").to_pylist(),
+                               table.column("dedup_minhash").to_pylist(), strict=True):
+            rep = index.add_signature(cid, values)
             counts = {"checked": 1, "duplicates": int(rep is not None), "kept": int(rep is None)}
             rows.append({"batch": batch, "conversation_id": cid, "duplicate_of": rep,
                          "counts": orjson.dumps(counts, option=orjson.OPT_SORT_KEYS).decode()})

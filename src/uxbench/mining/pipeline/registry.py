@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 import pyarrow as pa
 
+from uxbench.mining.dedup import SHINGLE_HASH
 from uxbench.mining.pipeline.config import MineConfig
 from uxbench.mining.pipeline.driver_stages import run_dedup_stage, run_sessions_stage
 from uxbench.mining.pipeline.stages import (
@@ -131,7 +132,7 @@ def _dedup(ctx: RunContext, stage: StageDir) -> dict[str, Any]:
 
 
 def _bind_signals(c: MineConfig) -> StageFn:
-    rules = partial(signals_map, config=c.signals, dedup_text=c.dedup.text)
+    rules = partial(signals_map, config=c.signals, dedup=c.dedup)
     if c.learned_signals is None:
         return rules
     from uxbench.mining.pipeline.learned_stage import learned_signals_map, model_digest
@@ -140,8 +141,13 @@ def _bind_signals(c: MineConfig) -> StageFn:
                    digest=model_digest(c.learned_signals))
 
 
+def dedup_settings(ctx: RunContext) -> dict[str, Any]:
+    return {**ctx.config.dedup.model_dump(mode="json"), "shingle_hash": SHINGLE_HASH}
+
+
 def _signal_settings(ctx: RunContext) -> dict[str, Any]:
-    settings: dict[str, Any] = {"signals": ctx.config.signals.model_dump(mode="json"), "text": ctx.config.dedup.text}
+    settings: dict[str, Any] = {"signals": ctx.config.signals.model_dump(mode="json"),
+                                "dedup": dedup_settings(ctx)}  # the stage computes the MinHash signatures
     if ctx.config.learned_signals is not None:  # only then: the rules' checkpoints keep their key
         from uxbench.mining.pipeline.learned_stage import model_digest
 
@@ -159,7 +165,7 @@ STAGES: tuple[Stage, ...] = (
     Stage("prefilter", "map", bind=lambda c: partial(prefilter_map, config=c.prefilter), schema=PREFILTER_SCHEMA,
           settings=lambda ctx: ctx.config.prefilter.model_dump(mode="json")),
     Stage("signals", "map", bind=_bind_signals, schema=SIGNALS_SCHEMA, settings=_signal_settings),
-    Stage("dedup", "driver", run=_dedup, settings=lambda ctx: ctx.config.dedup.model_dump(mode="json")),
+    Stage("dedup", "driver", run=_dedup, settings=dedup_settings),
     Stage("llm_signals", "model", run="run_llm_signals", reads="dedup", schema=LLM_SIGNALS_SCHEMA,
           enabled=lambda c: c.llm_signals, settings=_llm_signal_settings),
     Stage("agents", "model", run="run_agents_stage", reads="dedup", ext="jsonl", enabled=lambda c: c.llm,

@@ -18,7 +18,7 @@ import orjson
 import pyarrow as pa
 from pydantic import TypeAdapter
 
-from uxbench.mining.dedup import session_text
+from uxbench.mining.dedup import DedupConfig, session_text, signature
 from uxbench.mining.deid import deidentify_session
 from uxbench.mining.gate import gate_session
 from uxbench.mining.prefilter import PrefilterConfig, drop_reason
@@ -34,7 +34,7 @@ GATE_SCHEMA = pa.schema([*_ID, ("session", pa.string()), ("gate", pa.string()), 
 PREFILTER_SCHEMA = pa.schema([*_ID, ("session", pa.string()), ("dropped", pa.string()), ("counts", pa.string())])
 SIGNALS_SCHEMA = pa.schema([
     *_ID, ("session", pa.string()), ("signals", pa.string()), ("turn_rows", pa.string()),
-    ("dedup_text", pa.string()), ("counts", pa.string()),
+    ("dedup_minhash", pa.binary()), ("counts", pa.string()),
 ])
 DEDUP_SCHEMA = pa.schema([*_ID, ("duplicate_of", pa.string()), ("counts", pa.string())])
 LLM_SIGNALS_SCHEMA = pa.schema([
@@ -164,7 +164,7 @@ def _signal_counts(session: Session, signals: list[TurnSignals]) -> dict[str, in
     return counts
 
 
-def signals_map(table: pa.Table, config: SignalConfig, dedup_text: str) -> pa.Table:
+def signals_map(table: pa.Table, config: SignalConfig, dedup: DedupConfig) -> pa.Table:
     rows = []
     for row in _live_rows(table):
         session = load_session(row["session"])
@@ -175,7 +175,7 @@ def signals_map(table: pa.Table, config: SignalConfig, dedup_text: str) -> pa.Ta
         rows.append({
             "batch": row["batch"], "conversation_id": row["conversation_id"], "session": row["session"],
             "signals": _dumps([ts.model_dump(mode="json") for ts in signals]), "turn_rows": _dumps(turn_rows),
-            "dedup_text": session_text(session, dedup_text),  # type: ignore[arg-type]  # checked by DedupConfig
+            "dedup_minhash": signature(session_text(session, dedup.text), dedup),  # for 05-dedup
             "counts": _dumps(_signal_counts(session, signals)),
         })
     return _table(SIGNALS_SCHEMA, rows)

@@ -83,7 +83,7 @@ _ORDER_BEFORE = re.compile(
     re.IGNORECASE,
 )
 _DIGIT = re.compile(r"\d")
-_URL_HINT = re.compile(r"://|www\.", re.IGNORECASE)
+_NON_ASCII_DIGIT = re.compile(r"[^\D0-9]")  # what \d matches beyond 0-9 (Arabic-Indic, full-width, ...)
 _CARD_WORDS = re.compile(r"卡|银行|账号|账户|card|bank|visa|master|amex|unionpay", re.IGNORECASE)
 
 _NAME = r"(?:(?![在住是到我你他她的了从去往址寄送于为和与请把给们家其位离近及或])[\u4e00-\u9fff])"
@@ -125,6 +125,47 @@ _SECRET_KEYS = frozenset(
 _SECRET_PARTS = ("token", "secret", "passw", "session", "auth", "signature", "credential", "x-amz-")
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
 _HEX24 = re.compile(r"[0-9a-f]{24,}", re.IGNORECASE)
+_SEGMENT_SPLIT = re.compile(r"[-_.~]")
+_LETTER = re.compile(r"[A-Za-z]")
+
+# Gates. Most texts hold a digit or two but nothing a detector can match, and the detectors' patterns open
+# with a lookbehind, so `re` tries them at every position. A pattern therefore runs only where a cheap test
+# on the text's *shape* holds: its UTF-8 bytes with every \d character as "0", every ASCII letter as "A" / "a",
+# every \s character and every byte of a non-ASCII character as " ", other ASCII as is. Each test is implied
+# by every match that can yield a span (the comment beside it says why), so a skipped pattern loses nothing.
+_SPACE = re.compile(r"\s")
+_SHAPE = bytes(
+    ord(" ") if byte >= 0x80 or _SPACE.match(chr(byte))
+    else ord("0") if chr(byte).isdigit()
+    else ord("A") if chr(byte).isupper()
+    else ord("a") if chr(byte).islower()
+    else byte
+    for byte in range(256)
+)
+_SEPARATORS = b" -.()"  # all that may stand between the digits of a phone or card number, in shape form
+_IPV4_SHAPE = re.compile(rb"0\.0{1,3}\.0{1,3}\.0")  # four dotted octets of 1-3 digits
+_NANP_SHAPE = re.compile(rb"000[ .-]0000")  # every PHONE_NANP match ends \d{3}[ .-]\d{4}
+_EN_ADDRESS_SHAPE = re.compile(rb"0[Aa]? +A")  # EN_ADDRESS opens \d{1,6}[A-Za-z]?\s+[A-Z]
+# An IPV6 match is a whole run of hex digits and colons (its lookarounds reject a hex digit or colon on either
+# side), and `ipaddress` accepts such a run only with a "::" or as 8 groups of 1-4 hex digits. For "::": the
+# run reaches back from it to a character outside [0-9A-Za-z:.] (or the start), read here on the reversed text.
+_IPV6_ZIPPED_REVERSED = re.compile(r"::[0-9A-Fa-f:]*(?![0-9A-Za-z:.])")
+_IPV6_FULL = re.compile(r":[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){5}:")  # the inner 7 colons of 8 groups
+_EMAIL_AT = re.compile(r"@(?<=[A-Za-z0-9._%+-]@)[A-Za-z0-9]")  # EMAIL: local-part character, @, domain
+_HAO_AFTER_DIGIT = re.compile(r"号(?<=\d号)")  # CN_STREET: \d{1,5}(?:-\d{1,5})?号
+_ESTATE_MARK = re.compile(r"[\dA-Za-z](?:号楼|栋|幢|座)")  # CN_ESTATE: (?:\d{1,4}|[A-Za-z])(?:号楼|栋|幢|座)
+
+
+def _has_digit(text: str) -> bool:
+    if text.isascii():  # \d is then 0-9, and ten substring tests beat a regex scan
+        return any(digit in text for digit in "0123456789")
+    return _DIGIT.search(text) is not None
+
+
+def _shape(text: str) -> bytes:
+    if not text.isascii() and _NON_ASCII_DIGIT.search(text):
+        text = _DIGIT.sub("0", text)  # the byte table knows only 0-9 as digits
+    return text.encode("utf-8", "surrogatepass").translate(_SHAPE)
 
 
 def luhn_valid(digits: str) -> bool:
@@ -164,8 +205,8 @@ def _digits(text: str) -> str:
 def _random_segment(segment: str) -> bool:
     if _UUID.search(segment) or _HEX24.search(segment):
         return True
-    for piece in re.split(r"[-_.~]", segment):
-        if len(piece) >= 16 and re.search(r"[A-Za-z]", piece) and re.search(r"\d", piece):
+    for piece in _SEGMENT_SPLIT.split(segment):
+        if len(piece) >= 16 and _LETTER.search(piece) and _DIGIT.search(piece):
             return True
     return False
 
@@ -187,12 +228,19 @@ def url_is_personal(url: str) -> bool:
     return any(_random_segment(segment) for segment in parts.path.split("/"))
 
 
-def _phone_spans(text: str) -> list[PiiSpan]:
+def _phone_spans(text: str, shape: bytes, joined: bytes) -> list[PiiSpan]:
     spans = []
-    for match in PHONE_CN.finditer(text):
-        digits = _digits(match.group())
-        spans.append(PiiSpan("PHONE", match.start(), match.end(), digits[-11:]))
-    for pattern in (PHONE_LANDLINE, PHONE_INTL, PHONE_NANP):
+    if b"0" * 11 in joined:  # the 11 digits of 1[3-9]\d(?:[\s-]?\d{4}){2}, only \s or - between them
+        for match in PHONE_CN.finditer(text):
+            digits = _digits(match.group())
+            spans.append(PiiSpan("PHONE", match.start(), match.end(), digits[-11:]))
+    for pattern, possible in (
+        (PHONE_LANDLINE, b"000-0000000" in shape),  # 0\d{2,3}-\d{7,8}
+        (PHONE_INTL, b"+00000000" in joined),  # "+", then the >= 8 digits kept below, only " .-()" between
+        (PHONE_NANP, _NANP_SHAPE.search(shape) is not None),
+    ):
+        if not possible:
+            continue
         for match in pattern.finditer(text):
             digits = _digits(match.group())
             if 8 <= len(digits) <= 15 or pattern is not PHONE_INTL:
@@ -200,8 +248,10 @@ def _phone_spans(text: str) -> list[PiiSpan]:
     return spans
 
 
-def _card_spans(text: str) -> list[PiiSpan]:
-    spans = []
+def _card_spans(text: str, joined: bytes) -> list[PiiSpan]:
+    spans: list[PiiSpan] = []
+    if b"0" * 13 not in joined:  # a card keeps 13-19 digits, with only " " or "-" between them
+        return spans
     for match in CARD.finditer(text):
         digits = _digits(match.group())
         if not (13 <= len(digits) <= 19 and digits[0] in "23456" and luhn_valid(digits)):
@@ -213,9 +263,9 @@ def _card_spans(text: str) -> list[PiiSpan]:
     return spans
 
 
-def _ip_spans(text: str) -> list[PiiSpan]:
+def _ip_spans(text: str, shape: bytes) -> list[PiiSpan]:
     spans = []
-    if "." in text:
+    if _IPV4_SHAPE.search(shape):
         for match in IPV4.finditer(text):
             value = match.group()
             if value.startswith(("127.", "255.")) or value == "0.0.0.0":
@@ -223,7 +273,7 @@ def _ip_spans(text: str) -> list[PiiSpan]:
             if _VERSION_BEFORE.search(text[max(0, match.start() - 10):match.start()]):
                 continue
             spans.append(PiiSpan("IP", match.start(), match.end(), value))
-    if text.count(":") >= 2:
+    if ("::" in text and _IPV6_ZIPPED_REVERSED.search(text[::-1])) or _IPV6_FULL.search(text):
         for match in IPV6.finditer(text):
             value = match.group()
             try:
@@ -238,35 +288,43 @@ def _ip_spans(text: str) -> list[PiiSpan]:
     return spans
 
 
-def _address_spans(text: str) -> list[PiiSpan]:
+def _address_spans(text: str, shape: bytes) -> list[PiiSpan]:
     spans = []
-    if "号" in text:
-        spans += [PiiSpan("ADDRESS", m.start(), m.end(), m.group()) for m in CN_STREET.finditer(text)]
-    if any(mark in text for mark in ("栋", "幢", "号楼", "座")):
-        spans += [PiiSpan("ADDRESS", m.start(), m.end(), m.group()) for m in CN_ESTATE.finditer(text)]
-    for match in EN_ADDRESS.finditer(text):
-        # "10 Best Street Foods": a street type followed by a capitalised word is a title, not an address
-        if not match.group("rest") and re.match(r"[ \t]+[A-Z][a-z]", text[match.end():]):
-            continue
-        spans.append(PiiSpan("ADDRESS", match.start(), match.end(), " ".join(match.group().lower().split())))
+    if not text.isascii():  # both Chinese patterns need a Chinese character
+        if "号" in text and _HAO_AFTER_DIGIT.search(text):
+            spans += [PiiSpan("ADDRESS", m.start(), m.end(), m.group()) for m in CN_STREET.finditer(text)]
+        if any(mark in text for mark in ("栋", "幢", "号楼", "座")) and _ESTATE_MARK.search(text):
+            spans += [PiiSpan("ADDRESS", m.start(), m.end(), m.group()) for m in CN_ESTATE.finditer(text)]
+    if _EN_ADDRESS_SHAPE.search(shape):
+        for match in EN_ADDRESS.finditer(text):
+            # "10 Best Street Foods": a street type followed by a capitalised word is a title, not an address
+            if not match.group("rest") and re.match(r"[ \t]+[A-Z][a-z]", text[match.end():]):
+                continue
+            spans.append(PiiSpan("ADDRESS", match.start(), match.end(), " ".join(match.group().lower().split())))
     return spans
 
 
 def find_pii(text: str) -> list[PiiSpan]:
     """Non-overlapping personal-data spans of ``text``, left to right (the longest wins an overlap)."""
     found: list[PiiSpan] = []
-    has_digit = _DIGIT.search(text) is not None  # most detectors need a digit: skip them cheaply
-    if _URL_HINT.search(text):
+    # the URL pattern needs ://, or www. in any case: only "W" and "w" lower-case to "w", only "." to "."
+    if "://" in text or "www." in text.lower():
         for match in URL.finditer(text):
             value = match.group().rstrip(_URL_TRAIL)
             if url_is_personal(value):
                 found.append(PiiSpan("URL", match.start(), match.start() + len(value), value))
-    if "@" in text:
+    if "@" in text and _EMAIL_AT.search(text):
         found += [PiiSpan("EMAIL", m.start(), m.end(), m.group().lower()) for m in EMAIL.finditer(text)]
-    if has_digit:
-        found += [PiiSpan("ID", m.start(), m.end(), m.group().upper())
-                  for m in CN_ID.finditer(text) if cn_id_valid(m.group())]
-        found += _card_spans(text) + _phone_spans(text) + _ip_spans(text) + _address_spans(text)
+    if _has_digit(text):  # every other detector needs a digit
+        shape = _shape(text)
+        joined = shape.translate(None, _SEPARATORS)
+        if b"0" * 17 in shape:  # [1-9]\d{16}[\dXx]
+            found += [PiiSpan("ID", m.start(), m.end(), m.group().upper())
+                      for m in CN_ID.finditer(text) if cn_id_valid(m.group())]
+        found += (_card_spans(text, joined) + _phone_spans(text, shape, joined) + _ip_spans(text, shape)
+                  + _address_spans(text, shape))
+    if not found:
+        return found
     found.sort(key=lambda s: (s.start, -(s.end - s.start), _RANK[s.type]))
     chosen: list[PiiSpan] = []
     for span in found:

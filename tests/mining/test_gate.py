@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import random
+import re
+import unicodedata
+from typing import Any
+
 import pyarrow as pa
 import pytest
 
 from uxbench.errors import ConfigError
 from uxbench.mining import gate
 from uxbench.mining.gate import gate_session, gate_text
+from uxbench.mining.gate_prefilter import Prefilter, required_clauses
 from uxbench.mining.pipeline.stages import gate_map, sum_count_column
 from uxbench.mining.types import Session, Turn
 
@@ -154,12 +160,69 @@ def test_pattern_file_is_validated() -> None:
         gate._compile(bad)
 
 
-def test_prefilter_literals_are_necessary() -> None:
-    assert gate.required_literals("how to (?:make|build) (?:a )?bombs?") == frozenset({"how to "})
-    assert gate.required_literals("(?:porn|hentai)x") == frozenset({"porn", "hentai"})
-    assert gate.required_literals("[ab]+") is None
-    texts = [gate.normalize_for_gate(t) for t in [*(t for t, _ in POSITIVES), *NEGATIVES]]
-    for literals, pattern in (p for ps in gate._default_rules().patterns.values() for p in ps):
-        for text in texts:
-            if pattern.search(text):  # whenever a pattern matches, its prefilter must have let the text in
-                assert literals is None or any(lit in text for lit in literals), pattern.pattern
+def test_prefilter_clauses() -> None:
+    assert required_clauses("how to (?:make|build) (?:a )?bombs?") == (
+        frozenset({"how to make bomb", "how to make a bomb", "how to build bomb", "how to build a bomb"}),)
+    assert required_clauses("(?:porn|hentai)x") == (frozenset({"pornx", "hentaix"}),)
+    assert required_clauses("[ab]+") == () and required_clauses("(?i)porn") == ()
+    # a cut stretch keeps the space before the next one: " vx" filters, "vx" alone would be too short
+    verbs = "|".join(f"verb{i}" for i in range(40))  # 40 x 2 strings: too many for one stretch
+    assert set(required_clauses(f"(?:{verbs}) (?:vx|c4)")) == {
+        frozenset({" vx", " c4"}), frozenset(f"verb{i} " for i in range(40))}
+    prefilter = Prefilter(["[ab]+", "porn", "裸照"])
+    assert list(prefilter.due("hello")) == [0]  # no literal: always runs
+    assert list(prefilter.due("porn")) == [0, 1] and list(prefilter.due("裸照 porn")) == [0, 1, 2]
+
+
+def _sample(items: Any, rng: random.Random) -> str:
+    """A random string shaped by a parsed pattern (often a match; assertions are ignored)."""
+    out: list[str] = []
+    for op, arg in items:
+        name = str(op)
+        if name == "LITERAL":
+            char = chr(arg).upper() if rng.random() < .2 else chr(arg)
+            out.append(rng.choice([" ", "\n", "  ", "\u3000"]) if char == " " else char)
+        elif name == "IN":
+            out.append(rng.choice([chr(a) if str(o) == "LITERAL" else rng.choice("a9_中") for o, a in arg]))
+        elif name in ("ANY", "NOT_LITERAL", "CATEGORY"):
+            out.append(rng.choice("a 中"))
+        elif name == "BRANCH":
+            out.append(_sample(rng.choice(arg[1]), rng))
+        elif name == "SUBPATTERN":
+            out.append(_sample(arg[-1], rng))
+        elif name.endswith("REPEAT"):
+            out.extend(_sample(arg[2], rng) for _ in range(rng.randint(arg[0], min(arg[1], arg[0] + 3))))
+    return "".join(out)
+
+
+def test_the_prefilter_lets_every_match_through() -> None:
+    """Whenever a pattern matches a text, the prefilter lets it run: the gate's hits are those of running
+    every pattern. Texts: the labelled ones and random ones shaped by each pattern, with odd spacing."""
+    try:
+        from re import _parser as parser  # type: ignore[attr-defined]  # Python >= 3.11
+    except ImportError:  # pragma: no cover - Python 3.10
+        import sre_parse as parser
+
+    rules = gate._default_rules()
+    rng = random.Random(0)
+    texts = [*(t for t, _ in POSITIVES), *NEGATIVES]
+    for _, pattern in rules.patterns:
+        texts += [rng.choice(["", "so ", "x", "我"]) + _sample(parser.parse(pattern.pattern), rng)
+                  + rng.choice(["", ".", "s", " now"]) for _ in range(300)]
+    matched = 0
+    for text in map(gate.normalize_for_gate, texts):
+        due = set(rules.prefilter.due(text))
+        for index, (_, pattern) in enumerate(rules.patterns):
+            if pattern.search(text):
+                matched += 1
+                assert index in due, (pattern.pattern, text)
+    assert matched > 10_000
+
+
+@pytest.mark.parametrize("text", ["", " ", "\n\t", "  a  b  ", "\x1ca\x1fb\x0b", "a\u3000\u00a0b\u2028", "\u200b a",
+                                  "Ａ\u200bＢ \n Ｃ", "x\r\n\r\ny "])
+def test_normalisation_is_unchanged(text: str) -> None:
+    """The fast paths give exactly the regex-based normalisation the patterns were written against."""
+    slow = unicodedata.normalize("NFKC", text)
+    slow = re.sub(r"\s+", " ", re.sub("[\u200b-\u200f\u2060\ufeff\u00ad]", "", slow).lower())
+    assert gate.normalize_for_gate(text) == slow

@@ -39,6 +39,7 @@ from pydantic import BaseModel, Field
 
 from uxbench.errors import ConfigError
 from uxbench.mining.deid import redact_text
+from uxbench.mining.gate_prefilter import Prefilter
 from uxbench.mining.snippets import clip
 from uxbench.mining.types import Session
 
@@ -46,7 +47,6 @@ CATEGORIES = ("sexual", "abuse", "self_harm", "weapons_drugs")
 SNIPPET_CHARS = 40
 MAX_REASONS = 10
 _ZERO_WIDTH = re.compile("[\u200b-\u200f\u2060\ufeff\u00ad]")
-_SPACES = re.compile(r"\s+")
 
 
 class GateResult(BaseModel):
@@ -69,83 +69,37 @@ class GateHit:
     snippet: str
 
 
-Prefilter = frozenset[str] | None
-
-
 @dataclass(frozen=True)
 class _Rules:
     window: int
-    patterns: dict[str, list[tuple[Prefilter, re.Pattern[str]]]]
+    patterns: tuple[tuple[str, re.Pattern[str]], ...]
+    """(category, pattern), in category order."""
     allow: dict[str, re.Pattern[str] | None]
+    prefilter: Prefilter
 
 
 def _join(patterns: list[str]) -> str:
     return "|".join(f"(?:{p})" for p in patterns)
 
 
-def _required(items: Any) -> Prefilter:
-    """Literals of which every match must contain one (None: no such set), from a parsed pattern."""
-    candidates: list[frozenset[str]] = []
-    run: list[str] = []
-    for op, arg in [*items, (None, None)]:  # the sentinel flushes the last literal run
-        if str(op) == "LITERAL":
-            run.append(chr(arg))
-            continue
-        if run:
-            candidates.append(frozenset(["".join(run)]))
-            run = []
-        sub: Prefilter = None
-        if str(op) == "SUBPATTERN":
-            sub = _required(arg[-1])
-        elif str(op) == "BRANCH":
-            branches = [_required(branch) for branch in arg[1]]
-            sub = None if any(b is None for b in branches) else frozenset().union(*branches)  # type: ignore[arg-type]
-        elif str(op) in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT") and arg[0] >= 1:
-            sub = _required(arg[2])
-        if sub:
-            candidates.append(sub)
-    if not candidates:
-        return None
-    def selectivity(literals: frozenset[str]) -> tuple[bool, int, int]:  # few literals of 3+ chars first
-        shortest = min(len(x) for x in literals)
-        return shortest >= 3, -len(literals), shortest
-
-    return max(candidates, key=selectivity)
-
-
-def required_literals(pattern: str) -> Prefilter:
-    """A cheap necessary condition for ``pattern`` to match: one of these substrings is in the text.
-
-    Python's regex engine tries every branch at every position; a substring test first skips almost all
-    texts (10x faster on ordinary chat). None when no literal is required (the pattern then always runs).
-    """
-    try:
-        from re import _parser as parser  # type: ignore[attr-defined]  # Python >= 3.11
-    except ImportError:  # pragma: no cover - Python 3.10
-        import sre_parse as parser
-    try:
-        return _required(parser.parse(pattern))
-    except Exception:  # pragma: no cover - a private API: fall back to always running the pattern
-        return None
-
-
 def _compile(data: dict[str, Any]) -> _Rules:
     categories = data.get("categories")
     if not isinstance(categories, dict) or set(categories) != set(CATEGORIES):
         raise ConfigError(f"gate patterns must define exactly the categories {', '.join(CATEGORIES)}")
-    patterns: dict[str, list[tuple[Prefilter, re.Pattern[str]]]] = {}
+    patterns: list[tuple[str, re.Pattern[str]]] = []
     allow: dict[str, re.Pattern[str] | None] = {}
     for name in CATEGORIES:
         spec = categories[name] or {}
         try:
-            patterns[name] = [(required_literals(p), re.compile(p)) for p in spec.get("patterns") or []]
+            patterns += [(name, re.compile(p)) for p in spec.get("patterns") or []]
             allowed = list(spec.get("allow") or [])
             allow[name] = re.compile(_join(allowed)) if allowed else None
         except re.error as exc:
             raise ConfigError(f"gate category '{name}' has an invalid pattern: {exc}") from None
         if not spec.get("patterns"):
             raise ConfigError(f"gate category '{name}' has no patterns")
-    return _Rules(window=int(data.get("window", 24)), patterns=patterns, allow=allow)
+    return _Rules(window=int(data.get("window", 24)), patterns=tuple(patterns), allow=allow,
+                  prefilter=Prefilter([pattern.pattern for _, pattern in patterns]))
 
 
 @lru_cache(maxsize=1)
@@ -156,9 +110,22 @@ def _default_rules() -> _Rules:
 
 def normalize_for_gate(text: str) -> str:
     """NFKC (full-width to half-width), lower case, zero-width characters removed, spaces collapsed."""
+    if text.isascii():  # already NFKC, and no zero-width characters
+        return _collapse_spaces(text.lower())
     if not unicodedata.is_normalized("NFKC", text):
         text = unicodedata.normalize("NFKC", text)
-    return _SPACES.sub(" ", _ZERO_WIDTH.sub("", text).lower())
+    return _collapse_spaces(_ZERO_WIDTH.sub("", text).lower())
+
+
+def _collapse_spaces(text: str) -> str:
+    """``re.sub(r"\\s+", " ", text)``, 3x faster: str.split and ``\\s`` share one notion of white space."""
+    words = text.split()
+    if not words:
+        return " " if text else ""
+    joined = " ".join(words)
+    if text[0].isspace():
+        joined = " " + joined
+    return joined + " " if text[-1].isspace() else joined
 
 
 def _word_char(char: str) -> bool:
@@ -174,12 +141,16 @@ def gate_text(text: str, rules: _Rules | None = None) -> list[GateHit]:
     """Hits in one text, after the allow-list (empty when the text passes)."""
     rules = rules or _default_rules()
     norm = normalize_for_gate(text)
+    due = rules.prefilter.due(norm)
+    if not due:
+        return []  # most texts
     hits: list[GateHit] = []
     for category in CATEGORIES:
         allow = rules.allow[category]
         spans: list[tuple[int, int]] = []
-        for literals, pattern in rules.patterns[category]:
-            if literals is not None and not any(literal in norm for literal in literals):
+        for index in due:
+            pattern_category, pattern = rules.patterns[index]
+            if pattern_category != category:
                 continue
             for match in pattern.finditer(norm):
                 start, end = match.span()

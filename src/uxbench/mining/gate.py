@@ -108,13 +108,17 @@ def _default_rules() -> _Rules:
     return _compile(yaml.safe_load(text))
 
 
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
+
+
 def normalize_for_gate(text: str) -> str:
-    """NFKC (full-width to half-width), lower case, zero-width characters removed, spaces collapsed."""
-    if text.isascii():  # already NFKC, and no zero-width characters
+    """NFKC (full-width to half-width), lower case, zero-width characters removed, typographic apostrophes
+    made plain (phone keyboards type "I’m"), spaces collapsed."""
+    if text.isascii():  # already NFKC, and no zero-width characters or curly apostrophes
         return _collapse_spaces(text.lower())
     if not unicodedata.is_normalized("NFKC", text):
         text = unicodedata.normalize("NFKC", text)
-    return _collapse_spaces(_ZERO_WIDTH.sub("", text).lower())
+    return _collapse_spaces(_ZERO_WIDTH.sub("", text).lower().translate(_APOSTROPHES))
 
 
 def _collapse_spaces(text: str) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 
 from uxbench.mining.dedup import DedupConfig, NearDuplicateIndex
 from uxbench.mining.ingest import IngestReport, batched, expand_paths, iter_log_rows
-from uxbench.mining.pipeline.engine import LocalEngine, commit_batch, deid_shard
+from uxbench.mining.pipeline.engine import LocalEngine, MapLink, commit_batch, deid_shard
 from uxbench.mining.pipeline.stages import DEDUP_SCHEMA
 from uxbench.mining.pipeline.store import StageDir
 from uxbench.mining.sessions import group_to_sessions
@@ -62,8 +62,10 @@ def bucket_count(fingerprints: list[dict[str, Any]]) -> int:
 def run_sessions_stage(
     stage: StageDir, inputs: tuple[str, ...], *, fmt: str, skip_invalid: bool, batch_size: int,
     n_buckets: int, salt: bytes, tmpdir: Path, pool: LocalEngine, progress: Progress,
+    chain: Sequence[MapLink] = (),
 ) -> dict[str, Any]:
-    """Stage 01; returns its marker (batches, counts, ingest report)."""
+    """Stage 01; returns its marker (batches, counts, ingest report). The stages in ``chain`` run on each new
+    batch in the same job (`engine.deid_shard`)."""
     report = IngestReport()
     turns = (turn for _, _, turn in iter_log_rows(inputs, fmt, skip_invalid=skip_invalid, report=report))
     shutil.rmtree(tmpdir, ignore_errors=True)  # buckets of a killed run: raw text, delete first
@@ -78,7 +80,7 @@ def run_sessions_stage(
                     skipped += 1
                     continue
                 chunk.sort(key=lambda s: s.conversation_id)
-                pool.submit(True, deid_shard, stage, batch, [s.model_dump_json() for s in chunk], salt)
+                pool.submit(True, deid_shard, stage, batch, [s.model_dump_json() for s in chunk], salt, chain)
         finally:
             sessions.close()
         pool.drain()

@@ -2,7 +2,10 @@
 
 `LocalEngine` (the default): the batches in one process, or spread over a pool of worker processes
 (``spawn``: the parent may hold threads, e.g. an HTTP client, that ``fork`` would copy half-way). Each
-worker reads its input shard, applies the stage function and commits the output shard itself.
+worker reads its input shard, applies the stage function and commits the output shard itself. With the
+local engine, the map stages that follow de-identification ride along in its job (`MapLink`): a batch goes
+through all of them while the driver is still reading and grouping the logs, each stage's shard committed
+as it is made, so a resumed run finds the same checkpoints as from separate passes.
 `RayEngine` (``ray_engine``) runs the same stage functions in Ray Data. Both end in `commit_batch`, which
 puts a batch's rows in canonical order and casts them to the stage schema, so their shards are
 byte-identical.
@@ -14,6 +17,7 @@ import multiprocessing
 from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -56,11 +60,31 @@ def map_shard(fn: StageFn, src_path: Path, dst: StageDir, batch: int, columns: S
     return commit_batch(dst, batch, fn(table), schema)
 
 
-def deid_shard(dst: StageDir, batch: int, sessions_json: Sequence[str], salt: bytes) -> dict[str, int]:
-    """One batch of the de-identification stage (raw sessions arrive through a pipe, never a file)."""
+@dataclass(frozen=True)
+class MapLink:
+    """A map stage run on a batch in the job that made its input (bound function, checkpoint, I/O)."""
+
+    fn: StageFn
+    dst: StageDir
+    columns: tuple[str, ...]
+    schema: pa.Schema
+
+
+def deid_shard(dst: StageDir, batch: int, sessions_json: Sequence[str], salt: bytes,
+               chain: Sequence[MapLink] = ()) -> dict[str, int]:
+    """One batch of the de-identification stage (raw sessions arrive through a pipe, never a file), then
+    of each stage in ``chain`` on its output; returns the de-identification shard's counts."""
     table = deid_batch_table(batch, sessions_json, salt)
     counts = sum_count_column(table)
     dst.commit_table(batch, table, counts)
+    for position, link in enumerate(chain):
+        if not link.dst.shard_done(batch):
+            table = canonical(link.fn(table.select(list(link.columns))), link.schema)
+            link.dst.commit_table(batch, table, sum_count_column(table))
+        elif all(later.dst.shard_done(batch) for later in chain[position + 1:]):
+            break
+        else:  # done by an earlier run under the same key: the next stage reads it
+            table = pq.read_table(link.dst.shard_path(batch))
     return counts
 
 

@@ -124,7 +124,7 @@ def _sessions(ctx: RunContext, stage: StageDir) -> dict[str, Any]:
     return run_sessions_stage(
         stage, c.inputs, fmt=c.format, skip_invalid=c.skip_invalid, batch_size=c.batch_size,
         n_buckets=ctx.n_buckets, salt=ctx.salt, tmpdir=ctx.extras["bucket_dir"], pool=ctx.extras["sessions_pool"],
-        progress=ctx.say)
+        progress=ctx.say, chain=ctx.extras.get("chain", ()))
 
 
 def _dedup(ctx: RunContext, stage: StageDir) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from uxbench.mining.deid import resolve_key
 from uxbench.mining.pipeline import registry
 from uxbench.mining.pipeline.config import MineConfig
 from uxbench.mining.pipeline.driver_stages import bucket_count, input_fingerprints
-from uxbench.mining.pipeline.engine import Engine, LocalEngine
+from uxbench.mining.pipeline.engine import Engine, LocalEngine, MapLink
 from uxbench.mining.pipeline.outputs import (
     CANDIDATES,
     CASES_DIR,
@@ -47,7 +47,7 @@ from uxbench.mining.pipeline.outputs import (
 )
 from uxbench.mining.pipeline.progress import StageTick
 from uxbench.mining.pipeline.registry import PIPELINE_VERSION, RunContext, Stage
-from uxbench.mining.pipeline.store import atomic_write_json, read_json
+from uxbench.mining.pipeline.store import StageDir, atomic_write_json, read_json
 
 STAGES = tuple(registry.dirname(stage) for stage in registry.STAGES)
 """The checkpoint directory names, in order."""
@@ -130,15 +130,42 @@ def _make_engine(config: MineConfig, local: LocalEngine) -> Engine:
     return local
 
 
-def _run_stage(ctx: RunContext, stage: Stage, local: LocalEngine, engines: list[Engine]) -> None:
-    """Prepare one deterministic stage, run what is missing, and record its counts."""
+def _prepare(ctx: RunContext, stage: Stage) -> StageDir:
+    """The stage's checkpoint directory, prepared once per run (and noted when earlier work is kept)."""
+    prepared: set[str] = ctx.extras.setdefault("prepared", set())
+    if stage.name in prepared:
+        return ctx.dirs[stage.name]
     found = registry.stage_dir(ctx, stage)
     if found.prepare() or found.done():
         ctx.resumed.append(found.name)
+    prepared.add(stage.name)
+    return found
+
+
+def _ride_along(ctx: RunContext) -> list[MapLink]:
+    """The map stages right after de-identification, prepared now: with the local engine each new batch runs
+    through them in the job that de-identifies it (`engine.deid_shard`), while the driver goes on reading."""
+    links: list[MapLink] = []
+    for stage in registry.STAGES[1:]:
+        if stage.kind != "map" or not stage.enabled(ctx.config):
+            break
+        assert stage.bind is not None and stage.schema is not None
+        found = _prepare(ctx, stage)
+        if found.done() is not None:  # each link reads the one before it: a finished stage ends the chain
+            break
+        links.append(MapLink(stage.bind(ctx.config), found, stage.columns, stage.schema))
+    return links
+
+
+def _run_stage(ctx: RunContext, stage: Stage, local: LocalEngine, engines: list[Engine]) -> None:
+    """Prepare one deterministic stage, run what is missing, and record its counts."""
+    found = _prepare(ctx, stage)
     done = found.done()
     if done is None:
         if stage.kind == "driver":
             assert callable(stage.run)
+            if stage.name == registry.STAGES[0].name and ctx.config.engine == "local":
+                ctx.extras["chain"] = _ride_along(ctx)
             done = stage.run(ctx, found)
         else:
             assert stage.bind is not None and stage.schema is not None
@@ -150,7 +177,10 @@ def _run_stage(ctx: RunContext, stage: Stage, local: LocalEngine, engines: list[
                     engines.append(_make_engine(ctx.config, local))
                 engines[0].run_map(stage.bind(ctx.config), ctx.dirs[above.name], found, pending, stage.columns,
                                    stage.schema)
-            ctx.say(f"{found.name}: {ctx.n_batches} batches ({ctx.n_batches - len(pending)} already done)")
+            ridden = any(link.dst is found for link in ctx.extras.get("chain", ()))
+            ctx.say(f"{found.name}: {ctx.n_batches} batches (" + (
+                "with de-identification" if ridden and not pending
+                else f"{ctx.n_batches - len(pending)} already done") + ")")
             done = found.finish(ctx.n_batches)
     if stage.name == registry.STAGES[0].name:
         ctx.n_batches = int(done["batches"])

@@ -31,7 +31,7 @@ from uxbench.mining.types import Session
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 _PUNCT = re.compile(r"[^\w\s]+|_+")
-_SPACE = re.compile(r"\s+")
+_CJK_SPACE = re.compile(r"(?<=[\u3000-\u9fff]) | (?=[\u3000-\u9fff])")
 _SCHEME = "affine32"
 SHINGLE_HASH = "poly64-splitmix-hi32"
 """How shingles are hashed (`shingle_hashes`): part of the dedup checkpoints' key, as the results depend on it."""
@@ -52,8 +52,10 @@ class DedupConfig(BaseModel):
 
 def normalise_for_shingles(text: str) -> str:
     """NFKC, casefold, punctuation dropped, whitespace collapsed (and dropped next to CJK characters)."""
-    out = _SPACE.sub(" ", _PUNCT.sub(" ", unicodedata.normalize("NFKC", text).casefold())).strip()
-    return re.sub(r"(?<=[\u3000-\u9fff]) | (?=[\u3000-\u9fff])", "", out)
+    if not text.isascii():  # ASCII is NFKC already
+        text = unicodedata.normalize("NFKC", text)
+    out = " ".join(_PUNCT.sub(" ", text.casefold()).split())  # split(): the white space that \s matches
+    return _CJK_SPACE.sub("", out) if not out.isascii() else out
 
 
 def shingles(text: str, config: DedupConfig | None = None) -> set[str]:
@@ -73,8 +75,9 @@ _MIX = (np.uint64(30), np.uint64(0xBF58476D1CE4E5B9), np.uint64(27), np.uint64(0
 _CJK_RANGES = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0xAC00, 0xD7AF))
 
 
-def shingle_hashes(text: str, config: DedupConfig | None = None) -> np.ndarray:
-    """The distinct 32-bit hashes of `shingles(text)` (same n-grams, same script rule), computed in numpy."""
+def shingle_hashes(text: str, config: DedupConfig | None = None, distinct: bool = True) -> np.ndarray:
+    """The distinct 32-bit hashes of `shingles(text)` (same n-grams, same script rule), computed in numpy;
+    ``distinct=False`` keeps repeats (a minimum does not need them removed)."""
     cfg = config or DedupConfig()
     norm = normalise_for_shingles(text)
     if not norm:
@@ -91,7 +94,8 @@ def shingle_hashes(text: str, config: DedupConfig | None = None) -> np.ndarray:
     s1, m1, s2, m2, s3 = _MIX  # splitmix64's finaliser, then the high 32 bits
     hashes = (hashes ^ (hashes >> s1)) * m1
     hashes = (hashes ^ (hashes >> s2)) * m2
-    return np.unique((hashes ^ (hashes >> s3)) >> np.uint64(32))
+    hashes = (hashes ^ (hashes >> s3)) >> np.uint64(32)
+    return np.unique(hashes) if distinct else hashes
 
 
 @lru_cache(maxsize=4)
@@ -116,7 +120,7 @@ def signature(text: str, config: DedupConfig | None = None) -> bytes | None:
     per permutation), computed in numpy without the library's per-value Python calls; computed where the text
     is (the parallel signal stage), so the one serial index only compares."""
     cfg = config or DedupConfig()
-    hashes = shingle_hashes(text, cfg).astype(np.uint32)
+    hashes = shingle_hashes(text, cfg, distinct=False).astype(np.uint32)
     if not len(hashes):
         return None
     hashes ^= hashes >> np.uint32(16)  # fmix32

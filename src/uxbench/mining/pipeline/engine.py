@@ -24,7 +24,7 @@ from typing import Any, Protocol
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from uxbench.mining.pipeline.stages import StageFn, deid_batch_table, sum_count_column
+from uxbench.mining.pipeline.stages import StageFn, deid_batch_table, sessions_remembered, sum_count_column
 from uxbench.mining.pipeline.store import StageDir
 
 
@@ -77,14 +77,15 @@ def deid_shard(dst: StageDir, batch: int, sessions_json: Sequence[str], salt: by
     table = deid_batch_table(batch, sessions_json, salt)
     counts = sum_count_column(table)
     dst.commit_table(batch, table, counts)
-    for position, link in enumerate(chain):
-        if not link.dst.shard_done(batch):
-            table = canonical(link.fn(table.select(list(link.columns))), link.schema)
-            link.dst.commit_table(batch, table, sum_count_column(table))
-        elif all(later.dst.shard_done(batch) for later in chain[position + 1:]):
-            break
-        else:  # done by an earlier run under the same key: the next stage reads it
-            table = pq.read_table(link.dst.shard_path(batch))
+    with sessions_remembered():
+        for position, link in enumerate(chain):
+            if not link.dst.shard_done(batch):
+                table = canonical(link.fn(table.select(list(link.columns))), link.schema)
+                link.dst.commit_table(batch, table, sum_count_column(table))
+            elif all(later.dst.shard_done(batch) for later in chain[position + 1:]):
+                break
+            else:  # done by an earlier run under the same key: the next stage reads it
+                table = pq.read_table(link.dst.shard_path(batch))
     return counts
 
 

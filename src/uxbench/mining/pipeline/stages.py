@@ -11,7 +11,8 @@ depend on the engine. Output rows keep the input order (sorted by conversation_i
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import orjson
@@ -59,8 +60,29 @@ def _live_rows(table: pa.Table, *columns: str) -> list[dict[str, Any]]:
     return [row for row in rows if row["session"] is not None]
 
 
+_PARSED: dict[str, Session] | None = None
+"""While a chain job runs (`sessions_remembered`): the sessions parsed so far, by their JSON."""
+
+
+@contextmanager
+def sessions_remembered() -> Iterator[None]:
+    """Within, `load_session` parses each session JSON once: the stages that ride along in one job (gate,
+    prefilter, signals) pass the same session on and no stage changes it. Only for the job's one batch."""
+    global _PARSED
+    _PARSED = {}
+    try:
+        yield
+    finally:
+        _PARSED = None
+
+
 def load_session(text: str) -> Session:
-    return Session.model_validate_json(text)
+    if _PARSED is None:
+        return Session.model_validate_json(text)
+    session = _PARSED.get(text)
+    if session is None:
+        session = _PARSED[text] = Session.model_validate_json(text)
+    return session
 
 
 def load_signals(text: str) -> list[TurnSignals]:

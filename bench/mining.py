@@ -37,6 +37,7 @@ import threading
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -185,6 +186,7 @@ def child(args: argparse.Namespace) -> None:
         profiler.dump_stats(args.profile)
         for key in ("cumulative", "tottime"):
             pstats.Stats(profiler, stream=sys.stderr).sort_stats(key).print_stats(35)
+        print(stage_cpu(pstats.Stats(profiler)), file=sys.stderr)
     else:
         result = run_pipeline(config, progress=progress)
     wall = time.perf_counter() - t0
@@ -199,6 +201,30 @@ def child(args: argparse.Namespace) -> None:
     cpu["outputs"] = round(_cpu_s() - last_cpu, 1)
     print(json.dumps({"wall_s": wall, "turns": result.stage_counts["ingest"]["turns"], "stages": stages, "cpu": cpu,
                       "sessions": result.stage_counts["sessions"]["sessions"]}))
+
+
+STAGE_FUNCTIONS = {  # where each stage's work happens (with the local engine the map stages ride along in 01's job)
+    "read + group (driver)": ("sessions.py", "_grouped"),
+    "de-identification": ("stages.py", "deid_batch_table"),
+    "gate": ("stages.py", "gate_map"),
+    "prefilter": ("stages.py", "prefilter_map"),
+    "signals (with MinHash signatures)": ("stages.py", "signals_map"),
+    "dedup index (driver)": ("driver_stages.py", "run_dedup_stage"),
+    "write shards": ("store.py", "write_table"),
+    "output tables": ("outputs.py", "write_signal_tables"),
+}
+
+
+def stage_cpu(stats: Any) -> str:
+    """Profiled seconds (cumulative) of each stage's function: with --workers 1 all of them run in the one
+    process, so this is where the CPU goes (cProfile's own overhead included, most on many small calls)."""
+    found: dict[str, float] = dict.fromkeys(STAGE_FUNCTIONS, 0.0)
+    for (path, _, func), (_, _, _, cumulative, _) in stats.stats.items():
+        for label, (file, name) in STAGE_FUNCTIONS.items():
+            if func == name and path.endswith(file):
+                found[label] += cumulative
+    parts = ", ".join(f"{label} {seconds:.1f}" for label, seconds in found.items())
+    return f"profiled seconds by stage (cumulative; total {stats.total_tt:.1f}): {parts}"
 
 
 def measure(engine: str, log: Path, work: Path, args: argparse.Namespace) -> dict[str, object]:

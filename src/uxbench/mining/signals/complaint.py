@@ -181,7 +181,7 @@ def score_complaint(text: str, max_chars: int = 300) -> tuple[float, str] | None
     if not head.strip():
         return None
     best: tuple[float, int, int] | None = None
-    if _HAS_CJK.search(head):
+    if not head.isascii() and _HAS_CJK.search(head):
         masked = blank(head, (m.span() for m in _NEUTRAL_ZH.finditer(head)))
         best = _first(_ZH_TIERS, masked)
     if (best is None or best[0] < SCORE_EXPLICIT) and _HAS_LATIN.search(head):

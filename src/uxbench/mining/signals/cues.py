@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from uxbench.mining.signals.fastre import WordRegex
+from uxbench.mining.signals.fastre import Prefiltered, WordRegex
 from uxbench.mining.signals.similarity import (
     STOP_WORDS,
     changed_tokens,
@@ -41,7 +41,7 @@ _CONTINUE_EN_ANY = WordRegex(
     r"|\b(?:do|write|give me|make) (?:another|one more)(?: one)?\b|\bnext question\b"
     r"|^\s*(?:question|q|problem|exercise|task)\s*\d+\b",
 )
-_CONTINUE_ZH = re.compile(
+_CONTINUE_ZH = Prefiltered(
     r"^(?:好的?[，,。]?|嗯[，,]?|然后)?(?:(?:继续|接着)(?=$|[，,。.!！~～]|写|讲|说|来|吧|呀|啊|下去|生成"
     r"|回答|输出|翻译|往下)"
     r"|接下来|往下|下一|再来|再写|再讲|再给|再出|再说|再列|再举|再用"
@@ -68,7 +68,7 @@ _ANAPHORA_EN = WordRegex(
     r"|\b(?:is|does|do|did|was|will|would|can) (?:it|that|they)\b|\b(?:use|with|of|about|from|in) (?:it|that"
     r"|them)\b",
 )
-_ANAPHORA_ZH = re.compile(
+_ANAPHORA_ZH = Prefiltered(
     r"^(?:(?:好的?|嗯|哦|明白了?|懂了|了解|ok)[，,。！!]?)?(?:那|那么|如果|要是|这个|那个|这样|这种|这些|那些"
     r"|它|它们"
     r"|为什么要|为啥要|所以|然后|还有|除了|和它|跟它|相比)"
@@ -81,7 +81,7 @@ _REPHRASE_EN = WordRegex(
     r"|(?:make it|explain(?: it)?|say it|put it|rewrite it) (?:simpler|easier|in simpler|in plain|more simply)"
     r"|easier to understand\b|in (?:simple|simpler|plain|layman'?s) (?:terms|words|english)\b|eli5\b"
 )
-_REPHRASE_ZH = re.compile(
+_REPHRASE_ZH = Prefiltered(
     r"我的意思是|我是说|我是想|我想问的是|我想要的是|换个说法|换句话说|我需要的是|我要问的是|准确地说"
     r"|具体来说|说(?:得)?简单点|通俗(?:一点|易懂|点)|说人话"
 )
@@ -155,7 +155,8 @@ text of thousands of characters would otherwise cost more than everything else a
 def continuation_cue(text: str) -> str | None:
     """An explicit ask to go on ("continue", "继续", "now the same for X", "再来一个", "next scene")."""
     stripped = text[:_CUE_CHARS].strip()
-    for pattern in (_CONTINUE_EN, _CONTINUE_ZH, _CONTINUE_EN_ANY):
+    patterns: tuple[re.Pattern[str] | Prefiltered | WordRegex, ...] = (_CONTINUE_EN, _CONTINUE_ZH, _CONTINUE_EN_ANY)
+    for pattern in patterns:
         m = pattern.search(stripped)
         if m:
             return stripped[m.start():m.end()].strip() or stripped

@@ -31,7 +31,8 @@ _GIVE_UP_EN = (
     r"|i'?ll (?:just )?(?:google|search|do|figure|find|ask|look|check|handle|write)\b"
     r"|i'?ll do it myself|not worth it|this is pointless|you can'?t help)"
 )
-_TRAILING = re.compile(r"[\s。.！!~～?？…]+$")
+_TRAILING = "。.！!~～?？…"
+"""Stripped from the end of a message, with whitespace (what `[\\s。.！!~～?？…]+$` removes)."""
 _RESIGNED = re.compile(
     r"^(?:唉|哎|哎呀|行吧|好吧|那好吧|那行吧|行行行|好好好|fine|whatever you say|sigh)$", re.IGNORECASE
 )
@@ -45,9 +46,19 @@ SCORE_RESIGNED = 0.6
 _DISMISS = re.compile(rf"^\s*(?:{_LEAD_ZH}{_GIVE_UP_ZH}|{_LEAD_EN}{_GIVE_UP_EN})", re.IGNORECASE)
 
 
+def _strip_trailing(text: str) -> str:
+    """`text` without its trailing punctuation and whitespace (`str.rstrip()` and the regex `\\s` agree on
+    whitespace); a C loop rather than a regex tried at every position of a long message."""
+    while True:
+        stripped = text.rstrip(_TRAILING).rstrip()
+        if len(stripped) == len(text):
+            return text
+        text = stripped
+
+
 def score_dismiss(text: str, max_chars: int = 40) -> tuple[float, str] | None:
     """(score, phrase) of a give-up in a short user message, or None."""
-    stripped = _TRAILING.sub("", text.strip())
+    stripped = _strip_trailing(text.strip())
     if not stripped or len(stripped) > max_chars or _RESOLVED.search(stripped):
         return None
     if _RESIGNED.match(stripped):

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import re
 
-from uxbench.mining.signals.fastre import WordRegex
+from uxbench.mining.signals.fastre import Prefiltered, WordRegex
 
 _F = re.IGNORECASE
 
 # What a program, compiler, shell or server prints when it fails.
-_MACHINE_CASED = re.compile(
+_MACHINE_CASED = Prefiltered(
     r"Traceback \(most recent call last\)|\b[A-Z][A-Za-z]+(?:Error|Exception|Warning)\b\s*[:(]|\bNaN\b"
 )
 _MACHINE = WordRegex(
@@ -96,7 +96,8 @@ def find_error_report(next_user: str, reply: str) -> tuple[float, str] | None:
     """(score, evidence) when the user's message reports an error or a failure, else None."""
     head = next_user[:_HEAD_CHARS]
     latin = _HAS_LATIN.search(head) is not None
-    m = ((_REPORT_EN.search(head) if latin else None) or (_REPORT_ZH.search(head) if _HAS_CJK.search(head) else None)
+    cjk = not head.isascii() and _HAS_CJK.search(head) is not None
+    m = ((_REPORT_EN.search(head) if latin else None) or (_REPORT_ZH.search(head) if cjk else None)
          or (_MACHINE_CASED.search(head) or _MACHINE.search(head) if latin else None))
     if m is None:
         return None

@@ -7,38 +7,228 @@ may start only where no letter, digit or apostrophe precedes (a word start) is 4
 same for these patterns, which all begin at a word. A text whose lower-casing changes its length (rare
 characters such as "İ") falls back to the case-insensitive pattern, so match positions always index the
 original text.
+
+Most alternatives of a cue pattern cannot match most messages, and the message's set of words says so for
+far less than the regex costs: each alternative is compiled on its own with the words (or, where it has no
+whole words, the substrings) one of which every match of it contains (`literals`), and runs only on a text
+that holds them. The first match of the whole alternation is the leftmost of the alternatives' first
+matches, the earliest alternative on a tie, so searching the alternatives left one by one gives the same
+match; leaving out an alternative that cannot match anywhere changes no match of `spans` either. A pattern
+whose alternatives nearly every text passes (pronouns, "it's") runs whole, as before.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from functools import lru_cache
+
+from uxbench.mining.signals.literals import (
+    EDGE,
+    WordCondition,
+    best,
+    condition_rate,
+    necessary_sets,
+    pass_rate,
+    split_alternatives,
+    word_condition,
+)
 
 _WORD_START = r"(?<![a-z0-9'])"
+_WORD = re.compile(r"[a-z0-9]+")
+_MAX_SEPARATE = 4
+"""Up to this many alternatives left by the prefilter run one by one; more run as the whole pattern."""
+_MAX_LITERALS = 8
+"""A `Prefiltered` pattern tests at most this many substrings (more cost about as much as the regex)."""
+_MAX_CONDITIONS = 3
+"""Word conditions tested per alternative (the most selective ones)."""
+_MAX_EXPECTED = 8.0
+"""When the alternatives' prefilters together pass more than this many per text (by `literals`' rough
+estimate: pronouns and "it's" pass nearly every text), the whole pattern runs, as before."""
+
+
+@lru_cache(maxsize=8)
+def words_of(low: str) -> frozenset[str]:
+    """The whole words (runs of a-z and 0-9) of a lower-cased text; the patterns of one message share it."""
+    return frozenset(_WORD.findall(low))
+
+
+class _Condition:
+    """A word condition (see `literals.word_condition`) prepared for set operations: a text meets it when it
+    holds one of `singles`, or a word of `firsts` with all the other words that go with it (`rests`)."""
+
+    __slots__ = ("firsts", "rests", "singles")
+
+    def __init__(self, condition: WordCondition) -> None:
+        self.singles = frozenset(words[0] for words in condition if len(words) == 1)
+        rests: dict[str, list[frozenset[str]]] = {}
+        for words in condition:
+            if len(words) > 1:
+                rests.setdefault(words[0], []).append(frozenset(words[1:]))
+        self.rests = {first: tuple(r) for first, r in rests.items()}
+        self.firsts = frozenset(rests)
+
+    def holds(self, words: frozenset[str]) -> bool:
+        if not self.singles.isdisjoint(words):
+            return True
+        for first in self.firsts.intersection(words):
+            for rest in self.rests[first]:
+                if rest <= words:
+                    return True
+        return False
+
+
+class _Alternative:
+    """One top-level alternative of a `WordRegex` and its prefilter: word conditions (`index`: a word of
+    each way to meet the first one; `conditions`: what else must hold), else substrings (`literals`)."""
+
+    __slots__ = ("anchored", "conditions", "index", "literals", "rate", "regex")
+
+    def __init__(self, pattern: str) -> None:
+        self.regex = re.compile(f"{_WORD_START}(?:{pattern})")
+        # "^..." (no MULTILINE) can only match at the start: `match` it
+        self.anchored = pattern.startswith("^")
+        sets = necessary_sets(pattern, at_word_start=True)
+        conditions = sorted((c for c in map(word_condition, sets) if c is not None), key=condition_rate)
+        conditions = conditions[:_MAX_CONDITIONS]
+        self.index = frozenset(words[0] for words in conditions[0]) if conditions else None
+        self.conditions = tuple(  # what the index does not already say
+            _Condition(c) for c in conditions if c is not conditions[0] or any(len(w) > 1 for w in c)
+        )
+        chosen = best(sets)
+        self.literals = (
+            tuple(sorted({lit.replace(EDGE, "") for lit in chosen}, key=len, reverse=True))
+            if chosen and not conditions else None
+        )
+        self.rate = condition_rate(conditions[0]) if conditions else pass_rate(chosen) if chosen else 1.0
+
+    def holds(self, words: frozenset[str]) -> bool:
+        """Every word condition holds for a text of `words`."""
+        for condition in self.conditions:
+            if not condition.holds(words):
+                return False
+        return True
 
 
 class WordRegex:
     """A case-insensitive pattern whose matches start at a word, matched on the lower-cased text."""
 
-    __slots__ = ("fast", "slow")
+    __slots__ = ("_alternatives", "_always", "_by_literals", "_by_words", "_keys", "fast", "slow")
 
     def __init__(self, pattern: str, flags: int = 0) -> None:
         self.fast = re.compile(f"{_WORD_START}(?:{pattern})", flags)
         self.slow = re.compile(f"{_WORD_START}(?:{pattern})", flags | re.IGNORECASE)
+        alternatives: list[_Alternative] = []
+        if flags == 0 and self.fast.groups == 0:  # where one by one is sure to give the same match
+            alternatives = [_Alternative(p) for p in split_alternatives(pattern)]
+            if sum(a.rate for a in alternatives if not a.anchored) > _MAX_EXPECTED:
+                alternatives = []
+        self._alternatives = tuple(alternatives)
+        self._always = tuple(i for i, a in enumerate(alternatives) if a.index is None and a.literals is None)
+        self._by_literals = tuple((i, a.literals) for i, a in enumerate(alternatives) if a.literals is not None)
+        by_words: dict[str, list[tuple[int, _Alternative | None]]] = {}
+        for i, a in enumerate(alternatives):
+            for key in a.index or ():
+                by_words.setdefault(key, []).append((i, a if a.conditions else None))
+        self._by_words = {key: tuple(entries) for key, entries in by_words.items()}
+        self._keys = frozenset(by_words)
 
-    def _pick(self, text: str) -> tuple[re.Pattern[str], str]:
-        low = text.lower()
-        return (self.fast, low) if len(low) == len(text) else (self.slow, text)
+    def _live(self, low: str, words: frozenset[str]) -> list[int]:
+        """The alternatives that may match `low` (whose words are `words`), in order."""
+        live = list(self._always)
+        for i, literals in self._by_literals:
+            for literal in literals:
+                if literal in low:
+                    live.append(i)
+                    break
+        hits = self._keys.intersection(words)
+        if not hits:
+            return sorted(live) if live and self._by_literals else live
+        found = set(live)
+        for key in hits:
+            for i, check in self._by_words[key]:
+                if i not in found and (check is None or check.holds(words)):
+                    found.add(i)
+        return sorted(found)
 
     def search(self, text: str) -> re.Match[str] | None:
         """The first match; its positions index `text` (its group text is lower-cased)."""
-        pattern, subject = self._pick(text)
-        return pattern.search(subject)
+        low = text.lower()
+        if len(low) != len(text):
+            return self.slow.search(text)
+        if not self._alternatives:
+            return self.fast.search(low)
+        live = self._live(low, words_of(low))
+        if len(live) > _MAX_SEPARATE:
+            return self.fast.search(low)
+        alternatives = self._alternatives
+        for i in live:
+            if alternatives[i].anchored and (m := alternatives[i].regex.match(low)) is not None:
+                # a match at the start: an earlier alternative matching there comes first
+                for j in live:
+                    if j >= i:
+                        break
+                    if (earlier := alternatives[j].regex.match(low)) is not None:
+                        return earlier
+                return m
+        found: re.Match[str] | None = None
+        for i in live:
+            if alternatives[i].anchored:
+                continue  # did not match above
+            m = alternatives[i].regex.search(low)
+            if m is not None and (found is None or m.start() < found.start()):
+                found = m
+                if not m.start():
+                    break  # nothing starts earlier, and an earlier alternative wins a tie
+        return found
 
     def spans(self, text: str) -> Iterator[tuple[int, int]]:
-        pattern, subject = self._pick(text)
+        low = text.lower()
+        if len(low) != len(text):
+            pattern, subject = self.slow, text
+        else:
+            pattern, subject = self.fast, low
+            if self._alternatives and not self._live(low, words_of(low)):
+                return
         for m in pattern.finditer(subject):
             yield m.start(), m.end()
+
+
+def _caseless_cjk(char: str) -> bool:
+    """A CJK character (or one past them) that no case-insensitive match can equate with another."""
+    return char >= "\u2e80" and char.lower() == char == char.upper() and char.casefold() == char
+
+
+class Prefiltered:
+    """A compiled pattern behind a cheap necessary condition: a pattern every match of which holds a Chinese
+    (or Japanese, Korean) character cannot match an ASCII text (`str.isascii` is a flag read); a
+    case-sensitive one runs only on a text holding one of its few required substrings."""
+
+    __slots__ = ("literals", "needs_cjk", "regex")
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self.regex = re.compile(pattern, flags)
+        self.needs_cjk = any(
+            all(any(_caseless_cjk(c) for c in lit) for lit in found)
+            for found in necessary_sets(pattern, any_case=True)
+        )
+        chosen = None if flags & re.IGNORECASE else best(necessary_sets(pattern))
+        literals = {lit.replace(EDGE, "") for lit in chosen} if chosen else set()
+        self.literals = (
+            tuple(sorted(literals, key=len, reverse=True))
+            if literals and len(literals) <= _MAX_LITERALS and min(map(len, literals)) >= 2 else None
+        )
+
+    @property
+    def pattern(self) -> str:
+        return self.regex.pattern
+
+    def search(self, text: str) -> re.Match[str] | None:
+        if self.needs_cjk and text.isascii():
+            return None
+        if self.literals is not None and not any(lit in text for lit in self.literals):
+            return None
+        return self.regex.search(text)
 
 
 def blank(text: str, spans: Iterator[tuple[int, int]]) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from uxbench.mining.signals.fastre import WordRegex
+from uxbench.mining.signals.fastre import Prefiltered, WordRegex
 from uxbench.mining.types import Turn
 
 _F = re.IGNORECASE
@@ -16,7 +16,7 @@ _NEGATED = re.compile(
     r"|对|行|清楚|有用|准确|完美)",
     _F,
 )
-_PRAISE_ZH = re.compile(
+_PRAISE_ZH = Prefiltered(
     r"谢谢|多谢|感谢|谢啦|谢了|太棒|太好了|很棒|真棒|好棒|完美|厉害|牛啊|牛逼|赞|不错|没错|对的|正确|很有用"
     r"|有用|有帮助"
     r"|解决了|可以可以|好用(?!的)|明白了|懂了|学到了|没毛病|说得对|就是这样|正是|就用这个|很好|非常好|清楚了"

@@ -38,7 +38,7 @@ from uxbench.mining.signals.cues import (
 from uxbench.mining.signals.dismiss import score_dismiss
 from uxbench.mining.signals.error_report import find_error_report
 from uxbench.mining.signals.feedback import find_praise
-from uxbench.mining.signals.similarity import TextIndex, content_units, normalise, similarity, units_in
+from uxbench.mining.signals.similarity import TextIndex, Units, found_in, normalise, similarity, unit_groups
 
 FollowupLabel = Literal["repeat", "rephrase", "complaint", "dismiss", "topic_change", "continue", "other"]
 FOLLOWUP_LABELS: tuple[FollowupLabel, ...] = (
@@ -88,10 +88,9 @@ _UNITS_CHARS = 1000
 text of many thousand characters would otherwise cost more than all the rest of the follow-up."""
 
 
-def _new_from_reply(units: frozenset[str], prev: TextIndex, reply: TextIndex) -> list[str]:
-    """Content units of the next message that come from the reply and were not in the question."""
-    fresh = units - units_in(units, prev)
-    return sorted(u for u in units_in(fresh, reply) if len(u) > 1 or not u.isascii())
+def _from_reply(in_reply: Units) -> list[str]:
+    """Of the units found in the reply (and not in the question), those that say something."""
+    return sorted(u for u in in_reply.all() if len(u) > 1 or not u.isascii())
 
 
 def _strongest(*found: tuple[float, str] | None) -> tuple[float, str] | None:
@@ -158,16 +157,21 @@ def analyse_followup(
                         else _hit(_rephrase_sim_score(sim, config), f"similarity {sim:.2f}", config))
 
     engaged = not (complaint_fired or dismiss or repeat.fired or rephrase.fired)
-    reply, question = TextIndex(assistant), TextIndex(prev)  # prepared once for both lookups below
-    units = content_units(next_user[:_UNITS_CHARS])
-    from_reply = _new_from_reply(units, question, reply) if engaged and not praise else []
     builds_on = _NONE
     # "thanks, that fixed it" is praise: its "it" points back, but it asks nothing more
     asks = not praise or _QUESTION.search(next_user) is not None
+    # the next message's content units: all of them, those in the question, those new in the reply
+    lexical: tuple[Units, Units, Units] | None = None
     if engaged and ana and asks:
         builds_on = Hit(True, f"refers back: '{ana}'", SCORE_BUILDS_ON)
-    elif from_reply:
-        builds_on = Hit(True, "picks up from the reply: " + ", ".join(from_reply[:5]), SCORE_BUILDS_ON)
+    elif engaged and not praise:  # the lexical lookups, only where a signal reads them
+        units = unit_groups(next_user[:_UNITS_CHARS])
+        in_prev = found_in(units, TextIndex(prev))
+        in_reply = found_in(units - in_prev, TextIndex(assistant))
+        lexical = units, in_prev, in_reply
+        from_reply = _from_reply(in_reply)
+        if from_reply:
+            builds_on = Hit(True, "picks up from the reply: " + ", ".join(from_reply[:5]), SCORE_BUILDS_ON)
 
     topic = _NONE
     if (
@@ -175,7 +179,9 @@ def analyse_followup(
         and not builds_on.fired and len(prev.strip()) >= config.topic_min_chars
         and len(next_user.strip()) >= config.topic_min_chars and sim < config.topic_change_threshold
     ):
-        shared = len(units_in(units, question, reply)) / len(units) if units else 0.0
+        assert lexical is not None  # engaged, no praise, builds_on not fired
+        units, in_prev, in_reply = lexical
+        shared = (in_prev.count + in_reply.count) / units.count if units.count else 0.0
         if shared <= config.topic_change_max_overlap:
             topic = Hit(True, f"similarity {sim:.2f}, overlap {shared:.2f}", SCORE_TOPIC)
 

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass
 from functools import lru_cache
+from itertools import filterfalse
 from typing import Literal
 
 from rapidfuzz import fuzz
@@ -60,8 +62,9 @@ def normalise(text: str) -> str:
 
 def tokens(text: str) -> tuple[str, ...]:
     """CJK characters one by one, Latin/digit runs as words (after NFKC and casefold)."""
-    # Only short texts are cached (each is compared twice); long replies would pin memory.
-    return _tokens_cached(text) if len(text) <= _CACHE_MAX_CHARS else _tokenise(text)
+    # Short texts are cached (each is compared twice); of long ones (a reply, read by the lexical lookups
+    # and then by the skim rule) only the last few, so that they pin little memory.
+    return _tokens_cached(text) if len(text) <= _CACHE_MAX_CHARS else _tokens_long(text)
 
 
 def _tokenise(text: str) -> tuple[str, ...]:
@@ -72,6 +75,7 @@ def _tokenise(text: str) -> tuple[str, ...]:
 
 _CACHE_MAX_CHARS = 1000
 _tokens_cached = lru_cache(maxsize=4096)(_tokenise)
+_tokens_long = lru_cache(maxsize=4)(_tokenise)
 
 
 def reading_units(text: str) -> int:
@@ -82,7 +86,14 @@ def reading_units(text: str) -> int:
 def content_tokens(text: str) -> tuple[str, ...]:
     """`tokens` without function words ("how do i", "的", "怎么"), so that two questions built on the
     same frame ("how do I X", "怎么X") are not similar for the frame alone."""
-    return tuple(t for t in tokens(text) if t not in STOP_WORDS)
+    return _content_tokens_cached(text) if len(text) <= _CACHE_MAX_CHARS else _content_tokens(text)
+
+
+def _content_tokens(text: str) -> tuple[str, ...]:
+    return tuple(filterfalse(STOP_WORDS.__contains__, tokens(text)))
+
+
+_content_tokens_cached = lru_cache(maxsize=4096)(_content_tokens)
 
 
 def cjk_share(text: str) -> float:
@@ -165,8 +176,45 @@ class TextIndex:
     @property
     def words(self) -> frozenset[str]:
         if self._words is None:
-            self._words = frozenset(_tokenise(self.text))
+            self._words = frozenset(tokens(self.text))
         return self._words
+
+
+@dataclass(frozen=True, slots=True)
+class Units:
+    """Content units split by how `found_in` looks them up: CJK units as substrings, the others as words."""
+
+    cjk: frozenset[str]
+    words: frozenset[str]
+
+    @property
+    def count(self) -> int:
+        return len(self.cjk) + len(self.words)
+
+    def __sub__(self, other: Units) -> Units:
+        return Units(self.cjk - other.cjk, self.words - other.words)
+
+    def all(self) -> frozenset[str]:
+        return self.cjk | self.words
+
+
+_NONE: frozenset[str] = frozenset()
+
+
+def unit_groups(text: str) -> Units:
+    """`content_units(text)`, split for `found_in`."""
+    units = content_units(text)
+    if text.isascii():  # words only
+        return Units(_NONE, units)
+    cjk = frozenset(u for u in units if _CJK_CHAR.match(u))
+    return Units(cjk, units - cjk)
+
+
+def found_in(units: Units, reference: TextIndex) -> Units:
+    """The units that occur in `reference` (as `units_in` finds them)."""
+    cjk = frozenset(u for u in units.cjk if u in reference.norm) if units.cjk else _NONE
+    # the reference's tokens are not made a set: one pass over them is all the lookup needs
+    return Units(cjk, units.words.intersection(tokens(reference.text)) if units.words else _NONE)
 
 
 def units_in(units: frozenset[str], *references: str | TextIndex) -> set[str]:

@@ -19,8 +19,10 @@ from uxbench.testing.loopback import LoopbackConfig, LoopbackServer
 
 
 def _records(out: Path) -> int:
+    # read-only: a plain connect would create an empty samples.sqlite while the run is still starting, and the
+    # run then (rightly) refuses a directory holding a file it did not write
     try:
-        con = sqlite3.connect(out / "samples.sqlite", timeout=5)
+        con = sqlite3.connect(f"{(out / 'samples.sqlite').as_uri()}?mode=ro", uri=True, timeout=5)
         try:
             return int(con.execute("SELECT COUNT(*) FROM records").fetchone()[0])
         finally:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from uxbench.mining.signals.fastre import WordRegex, blank
+from uxbench.mining.signals.fastre import WordRegex, blank, has_han
 from uxbench.mining.snippets import window
 
 _CONTEXT_CHARS = 6
@@ -169,7 +169,6 @@ SCORE_IMPLICIT = 0.7
 SCORE_HINT = 0.35
 _ZH_TIERS = ((SCORE_EXPLICIT, _COMPLAINT_ZH), (SCORE_IMPLICIT, _IMPLICIT_ZH), (SCORE_HINT, _HINT_ZH))
 _EN_TIERS = ((SCORE_EXPLICIT, _COMPLAINT_EN), (SCORE_IMPLICIT, _IMPLICIT_EN), (SCORE_HINT, _HINT_EN))
-_HAS_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _HAS_LATIN = re.compile(r"[A-Za-z]")
 
 
@@ -181,7 +180,7 @@ def score_complaint(text: str, max_chars: int = 300) -> tuple[float, str] | None
     if not head.strip():
         return None
     best: tuple[float, int, int] | None = None
-    if not head.isascii() and _HAS_CJK.search(head):
+    if has_han(head):
         masked = blank(head, (m.span() for m in _NEUTRAL_ZH.finditer(head)))
         best = _first(_ZH_TIERS, masked)
     if (best is None or best[0] < SCORE_EXPLICIT) and _HAS_LATIN.search(head):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from uxbench.mining.signals.fastre import Prefiltered, WordRegex
+from uxbench.mining.signals.fastre import Prefiltered, WordRegex, has_han
 
 _F = re.IGNORECASE
 
@@ -84,7 +84,6 @@ SCORE_WITHOUT_CODE = 0.4
 SCORE_ASKED = 0.15
 """The reply asked for the error: the message answers it."""
 _HEAD_CHARS = 1500
-_HAS_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _HAS_LATIN = re.compile(r"[A-Za-z]")
 
 
@@ -96,8 +95,7 @@ def find_error_report(next_user: str, reply: str) -> tuple[float, str] | None:
     """(score, evidence) when the user's message reports an error or a failure, else None."""
     head = next_user[:_HEAD_CHARS]
     latin = _HAS_LATIN.search(head) is not None
-    cjk = not head.isascii() and _HAS_CJK.search(head) is not None
-    m = ((_REPORT_EN.search(head) if latin else None) or (_REPORT_ZH.search(head) if cjk else None)
+    m = ((_REPORT_EN.search(head) if latin else None) or (_REPORT_ZH.search(head) if has_han(head) else None)
          or (_MACHINE_CASED.search(head) or _MACHINE.search(head) if latin else None))
     if m is None:
         return None

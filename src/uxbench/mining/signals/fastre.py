@@ -25,6 +25,7 @@ from functools import lru_cache
 
 from uxbench.mining.signals.literals import (
     EDGE,
+    WORD,
     WordCondition,
     best,
     condition_rate,
@@ -35,7 +36,6 @@ from uxbench.mining.signals.literals import (
 )
 
 _WORD_START = r"(?<![a-z0-9'])"
-_WORD = re.compile(r"[a-z0-9]+")
 _MAX_SEPARATE = 4
 """Up to this many alternatives left by the prefilter run one by one; more run as the whole pattern."""
 _MAX_LITERALS = 8
@@ -50,7 +50,7 @@ estimate: pronouns and "it's" pass nearly every text), the whole pattern runs, a
 @lru_cache(maxsize=8)
 def words_of(low: str) -> frozenset[str]:
     """The whole words (runs of a-z and 0-9) of a lower-cased text; the patterns of one message share it."""
-    return frozenset(_WORD.findall(low))
+    return frozenset(WORD.findall(low))
 
 
 class _Condition:
@@ -229,6 +229,14 @@ class Prefiltered:
         if self.literals is not None and not any(lit in text for lit in self.literals):
             return None
         return self.regex.search(text)
+
+
+_HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+def has_han(text: str) -> bool:
+    """The text holds a Chinese character (an ASCII text, most of them, is known not to without a scan)."""
+    return not text.isascii() and _HAN.search(text) is not None
 
 
 def blank(text: str, spans: Iterator[tuple[int, int]]) -> str:

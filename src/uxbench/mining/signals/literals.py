@@ -19,7 +19,8 @@ EDGE = "\x00"
 """In an expanded literal: a word edge (no a-z or 0-9 on its far side)."""
 _MAX_SPELLINGS = 64
 """The most strings one run is expanded to."""
-_WORD = re.compile(r"[a-z0-9]+")
+WORD = re.compile(r"[a-z0-9]+")
+"""A word, both in the conditions read here and in the texts `fastre` tests them on (they must agree)."""
 _EDGE_ANCHORS = frozenset(
     {"AT_BOUNDARY", "AT_BEGINNING", "AT_BEGINNING_STRING", "AT_BEGINNING_LINE", "AT_END", "AT_END_STRING",
      "AT_END_LINE"}
@@ -159,7 +160,7 @@ def _sets(items: Sequence[Any], start: str = "") -> list[LiteralSet]:
             nxt = _product(run, exact)
             if nxt is None:  # too many spellings: close the run and start a new one here
                 # a run that ends (starts) in a space or the like is followed (preceded) by a word edge
-                if all(s and not _WORD.match(s[0]) for s in exact):
+                if all(s and not WORD.match(s[0]) for s in exact):
                     run = {s + EDGE for s in run}
                 flush()
                 # the new run goes on from the word the old one ended in ("...the e" + "rror" -> "error")
@@ -167,7 +168,7 @@ def _sets(items: Sequence[Any], start: str = "") -> list[LiteralSet]:
             run = nxt
             continue
         spacer = _spacer(op, arg)  # `\\s*`, `\\W+`, `[,.]*`: it keeps or makes a word edge
-        ends_at_edge = all(s and not _WORD.match(s[-1]) for s in run)
+        ends_at_edge = all(s and not WORD.match(s[-1]) for s in run)
         if spacer is not None and spacer >= 1:
             run = {s + EDGE for s in run}
         flush()
@@ -195,11 +196,11 @@ def _spacer(op: Any, arg: Any) -> int | None:
     item_op, item_arg = arg[2][0]
     name = str(item_op)
     if name == "LITERAL":
-        return None if _WORD.match(chr(item_arg)) else arg[0]
+        return None if WORD.match(chr(item_arg)) else arg[0]
     if name != "IN":
         return None
     for o, a in item_arg:
-        if str(o) == "LITERAL" and not _WORD.match(chr(a)):
+        if str(o) == "LITERAL" and not WORD.match(chr(a)):
             continue
         if str(o) == "CATEGORY" and str(a) in ("CATEGORY_SPACE", "CATEGORY_NOT_WORD"):
             continue
@@ -210,7 +211,7 @@ def _spacer(op: Any, arg: Any) -> int | None:
 def _tail(literal: str) -> str:
     """The word `literal` ends in (maybe empty), after an edge when something comes before it."""
     start = len(literal)
-    while start and _WORD.match(literal[start - 1]):
+    while start and WORD.match(literal[start - 1]):
         start -= 1
     return (EDGE if start else "") + literal[start:]
 
@@ -247,7 +248,7 @@ def word_condition(literals: LiteralSet) -> WordCondition | None:
     out: set[tuple[str, ...]] = set()
     for literal in literals:
         words = tuple(sorted(
-            {m.group() for m in _WORD.finditer(literal) if m.start() > 0 and m.end() < len(literal)},
+            {m.group() for m in WORD.finditer(literal) if m.start() > 0 and m.end() < len(literal)},
             key=lambda w: (_common(w), -len(w)),  # the rarest first
         ))
         if not words:

@@ -317,3 +317,33 @@ def test_config_is_validated() -> None:
     with pytest.raises(ConfigError, match="skim_max_gap_s"):
         SignalConfig.load({"skim_max_gap_s": -1})
     assert SignalConfig.load({"weak_needed": 3}).weak_needed == 3
+
+
+def test_json_dict_equals_pydantic_dump() -> None:
+    """The signal stage writes `json_dict`, not pydantic's dump: they must agree on every field and value."""
+    import orjson
+
+    from uxbench.mining.signals.results import RecoveryChain, SignalValue
+
+    chat = session(
+        ("user", "23乘以47", 0),
+        ("assistant", "1071", 2, {"feedback": "dislike"}),
+        ("user", "错了", 9),
+        ("assistant", "1081", 11),
+        ("user", "thanks, that fixed it. what about 24 x 47?", 20),
+        ("assistant", LONG_EN, 22),
+        ("user", "Open the settings, go to the network page, choose your wireless network", 23),
+        ("assistant", "ok", 25),
+    )
+    results = compute_signals(chat)
+    assert any(ts.recovery is not None for ts in results) and any(ts.dissatisfied_by for ts in results)
+    results.append(TurnSignals(
+        conversation_id="x", turn_index=3, gap_s=float("inf"), similarity=float("nan"), seconds_per_unit=-0.0,
+        praise=SignalValue(fired=None, evidence="é \"quoted\"", score=None), satisfied_by=["praise"],
+        recovery=RecoveryChain(outcome="unknown", turns=[3], actions=["failure"], recovered_at=None),
+    ))
+    for ts in results:
+        fast, slow = ts.json_dict(), ts.model_dump(mode="json")
+        assert fast.keys() == slow.keys()
+        assert orjson.dumps(fast, option=orjson.OPT_SORT_KEYS) == orjson.dumps(slow, option=orjson.OPT_SORT_KEYS)
+        assert TurnSignals.model_validate(fast) == ts or ts.similarity != ts.similarity  # nan != nan

@@ -167,6 +167,9 @@ def prefilter_map(table: pa.Table, config: PrefilterConfig) -> pa.Table:
 
 # -- 04: behavioural signals ---------------------------------------------------------------------------
 
+_COUNT_KEYS = tuple((name, f"fired_{name}", f"not_computed_{name}") for name in SIGNAL_NAMES)
+
+
 def _signal_counts(session: Session, signals: list[TurnSignals]) -> dict[str, int]:
     counts = {
         "sessions": 1, "sessions_with_timestamps": int(session.has_timestamps),
@@ -175,9 +178,9 @@ def _signal_counts(session: Session, signals: list[TurnSignals]) -> dict[str, in
         "sessions_with_dissatisfied": int(any(s.dissatisfied for s in signals)),
     }
     for ts in signals:
-        for name in SIGNAL_NAMES:
-            fired = ts.signal(name).fired
-            key = f"fired_{name}" if fired else f"not_computed_{name}" if fired is None else None
+        for name, fired_key, missing_key in _COUNT_KEYS:
+            fired = getattr(ts, name).fired
+            key = fired_key if fired else missing_key if fired is None else None
             if key:
                 counts[key] = counts.get(key, 0) + 1
         if ts.recovery is not None:
@@ -196,7 +199,7 @@ def signals_map(table: pa.Table, config: SignalConfig, dedup: DedupConfig) -> pa
         turn_rows = [{**ts.row(), "created_at": times.get(ts.turn_index)} for ts in signals]
         rows.append({
             "batch": row["batch"], "conversation_id": row["conversation_id"], "session": row["session"],
-            "signals": _dumps([ts.model_dump(mode="json") for ts in signals]), "turn_rows": _dumps(turn_rows),
+            "signals": _dumps([ts.json_dict() for ts in signals]), "turn_rows": _dumps(turn_rows),
             "dedup_minhash": signature(session_text(session, dedup.text), dedup),  # for 05-dedup
             "counts": _dumps(_signal_counts(session, signals)),
         })

@@ -91,6 +91,17 @@ class TurnSignals(BaseModel):
     recovery: RecoveryChain | None = None
     """Set on dissatisfied turns."""
 
+    def json_dict(self) -> dict[str, Any]:
+        """``model_dump(mode="json")``, without pydantic's serializer: the signal stage writes one per reply
+        (about 5% of the whole mining run went into these dumps). Equal to it, value for value (tested)."""
+        out = {name: getattr(self, name) for name in _SCALAR_FIELDS}
+        for name in SIGNAL_NAMES:
+            out[name] = _value_dict(getattr(self, name))
+        out["dissatisfied_by"] = list(self.dissatisfied_by)
+        out["satisfied_by"] = list(self.satisfied_by)
+        out["recovery"] = None if self.recovery is None else self.recovery.model_dump(mode="json")
+        return out
+
     def signal(self, name: str) -> SignalValue:
         value = getattr(self, name)
         assert isinstance(value, SignalValue)
@@ -104,11 +115,11 @@ class TurnSignals(BaseModel):
             "prev_user_turn": self.prev_user_turn,
             "next_user_turn": self.next_user_turn,
         }
-        for name in SIGNAL_NAMES:
-            value = self.signal(name)
+        for name, evidence, score in _ROW_COLUMNS:
+            value = getattr(self, name)
             out[name] = value.fired
-            out[f"{name}_evidence"] = value.evidence
-            out[f"{name}_score"] = value.score
+            out[evidence] = value.evidence
+            out[score] = value.score
         out.update(
             similarity=self.similarity,
             gap_s=self.gap_s,
@@ -124,3 +135,13 @@ class TurnSignals(BaseModel):
             recovery_actions=",".join(self.recovery.actions) if self.recovery else None,
         )
         return out
+
+
+_ROW_COLUMNS = tuple((name, f"{name}_evidence", f"{name}_score") for name in SIGNAL_NAMES)
+_LISTS = ("dissatisfied_by", "satisfied_by", "recovery")
+_SCALAR_FIELDS = tuple(n for n in TurnSignals.model_fields if n not in SIGNAL_NAMES and n not in _LISTS)
+assert set(SIGNAL_NAMES) <= set(TurnSignals.model_fields) and set(_LISTS) <= set(TurnSignals.model_fields)
+
+
+def _value_dict(value: SignalValue) -> dict[str, Any]:
+    return {"fired": value.fired, "evidence": value.evidence, "score": value.score}

@@ -3,8 +3,9 @@
 Python's regex engine tries every branch of a pattern at every position, so running the gate's ~45 patterns
 on every message is slow. Each pattern instead gets *clauses*: sets of literals of which a matching text holds
 at least one each (``how to make a bomb`` needs one of "how to ", ...; one of " make ", " build ", ...; one of
-" bomb", " gun", ...). One Aho-Corasick pass finds every literal in a text, and only patterns whose clauses
-are all met run; ordinary chat meets none. The clauses are necessary conditions, so the hits are the same as
+" bomb", " gun", ...). One Aho-Corasick pass finds every literal in a text (``ahocorasick_rs``, a compiled
+DFA: about 130 MB/s here, 3.5x pyahocorasick's scan), and only patterns whose clauses are all met run;
+ordinary chat meets none. The clauses are necessary conditions, so the hits are the same as
 running every pattern.
 """
 
@@ -15,15 +16,12 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import ahocorasick
+import ahocorasick_rs
 
 Clause = frozenset[str]
 """Literals of which a text must contain at least one for a pattern to match it."""
 _MAX_STRINGS = 64  # most strings a stretch of a pattern is expanded into ("(?:a|an) (?:bomb|gun)s?": 8)
 _REPEATS = ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT")
-# English letters, most frequent first: the automaton looks a character up among a node's children in the
-# order they were added, so adding literals in this order makes the common lookups short (10% faster).
-_LETTER_ORDER = {c: i for i, c in enumerate(" etaoinsrhldcumfpgwybvkxjqz")}
 
 
 def _finite(op: Any, arg: Any) -> frozenset[str] | None:
@@ -143,14 +141,25 @@ def required_clauses(pattern: str) -> tuple[Clause, ...]:
     return tuple(c for c in ordered if not any(o < c for o in ordered))  # a superset of another adds nothing
 
 
-def _automaton(bits: dict[str, int]) -> Any:
-    if not bits:
-        return None
-    automaton = ahocorasick.Automaton()
-    for literal in sorted(bits, key=lambda lit: [_LETTER_ORDER.get(c, len(_LETTER_ORDER)) for c in lit]):
-        automaton.add_word(literal, bits[literal])
-    automaton.make_automaton()
-    return automaton
+class _Finder:
+    """Every literal of a set found in a text, as the OR of their bits (overlapping matches: "kill all " inside
+    "skill all " and " all " both count)."""
+
+    def __init__(self, bits: dict[str, int]) -> None:
+        literals = sorted(bits)
+        self._bits = [bits[literal] for literal in literals]
+        self._automaton = ahocorasick_rs.AhoCorasick(
+            literals, matchkind=ahocorasick_rs.MatchKind.Standard,
+            implementation=ahocorasick_rs.Implementation.DFA,
+        ) if literals else None
+
+    def found(self, text: str) -> int:
+        if self._automaton is None:
+            return 0
+        bits, found = self._bits, 0
+        for index, _, _ in self._automaton.find_matches_as_indexes(text, overlapping=True):
+            found |= bits[index]
+        return found
 
 
 class Prefilter:
@@ -160,9 +169,9 @@ class Prefilter:
         self.clauses = [required_clauses(p) for p in patterns]
         literals = sorted({literal for clauses in self.clauses for clause in clauses for literal in clause})
         bits = {literal: 1 << i for i, literal in enumerate(literals)}
-        # ASCII texts (most) skip the automaton of the other literals, which they cannot contain.
-        self._finders = (_automaton({lit: bit for lit, bit in bits.items() if lit.isascii()}),
-                         _automaton({lit: bit for lit, bit in bits.items() if not lit.isascii()}))
+        # ASCII texts (most) skip the literals they cannot contain.
+        self._ascii = _Finder({lit: bit for lit, bit in bits.items() if lit.isascii()})
+        self._all = _Finder(bits)
         self._masks = [tuple(sum(bits[lit] for lit in clause) for clause in clauses) for clauses in self.clauses]
         self._anchors = 0  # every pattern's first (most selective) clause: a text meeting none skips them all
         for masks in self._masks:
@@ -171,11 +180,7 @@ class Prefilter:
 
     def due(self, text: str) -> Sequence[int]:
         """Indices of the patterns whose clauses ``text`` (normalised for the gate) all meets, in order."""
-        found = 0
-        for finder in self._finders[:1] if text.isascii() else self._finders:
-            if finder is not None:
-                for _, bit in finder.iter(text):
-                    found |= bit
+        found = (self._ascii if text.isascii() else self._all).found(text)
         if not found & self._anchors:
             return self._always
         return [i for i, masks in enumerate(self._masks)

@@ -2,7 +2,7 @@
 
     python bench/mining.py                    # 1,000,000 generated turns, both engines
     python bench/mining.py --turns 50000      # a quick run
-    python bench/mining.py --engines local --workers 4 --batch-size 2000
+    python bench/mining.py --engines local --workers 4 --batch-size 1000
     python bench/mining.py --log /tmp/signals_dev/pool.jsonl --engines local      # real text (see below)
     python bench/mining.py --log /tmp/signals_dev/pool.jsonl --engines local --workers 1 --profile /tmp/m.prof
 
@@ -255,7 +255,7 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=1_000_000)
     parser.add_argument("--engines", default="local,ray")
     parser.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)))
-    parser.add_argument("--batch-size", type=int, default=2000)
+    parser.add_argument("--batch-size", type=int, default=1000)
     parser.add_argument("--keep", action="store_true", help="Keep the generated log and outputs.")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--engine", help=argparse.SUPPRESS)

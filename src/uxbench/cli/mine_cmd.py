@@ -38,7 +38,7 @@ def run(
     format: Annotated[str, typer.Option("--format", help="auto | canonical | product | messages | sharegpt")] = "auto",
     skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Count and skip invalid rows instead of stopping.")] = False,  # noqa: E501
     workers: Annotated[int | None, typer.Option(min=1, help="Worker processes (local) or CPUs of a local Ray (default: all cores).", show_default="all cores")] = None,  # noqa: E501
-    batch_size: Annotated[int, typer.Option(min=1, help="Conversations per batch (one checkpoint each).")] = 2000,
+    batch_size: Annotated[int, typer.Option(min=1, help="Conversations per batch (one checkpoint each).")] = 1000,
     seed: Annotated[int, typer.Option(help="Seed of the case sample.")] = 0,
     fresh: Annotated[bool, typer.Option("--fresh", help="Discard earlier work in OUT (the de-identification key lives outside OUT and is kept).")] = False,  # noqa: E501
     cache_path: Annotated[Path | None, typer.Option(help="Response cache of the LLM stages (default OUT/work/responses.sqlite).", show_default="OUT/work/responses.sqlite")] = None,  # noqa: E501

@@ -129,3 +129,47 @@ def test_dedup_sessions_compares_user_text_and_rejects_repeated_ids() -> None:
     index.add("x", "text")
     with pytest.raises(DataError, match="appears twice"):
         index.add("x", "text")
+
+
+def _library_index(pairs: list[tuple[str, bytes]], config: DedupConfig) -> list[str | None]:
+    """The same one-pass grouping through datasketch's own MinHashLSH (what the index replaced)."""
+    from datasketch import MinHashLSH
+
+    lsh = MinHashLSH(threshold=config.threshold, num_perm=config.num_perm)
+    kept: dict[str, np.ndarray] = {}
+    order: dict[str, int] = {}
+    out: list[str | None] = []
+    for key, values in pairs:
+        order[key] = len(order)
+        hv = np.frombuffer(values, dtype="<u4")
+        m = MinHash(num_perm=config.num_perm, seed=config.seed, hashvalues=hv, scheme="affine32")
+        matches = [(order[c], c) for c in lsh.query(m)
+                   if np.count_nonzero(kept[c] == hv) / config.num_perm >= config.threshold]
+        if matches:
+            out.append(min(matches)[1])
+            continue
+        lsh.insert(key, m)
+        kept[key] = hv
+        out.append(None)
+    return out
+
+
+@pytest.mark.parametrize("threshold", [0.3, 0.5, 0.8, 0.95])
+def test_band_tables_group_as_the_librarys_lsh(threshold: float) -> None:
+    """Signatures of texts with planted near-copies (edits of a few characters to half the text): the index's
+    own band tables give the groupings datasketch's MinHashLSH gives (candidates near the threshold included)."""
+    rng = random.Random(11)
+    words = "the of a to in is how do undo git commit merge two columns excel 合并 两列 你好".split()
+    bases = [" ".join(rng.choice(words) for _ in range(rng.randint(3, 60))) for _ in range(150)]
+    texts = []
+    for i in range(600):
+        text = list(rng.choice(bases) if i % 2 else " ".join(rng.choice(words) for _ in range(rng.randint(3, 60))))
+        for _ in range(rng.choice([0, 1, 3, len(text) // 20, len(text) // 8, len(text) // 3])):
+            text[rng.randrange(len(text))] = rng.choice("abcxyz ")
+        texts.append("".join(text))
+    config = DedupConfig(threshold=threshold)
+    pairs = [(f"k{i}", values) for i, text in enumerate(texts) if (values := signature(text, config)) is not None]
+    index = NearDuplicateIndex(config)
+    ours = [index.add_signature(key, values) for key, values in pairs]
+    assert ours == _library_index(pairs, config)
+    assert 5 <= sum(rep is not None for rep in ours) < len(pairs) / 2  # some grouped, not all

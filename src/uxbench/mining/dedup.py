@@ -146,19 +146,27 @@ def session_text(session: Session, which: Literal["user", "first_user"] = "user"
 class NearDuplicateIndex:
     """Streaming index: `add(key, text)` (or `add_signature` with the text's `signature`) returns the
     representative's key when the text is a near-duplicate of an earlier text, else None (and the text
-    becomes a representative)."""
+    becomes a representative).
+
+    The banding is datasketch's `MinHashLSH` (its choice of b bands of r values for the threshold and
+    num_perm); the band tables are plain dicts keyed by the band's bytes, which finds the same candidates
+    (two bands collide exactly when their values are equal) without the library's per-band numpy calls:
+    the serial index over the pool's 9,967 conversations took 1.6 s through the library."""
 
     def __init__(self, config: DedupConfig | None = None) -> None:
         self.config = config or DedupConfig()
         cfg = self.config
         try:
-            self._lsh = MinHashLSH(threshold=cfg.threshold, num_perm=cfg.num_perm)
+            lsh = MinHashLSH(threshold=cfg.threshold, num_perm=cfg.num_perm)
         except ValueError as err:
             raise ConfigError(
                 f"near-duplicate threshold {cfg.threshold} with num_perm {cfg.num_perm} is not usable: "
                 f"{err}; "
                 "lower the threshold or raise num_perm"
             ) from None
+        width = np.dtype("<u4").itemsize
+        self._bands = [(start * width, end * width) for start, end in lsh.hashranges]
+        self._tables: list[dict[bytes, list[str]]] = [{} for _ in self._bands]
         self._order: dict[str, int] = {}
         self._values: dict[str, np.ndarray] = {}
 
@@ -178,16 +186,20 @@ class NearDuplicateIndex:
         if len(hashvalues) != cfg.num_perm:
             raise DataError(f"conversation {key!r} has a MinHash of {len(hashvalues)} values, not {cfg.num_perm}",
                             hint="its signal stage ran under another dedup config: rerun with --fresh")
-        m = MinHash(num_perm=cfg.num_perm, seed=cfg.seed, hashvalues=hashvalues, scheme=_SCHEME,
-                    permutations=_library_permutations(cfg.num_perm, cfg.seed))  # else made again per call
-        matches: list[tuple[int, str, float]] = []
-        cand: str
-        for cand in self._lsh.query(m):
-            sim = float(np.count_nonzero(self._values[cand] == m.hashvalues)) / self.config.num_perm
-            if sim >= self.config.threshold:
-                matches.append((self._order[cand], cand, sim))
+        bands = [values[start:end] for start, end in self._bands]
+        candidates: set[str] = set()
+        for table, band in zip(self._tables, bands, strict=True):
+            found = table.get(band)
+            if found:
+                candidates.update(found)
+        matches: list[tuple[int, str]] = []
+        for cand in candidates:
+            sim = float(np.count_nonzero(self._values[cand] == hashvalues)) / cfg.num_perm
+            if sim >= cfg.threshold:
+                matches.append((self._order[cand], cand))
         if matches:
             return min(matches)[1]  # the earliest representative it matches
-        self._lsh.insert(key, m)
-        self._values[key] = m.hashvalues.copy()
+        for table, band in zip(self._tables, bands, strict=True):
+            table.setdefault(band, []).append(key)
+        self._values[key] = hashvalues
         return None

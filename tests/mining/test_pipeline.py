@@ -8,7 +8,6 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -123,7 +122,7 @@ def test_stage_functions_drop_with_reasons_and_keep_order() -> None:
     signals = signals_map(kept, SignalConfig(), DedupConfig())
     assert signals.num_rows == 6 and signals.column("conversation_id").to_pylist() == sorted(
         c for c in cids if c not in ("unsafe", "too-short"))
-    rows = orjson.loads(signals.column("turn_rows").to_pylist()[0])
+    rows = signals.column("turn_rows").to_pylist()[0]
     assert set(rows[0]) == set(SIGNAL_TABLE_SCHEMA.names) - {"duplicate_of", "llm_followup_label"}
     assert canonical(gated, GATE_SCHEMA).equals(gated)
 

@@ -94,6 +94,6 @@ def learned_signals_map(table: pa.Table, rules: StageFn, model_dir: str, digest:
         times = {t.turn_index: t.created_at.isoformat() if t.created_at else None
                  for t in session.turns if t.role == "assistant"}
         row["signals"] = _dumps([ts.json_dict() for ts in signals])
-        row["turn_rows"] = _dumps([{**ts.row(), "created_at": times.get(ts.turn_index)} for ts in signals])
+        row["turn_rows"] = [{**ts.row(), "created_at": times.get(ts.turn_index)} for ts in signals]
         row["counts"] = _dumps(_signal_counts(session, signals))
     return pa.Table.from_pylist(out, schema=SIGNALS_SCHEMA)

@@ -16,12 +16,14 @@ from typing import Any
 
 import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 
+from uxbench.errors import DataError
 from uxbench.fileio import atomic_write_lines, temp_path
+from uxbench.mining.pipeline.stages import TURN_ROW
 from uxbench.mining.pipeline.store import PARQUET_COMPRESSION, StageDir
-from uxbench.mining.signals import SIGNAL_NAMES
 
 SIGNALS_PARQUET = "signals.parquet"
 SIGNALS_CSV = "signals.csv"
@@ -37,18 +39,7 @@ DATA_CARD_JSON = "data_card.json"
 OUTPUT_NAMES = (SIGNALS_PARQUET, SIGNALS_CSV, GATED, DEID_CHANGES, DROPPED, STAGE_COUNTS, MANIFEST,
                 CANDIDATES, CASES_DIR, DATA_CARD, DATA_CARD_JSON)
 
-_INT, _STR, _BOOL, _FLOAT = pa.int64(), pa.string(), pa.bool_(), pa.float64()
-SIGNAL_TABLE_SCHEMA = pa.schema([
-    ("conversation_id", _STR), ("turn_index", _INT), ("created_at", _STR),
-    ("prev_user_turn", _INT), ("next_user_turn", _INT),
-    *[field for name in SIGNAL_NAMES
-      for field in ((name, _BOOL), (f"{name}_evidence", _STR), (f"{name}_score", _FLOAT))],
-    ("similarity", _FLOAT), ("gap_s", _FLOAT), ("seconds_per_unit", _FLOAT), ("followup_label", _STR),
-    ("dissatisfied_score", _FLOAT), ("dissatisfied", _BOOL), ("dissatisfied_by", _STR),
-    ("satisfied", _BOOL), ("satisfied_by", _STR),
-    ("recovery_outcome", _STR), ("recovery_turns", _STR), ("recovery_actions", _STR),
-    ("duplicate_of", _STR), ("llm_followup_label", _STR),
-])
+SIGNAL_TABLE_SCHEMA = pa.schema([*TURN_ROW, ("duplicate_of", pa.string()), ("llm_followup_label", pa.string())])
 """One row per assistant turn: ids, time, each signal (null: not computable), its evidence and its score in
 [0, 1], the numbers behind them, the dissatisfied score and the verdicts, the recovery chain, the
 near-duplicate link and the LLM label."""
@@ -60,22 +51,28 @@ def _dumps(value: Any) -> bytes:
 
 def _signal_batches(signals: StageDir, dedup: StageDir, llm: StageDir | None,
                     n_batches: int) -> Iterator[pa.Table]:
+    """Each batch's turn rows, flattened from the signal shard in Arrow, with the near-duplicate link and
+    the LLM label of their conversation and turn."""
     for batch in range(n_batches):
         shard = pq.read_table(signals.shard_path(batch), columns=["conversation_id", "turn_rows"])
         dups = pq.read_table(dedup.shard_path(batch), columns=["conversation_id", "duplicate_of"])
-        duplicate_of = dict(zip(dups.column(0).to_pylist(), dups.column(1).to_pylist(), strict=True))
-        labels: dict[tuple[str, int], str | None] = {}
+        nested = shard.column("turn_rows").combine_chunks()
+        rows = pc.list_flatten(nested)
+        owner = pc.list_parent_indices(nested)  # each turn row's conversation (row of the shard)
+        cids = shard.column("conversation_id").combine_chunks()
+        if not cids.equals(dups.column("conversation_id").combine_chunks()):  # both sorted: same rows
+            raise DataError(f"batch {batch}: the near-duplicate shard does not match the signal shard",
+                            hint="rerun with --fresh")
+        columns = [*rows.flatten(), dups.column("duplicate_of").combine_chunks().take(owner)]
+        labels: list[str | None] = [None] * len(rows)
         if llm is not None:
             got = pq.read_table(llm.shard_path(batch), columns=["conversation_id", "turn_index", "llm_label"])
-            labels = {(c, t): lab for c, t, lab in zip(*(got.column(i).to_pylist() for i in range(3)),
-                                                       strict=True)}
-        rows: list[dict[str, Any]] = []
-        for cid, raw in zip(shard.column(0).to_pylist(), shard.column(1).to_pylist(), strict=True):
-            for row in orjson.loads(raw):
-                row["duplicate_of"] = duplicate_of.get(cid)
-                row["llm_followup_label"] = labels.get((cid, row["turn_index"]))
-                rows.append(row)
-        yield pa.Table.from_pylist(rows, schema=SIGNAL_TABLE_SCHEMA)
+            found = {(c, t): lab for c, t, lab in zip(*(got.column(i).to_pylist() for i in range(3)),
+                                                      strict=True)}
+            keys = zip(cids.take(owner).to_pylist(), rows.field("turn_index").to_pylist(), strict=True)
+            labels = [found.get(key) for key in keys]
+        columns.append(pa.array(labels, type=pa.string()))
+        yield pa.Table.from_arrays(columns, schema=SIGNAL_TABLE_SCHEMA)
 
 
 def write_signal_tables(out: Path, signals: StageDir, dedup: StageDir, llm: StageDir | None,

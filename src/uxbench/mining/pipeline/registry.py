@@ -147,7 +147,8 @@ def dedup_settings(ctx: RunContext) -> dict[str, Any]:
 
 def _signal_settings(ctx: RunContext) -> dict[str, Any]:
     settings: dict[str, Any] = {"signals": ctx.config.signals.model_dump(mode="json"),
-                                "dedup": dedup_settings(ctx)}  # the stage computes the MinHash signatures
+                                "dedup": dedup_settings(ctx),  # the stage computes the MinHash signatures
+                                "turn_rows": "arrow"}  # was JSON text: older checkpoints are recomputed
     if ctx.config.learned_signals is not None:  # only then: the rules' checkpoints keep their key
         from uxbench.mining.pipeline.learned_stage import model_digest
 

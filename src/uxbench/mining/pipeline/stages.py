@@ -33,8 +33,21 @@ _ID = [("batch", pa.int32()), ("conversation_id", pa.string())]
 SESSIONS_SCHEMA = pa.schema([*_ID, ("session", pa.string()), ("changes", pa.string()), ("counts", pa.string())])
 GATE_SCHEMA = pa.schema([*_ID, ("session", pa.string()), ("gate", pa.string()), ("counts", pa.string())])
 PREFILTER_SCHEMA = pa.schema([*_ID, ("session", pa.string()), ("dropped", pa.string()), ("counts", pa.string())])
+_INT, _STR, _BOOL, _FLOAT = pa.int64(), pa.string(), pa.bool_(), pa.float64()
+TURN_ROW = pa.struct([
+    ("conversation_id", _STR), ("turn_index", _INT), ("created_at", _STR),
+    ("prev_user_turn", _INT), ("next_user_turn", _INT),
+    *[field for name in SIGNAL_NAMES
+      for field in ((name, _BOOL), (f"{name}_evidence", _STR), (f"{name}_score", _FLOAT))],
+    ("similarity", _FLOAT), ("gap_s", _FLOAT), ("seconds_per_unit", _FLOAT), ("followup_label", _STR),
+    ("dissatisfied_score", _FLOAT), ("dissatisfied", _BOOL), ("dissatisfied_by", _STR),
+    ("satisfied", _BOOL), ("satisfied_by", _STR),
+    ("recovery_outcome", _STR), ("recovery_turns", _STR), ("recovery_actions", _STR),
+])
+"""One assistant turn's row of the signal table (`TurnSignals.row` and its time), as the signal stage stores
+it: typed Arrow values, built in the parallel stage, so the output step only flattens them."""
 SIGNALS_SCHEMA = pa.schema([
-    *_ID, ("session", pa.string()), ("signals", pa.string()), ("turn_rows", pa.string()),
+    *_ID, ("session", pa.string()), ("signals", pa.string()), ("turn_rows", pa.list_(TURN_ROW)),
     ("dedup_minhash", pa.binary()), ("counts", pa.string()),
 ])
 DEDUP_SCHEMA = pa.schema([*_ID, ("duplicate_of", pa.string()), ("counts", pa.string())])
@@ -199,7 +212,7 @@ def signals_map(table: pa.Table, config: SignalConfig, dedup: DedupConfig) -> pa
         turn_rows = [{**ts.row(), "created_at": times.get(ts.turn_index)} for ts in signals]
         rows.append({
             "batch": row["batch"], "conversation_id": row["conversation_id"], "session": row["session"],
-            "signals": _dumps([ts.json_dict() for ts in signals]), "turn_rows": _dumps(turn_rows),
+            "signals": _dumps([ts.json_dict() for ts in signals]), "turn_rows": turn_rows,
             "dedup_minhash": signature(session_text(session, dedup.text), dedup),  # for 05-dedup
             "counts": _dumps(_signal_counts(session, signals)),
         })

@@ -173,3 +173,15 @@ def test_band_tables_group_as_the_librarys_lsh(threshold: float) -> None:
     ours = [index.add_signature(key, values) for key, values in pairs]
     assert ours == _library_index(pairs, config)
     assert 5 <= sum(rep is not None for rep in ours) < len(pairs) / 2  # some grouped, not all
+
+
+def test_ascii_normalisation_is_the_regex_one() -> None:
+    """ASCII text takes a str.translate path; it must give what the general (regex) path gives."""
+    import re
+
+    punct = re.compile(r"[^\w\s]+|_+")
+    rng = random.Random(3)
+    alphabet = [chr(c) for c in range(128)] + ["ab", "  ", "\n\n", "x_y", "it's"] * 10
+    for _ in range(300):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80)))
+        assert normalise_for_shingles(text) == " ".join(punct.sub(" ", text.casefold()).split())

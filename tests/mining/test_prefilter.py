@@ -53,6 +53,12 @@ def test_interrupted_markers_are_matched_on_the_whole_reply() -> None:
     assert not is_interrupted("好的，没问题")
     assert is_interrupted("请稍候", PrefilterConfig(markers=("请稍候",)))
     assert not is_interrupted("ok", PrefilterConfig(min_reply_chars=2))
+    # long replies: only the opening is normalised first, which must not change the verdict
+    assert is_interrupted("-" * 300 + " [Answer   interrupted] " + "." * 300)
+    assert is_interrupted("-=" * 200 + "(no output)")
+    assert not is_interrupted("-" * 300 + " answer interrupted, then it went on " + "." * 300)
+    assert not is_interrupted("interrupted " * 40)
+    assert is_interrupted(" " * 300 + "回答已中断" + "…" * 300)  # not ASCII: normalised whole
 
 
 def test_prefilter_batch_keeps_order_and_counts_reasons() -> None:

@@ -50,10 +50,16 @@ class DedupConfig(BaseModel):
     """What is compared: all user messages of a conversation joined, or only its first user message."""
 
 
+_ASCII_PUNCT = str.maketrans({chr(c): " " for c in range(128)
+                              if not chr(c).isalnum() and not chr(c).isspace() or chr(c) == "_"})
+"""`_PUNCT` on ASCII text, one character at a time (str.translate's ASCII path is ~10x the regex's speed)."""
+
+
 def normalise_for_shingles(text: str) -> str:
     """NFKC, casefold, punctuation dropped, whitespace collapsed (and dropped next to CJK characters)."""
-    if not text.isascii():  # ASCII is NFKC already
-        text = unicodedata.normalize("NFKC", text)
+    if text.isascii():  # NFKC already; each punctuation character becomes a space, and split() joins runs
+        return " ".join(text.lower().translate(_ASCII_PUNCT).split())
+    text = unicodedata.normalize("NFKC", text)
     out = " ".join(_PUNCT.sub(" ", text.casefold()).split())  # split(): the white space that \s matches
     return _CJK_SPACE.sub("", out) if not out.isascii() else out
 

@@ -52,6 +52,9 @@ def _norm(text: str) -> str:
     return _NOISE.sub("", unicodedata.normalize("NFKC", text).casefold())
 
 
+_HEAD_CHARS = 256
+
+
 @lru_cache(maxsize=16)
 def _marker_set(markers: tuple[str, ...]) -> frozenset[str]:
     return frozenset(_norm(m) for m in markers)
@@ -63,7 +66,13 @@ def is_interrupted(text: str, config: PrefilterConfig | None = None) -> bool:
     stripped = text.strip()
     if len(stripped) < cfg.min_reply_chars:
         return True
-    return _norm(stripped) in _marker_set(cfg.markers)
+    markers = _marker_set(cfg.markers)
+    if len(stripped) > _HEAD_CHARS and stripped.isascii():
+        # ASCII normalises character by character, so the opening's normal form opens the whole reply's: once
+        # that is longer than every marker the reply is none of them (a long reply, not normalised whole)
+        if len(_norm(stripped[:_HEAD_CHARS])) > max(map(len, markers), default=0):
+            return False
+    return _norm(stripped) in markers
 
 
 def drop_reason(session: Session, config: PrefilterConfig | None = None) -> DropReason | None:

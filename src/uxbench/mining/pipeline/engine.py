@@ -74,10 +74,10 @@ def deid_shard(dst: StageDir, batch: int, sessions_json: Sequence[str], salt: by
                chain: Sequence[MapLink] = ()) -> dict[str, int]:
     """One batch of the de-identification stage (raw sessions arrive through a pipe, never a file), then
     of each stage in ``chain`` on its output; returns the de-identification shard's counts."""
-    table = deid_batch_table(batch, sessions_json, salt)
-    counts = sum_count_column(table)
-    dst.commit_table(batch, table, counts)
-    with sessions_remembered():
+    with sessions_remembered():  # each stage of the chain gets the sessions that de-identification made
+        table = deid_batch_table(batch, sessions_json, salt)
+        counts = sum_count_column(table)
+        dst.commit_table(batch, table, counts)
         for position, link in enumerate(chain):
             if not link.dst.shard_done(batch):
                 table = canonical(link.fn(table.select(list(link.columns))), link.schema)

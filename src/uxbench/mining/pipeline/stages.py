@@ -98,6 +98,13 @@ def load_session(text: str) -> Session:
     return session
 
 
+def remember_session(text: str, session: Session) -> None:
+    """While a chain job runs: `session` is what `text` parses to (de-identification made both), so the
+    stages after it need not parse it again."""
+    if _PARSED is not None:
+        _PARSED[text] = session
+
+
 def load_signals(text: str) -> list[TurnSignals]:
     return SIGNALS_ADAPTER.validate_json(text)
 
@@ -117,7 +124,7 @@ def deid_batch_table(batch: int, sessions_json: Sequence[str], salt: bytes) -> p
     """Raw sessions (JSON, one batch) -> de-identified rows, with the change records (no values)."""
     rows: list[dict[str, Any]] = []
     for raw in sessions_json:
-        session = load_session(raw)
+        session = Session.model_validate_json(raw)
         clean, record = deidentify_session(session, salt)
         counts: dict[str, int] = dict(summarize_sessions([session]))
         for pii_type, n in record.counts().items():
@@ -125,8 +132,10 @@ def deid_batch_table(batch: int, sessions_json: Sequence[str], salt: bytes) -> p
                 counts[f"pii_{pii_type}"] = n
         counts["sessions_with_pii"] = int(bool(record.changes))
         changes = _dumps([c.model_dump() for c in record.changes]) if record.changes else None
+        text = clean.model_dump_json()
+        remember_session(text, clean)
         rows.append({
-            "batch": batch, "conversation_id": clean.conversation_id, "session": clean.model_dump_json(),
+            "batch": batch, "conversation_id": clean.conversation_id, "session": text,
             "changes": changes, "counts": _dumps(counts),
         })
     rows.sort(key=lambda r: r["conversation_id"])

@@ -51,7 +51,7 @@ class DedupConfig(BaseModel):
 
 
 _ASCII_PUNCT = str.maketrans({chr(c): " " for c in range(128)
-                              if not chr(c).isalnum() and not chr(c).isspace() or chr(c) == "_"})
+                              if (not chr(c).isalnum() and not chr(c).isspace()) or chr(c) == "_"})
 """`_PUNCT` on ASCII text, one character at a time (str.translate's ASCII path is ~10x the regex's speed)."""
 
 

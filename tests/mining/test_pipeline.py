@@ -103,7 +103,7 @@ def test_atomic_json_write_leaves_no_temporary_file(tmp_path: Path) -> None:
 def stage_one_table() -> pa.Table:
     turns = [t for row in log_rows() for t in parse_row(row)]
     sessions = build_sessions(turns)
-    return deid_batch_table(7, [s.model_dump_json() for s in reversed(sessions)], b"salt")
+    return deid_batch_table(7, list(reversed(sessions)), b"salt")
 
 
 def test_stage_functions_drop_with_reasons_and_keep_order() -> None:

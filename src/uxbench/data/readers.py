@@ -118,7 +118,7 @@ def _open(path: Path) -> IO[bytes] | gzip.GzipFile:
         raise DataError(f"cannot open: {exc.strerror or exc}", source=str(path)) from None
 
 
-def _jsonl_lines(path: Path) -> Iterator[tuple[int, bytes]]:
+def jsonl_lines(path: Path) -> Iterator[tuple[int, bytes]]:
     """(line number, bytes) of the non-blank lines; a UTF-8 BOM on the first line is dropped."""
     with _open(path) as fh:
         try:
@@ -133,7 +133,7 @@ def _jsonl_lines(path: Path) -> Iterator[tuple[int, bytes]]:
 
 def iter_jsonl(path: Path) -> Iterator[RowItem]:
     """One row per non-blank line; memory stays flat however long the file is."""
-    for lineno, raw in _jsonl_lines(path):
+    for lineno, raw in jsonl_lines(path):
         try:
             yield lineno, decode_json(raw, " of the line")
         except DataError as err:
@@ -211,7 +211,7 @@ def count_file(path: Path) -> int:
         return int(_parquet_file(path).metadata.num_rows)
     if kind == "json":
         return len(_json_rows(path))
-    return sum(1 for _ in _jsonl_lines(path))
+    return sum(1 for _ in jsonl_lines(path))
 
 
 def hash_file(path: Path) -> str:

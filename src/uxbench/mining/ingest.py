@@ -21,9 +21,9 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
-from uxbench.data.readers import iter_jsonl, iter_parquet
+from uxbench.data.readers import decode_json, iter_jsonl, iter_parquet
 from uxbench.errors import DataError
 from uxbench.mining.logformat import check_format, parse_row
 from uxbench.mining.types import Turn
@@ -55,12 +55,32 @@ class IngestReport(BaseModel):
     errors: list[InvalidRow] = Field(default_factory=list)
     """The first `MAX_REPORTED_ERRORS` invalid rows."""
 
+    _first_error: DataError | None = PrivateAttr(default=None)
+
+    @property
+    def first_error(self) -> DataError | None:
+        """The first invalid row's error (not in the report's JSON)."""
+        return self._first_error
+
     def add_invalid(self, err: DataError) -> None:
         self.invalid_rows += 1
+        if self._first_error is None:
+            self._first_error = err
         if len(self.errors) < MAX_REPORTED_ERRORS:
             self.errors.append(InvalidRow(
                 source=err.source or "", line=err.line, field=err.field, reason=err.reason,
             ))
+
+    def add(self, other: IngestReport) -> None:
+        """Count in the report of a later part of the same read (a chunk parsed in another process)."""
+        self.files += other.files
+        self.rows += other.rows
+        self.turns += other.turns
+        self.empty_turns += other.empty_turns
+        self.invalid_rows += other.invalid_rows
+        self.errors.extend(other.errors[: max(0, MAX_REPORTED_ERRORS - len(self.errors))])
+        if self._first_error is None:
+            self._first_error = other.first_error
 
 
 def batched(iterable: Iterable[T], n: int) -> Iterator[list[T]]:
@@ -118,21 +138,56 @@ def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
     return out
 
 
+def row_items(value: Any) -> list[Any]:
+    """The rows a decoded line holds: itself, or the items of a batch wrapper (one line, several rows)."""
+    return value if isinstance(value, list) else [value]
+
+
 def iter_raw_rows(paths: Iterable[str | Path]) -> Iterator[tuple[str, int, Any]]:
     """(source, line, row object or DataError) over every file, streaming."""
     for path in expand_paths(paths):
         # The dataset's readers (`uxbench.data.readers`): one decoding of bytes, BOMs, big integers, bad UTF-8.
-        rows = iter_parquet(path) if _kind(path) == "parquet" else iter_jsonl(path)
+        rows = iter_parquet(path) if is_parquet(path) else iter_jsonl(path)
         for number, value in rows:
-            if isinstance(value, list):  # a batch wrapper: one line holding several rows
-                for item in value:
-                    yield str(path), number, item
-            else:
-                yield str(path), number, value
+            for item in row_items(value):
+                yield str(path), number, item
+
+
+def is_parquet(path: Path) -> bool:
+    return _kind(path) == "parquet"
+
+
+def decode_line(raw: bytes) -> Any:
+    """One JSON Lines line -> its value, or the DataError saying why it cannot be read (as `iter_jsonl`)."""
+    try:
+        return decode_json(raw, " of the line")
+    except DataError as err:
+        return err
 
 
 def _located(err: DataError, source: str, line: int | None) -> DataError:
     return DataError(err.reason, source=source, line=line, field=err.field, hint=err.hint)
+
+
+def turns_of_row(source: str, line: int, row: Any, fmt: str, skip_invalid: bool, report: IngestReport) -> list[Turn]:
+    """One row (or the DataError of a row that could not be decoded) -> its turns, counted in ``report``.
+
+    A bad row raises `DataError` naming file, line and field, unless ``skip_invalid`` (then it is counted in
+    ``report`` and gives no turn)."""
+    report.rows += 1
+    try:
+        if isinstance(row, DataError):
+            raise row
+        turns = parse_row(row, fmt)
+    except DataError as exc:
+        located = _located(exc, source, line)
+        if not skip_invalid:
+            raise located from None
+        report.add_invalid(located)
+        return []
+    report.turns += len(turns)
+    report.empty_turns += sum(1 for turn in turns if not turn.content.strip())
+    return turns
 
 
 def iter_log_rows(
@@ -160,32 +215,22 @@ def iter_log_rows(
 def _iter_turns(
     files: list[Path], format: str, skip_invalid: bool, report: IngestReport, allow_empty: bool
 ) -> Iterator[tuple[str, int, Turn]]:
-    rows = invalid = produced = 0
-    first_error: DataError | None = None
-    for source, line, row in iter_raw_rows(files):
-        rows += 1
-        report.rows += 1
-        try:
-            if isinstance(row, DataError):
-                raise row
-            turns = parse_row(row, format)
-        except DataError as exc:
-            located = _located(exc, source, line)
-            if not skip_invalid:
-                raise located from None
-            invalid += 1
-            first_error = first_error or located
-            report.add_invalid(located)
-            continue
-        report.turns += len(turns)
-        produced += len(turns)
-        for turn in turns:
-            if not turn.content.strip():
-                report.empty_turns += 1
-            yield source, line, turn
-    if produced == 0 and not allow_empty:
-        raise DataError(f"no turns were read: {_empty_reason(files, rows, invalid, first_error)}",
-                        source=", ".join(str(f) for f in files[:3]) + (" ..." if len(files) > 3 else ""))
+    read = IngestReport()  # this read's own counts (``report`` may hold earlier reads'), added when it ends
+    try:
+        for source, line, row in iter_raw_rows(files):
+            for turn in turns_of_row(source, line, row, format, skip_invalid, read):
+                yield source, line, turn
+    finally:
+        report.add(read)
+    if read.turns == 0 and not allow_empty:
+        raise nothing_read(files, read)
+
+
+def nothing_read(files: list[Path], report: IngestReport) -> DataError:
+    """The error of a read that gave no turn, saying why."""
+    reason = _empty_reason(files, report.rows, report.invalid_rows, report.first_error)
+    return DataError(f"no turns were read: {reason}",
+                     source=", ".join(str(f) for f in files[:3]) + (" ..." if len(files) > 3 else ""))
 
 
 def require_turns(paths: Iterable[str | Path] | str | Path, format: str = "auto", *,

@@ -44,6 +44,8 @@ from itertools import pairwise
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
+import orjson
+
 from uxbench.errors import DataError
 from uxbench.mining.types import Session, Turn
 
@@ -189,6 +191,67 @@ def _bucket_path(spill: Path, bucket: int) -> Path:
     return spill / f"bucket-{bucket:05d}.jsonl"
 
 
+def spill_line(turn: Turn) -> bytes:
+    """A turn as one line of a grouping bucket: its conversation id (JSON, so no raw tab) and its JSON."""
+    return orjson.dumps(turn.conversation_id) + b"\t" + turn.model_dump_json().encode("utf-8") + b"\n"
+
+
+def session_of_lines(conversation_id: str, lines: Sequence[bytes]) -> Session:
+    """`build_session` over bucket lines (`spill_line`) of one conversation, in their order."""
+    return build_session(conversation_id, [Turn.model_validate_json(line.split(b"\t", 1)[1]) for line in lines])
+
+
+class BucketWriter:
+    """The bucket files of a spill directory, opened on first use (mode 0600), closed by `close`."""
+
+    def __init__(self, spill: Path, n_buckets: int) -> None:
+        if n_buckets < 1:
+            raise ValueError("n_buckets must be at least 1")
+        self.spill = spill
+        self.n_buckets = n_buckets
+        self._handles: dict[int, IO[bytes]] = {}
+
+    def write(self, conversation_id: str, line: bytes) -> None:
+        bucket = bucket_of(conversation_id, self.n_buckets)
+        handle = self._handles.get(bucket)
+        if handle is None:
+            fd = os.open(_bucket_path(self.spill, bucket), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            handle = self._handles[bucket] = os.fdopen(fd, "wb", buffering=1 << 16)
+        handle.write(line)
+
+    def close(self) -> None:
+        for handle in self._handles.values():
+            handle.close()
+        self._handles.clear()
+
+
+def private_spill_dir(workdir: str | Path) -> Path:
+    """A fresh, private (0700) bucket directory under ``workdir`` (leftovers of an interrupted run deleted)."""
+    spill = Path(workdir) / BUCKET_DIR
+    if spill.exists():
+        shutil.rmtree(spill)  # this stage always restarts whole
+    spill.mkdir(parents=True, mode=0o700)
+    os.chmod(spill, 0o700)  # mkdir's mode is filtered by the umask
+    return spill
+
+
+def grouped_lines(spill: Path, n_buckets: int) -> Generator[tuple[str, list[bytes]], None, None]:
+    """(conversation id, its bucket lines in input order), bucket by bucket, by id within a bucket; each bucket
+    file is deleted once read (it holds raw text)."""
+    for bucket in range(n_buckets):
+        path = _bucket_path(spill, bucket)
+        if not path.exists():
+            continue
+        groups: dict[str, list[bytes]] = {}
+        with path.open("rb") as handle:
+            for line in handle:
+                if line.strip():
+                    groups.setdefault(orjson.loads(line[: line.index(b"\t")]), []).append(line)
+        path.unlink()
+        for conversation_id in sorted(groups):
+            yield conversation_id, groups[conversation_id]
+
+
 def group_to_sessions(
     turns: Iterable[Turn], workdir: str | Path, n_buckets: int = 64
 ) -> Generator[Session, None, None]:
@@ -199,42 +262,22 @@ def group_to_sessions(
     """
     if n_buckets < 1:
         raise ValueError("n_buckets must be at least 1")
-    spill = Path(workdir) / BUCKET_DIR
-    return _grouped(turns, spill, n_buckets)
+    return _grouped(turns, Path(workdir), n_buckets)
 
 
-def _grouped(turns: Iterable[Turn], spill: Path, n_buckets: int) -> Generator[Session, None, None]:
-    if spill.exists():
-        shutil.rmtree(spill)  # leftovers of an interrupted run; this stage always restarts whole
-    spill.mkdir(parents=True, mode=0o700)
-    os.chmod(spill, 0o700)  # mkdir's mode is filtered by the umask
+def _grouped(turns: Iterable[Turn], workdir: Path, n_buckets: int) -> Generator[Session, None, None]:
+    spill = private_spill_dir(workdir)
     try:
-        _spill(turns, spill, n_buckets)
-        for bucket in range(n_buckets):
-            path = _bucket_path(spill, bucket)
-            if not path.exists():
-                continue
-            with path.open("rb") as handle:
-                bucket_turns = [Turn.model_validate_json(line) for line in handle if line.strip()]
-            path.unlink()
-            yield from build_sessions(bucket_turns)
+        writer = BucketWriter(spill, n_buckets)
+        try:
+            for turn in turns:
+                writer.write(turn.conversation_id, spill_line(turn))
+        finally:
+            writer.close()
+        for conversation_id, lines in grouped_lines(spill, n_buckets):
+            yield session_of_lines(conversation_id, lines)
     finally:
         shutil.rmtree(spill, ignore_errors=True)
-
-
-def _spill(turns: Iterable[Turn], spill: Path, n_buckets: int) -> None:
-    handles: dict[int, IO[bytes]] = {}
-    try:
-        for turn in turns:
-            bucket = bucket_of(turn.conversation_id, n_buckets)
-            handle = handles.get(bucket)
-            if handle is None:
-                fd = os.open(_bucket_path(spill, bucket), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-                handle = handles[bucket] = os.fdopen(fd, "wb", buffering=1 << 16)
-            handle.write(turn.model_dump_json().encode("utf-8") + b"\n")
-    finally:
-        for handle in handles.values():
-            handle.close()
 
 
 def summarize_sessions(sessions: Iterable[Session]) -> dict[str, int]:

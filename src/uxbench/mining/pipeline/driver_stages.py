@@ -1,11 +1,15 @@
 """The two stages that are not maps over independent batches, run by the driver.
 
 01-sessions: read the logs as a stream, group turns into conversations through hash buckets on disk
-(`sessions.group_to_sessions`, in a private temporary directory next to the output directory, deleted as
+(`sessions.BucketWriter`, in a private temporary directory next to the output directory, deleted as
 soon as it is used), cut the conversations into batches of ``batch_size`` in that deterministic order,
 sort each batch by conversation_id and de-identify it (in the worker pool) before anything is written.
-The raw text reaches the workers through pipes, never through a file under the output directory. A rerun
-reads and groups the logs again (the buckets are gone) but skips the batches already written.
+The worker pool does the per-row work on both sides of the buckets: JSON Lines are parsed into turns in
+chunks of lines (`_parse_chunk`, results taken in input order, so the buckets are written as a serial read
+writes them), and a batch's sessions are built from their bucket lines in the job that de-identifies them;
+the driver only moves bytes and groups lines by conversation id. The raw text reaches the workers through
+pipes, never through a file under the output directory. A rerun reads and groups the logs again (the
+buckets are gone) but skips the batches already written.
 
 05-dedup: one MinHash LSH index over all conversations in batch order (the index is state: it cannot be
 split), one shard per batch. A rerun replays the finished batches into the index without rewriting them.
@@ -15,20 +19,32 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from uxbench.data.readers import iter_parquet, jsonl_lines
+from uxbench.errors import DataError
 from uxbench.mining.dedup import DedupConfig, NearDuplicateIndex
-from uxbench.mining.ingest import IngestReport, batched, expand_paths, iter_log_rows
+from uxbench.mining.ingest import (
+    IngestReport,
+    batched,
+    decode_line,
+    expand_paths,
+    is_parquet,
+    nothing_read,
+    row_items,
+    turns_of_row,
+)
+from uxbench.mining.logformat import check_format
 from uxbench.mining.pipeline.engine import LocalEngine, MapLink, commit_batch, deid_shard
 from uxbench.mining.pipeline.stages import DEDUP_SCHEMA
 from uxbench.mining.pipeline.store import StageDir
-from uxbench.mining.sessions import group_to_sessions
+from uxbench.mining.sessions import BucketWriter, grouped_lines, private_spill_dir, spill_line
 
 Progress = Callable[[str], None]
 BUCKET_BYTES = 32 << 20
@@ -59,6 +75,69 @@ def bucket_count(fingerprints: list[dict[str, Any]]) -> int:
     return max(1, min(MAX_BUCKETS, -(-total // BUCKET_BYTES)))
 
 
+CHUNK_LINES = 1000
+"""JSON Lines parsed per job of the worker pool."""
+
+
+class _Chunk(NamedTuple):
+    lines: list[tuple[str, bytes]]
+    """(conversation id, bucket line) per turn, in input order."""
+    report: IngestReport
+    error: DataError | None
+    """The row that stops the read (without skip_invalid); the chunk ends there."""
+
+
+def _parse_chunk(source: str, lines: list[tuple[int, bytes]], fmt: str, skip_invalid: bool) -> _Chunk:
+    """Lines of a JSON Lines file -> the bucket lines of their turns (`sessions.spill_line`) and their counts."""
+    report = IngestReport()
+    out: list[tuple[str, bytes]] = []
+    try:
+        for line, raw in lines:
+            for row in row_items(decode_line(raw)):
+                out.extend((turn.conversation_id, spill_line(turn))
+                           for turn in turns_of_row(source, line, row, fmt, skip_invalid, report))
+    except DataError as err:
+        return _Chunk(out, report, err)
+    return _Chunk(out, report, None)
+
+
+def _file_chunks(path: Path, fmt: str, skip_invalid: bool, pool: LocalEngine) -> Iterator[_Chunk]:
+    source = str(path)
+    if is_parquet(path):  # decoded by pyarrow here, row by row
+        report = IngestReport()
+        out: list[tuple[str, bytes]] = []
+        for line, value in iter_parquet(path):
+            for row in row_items(value):
+                out.extend((turn.conversation_id, spill_line(turn))
+                           for turn in turns_of_row(source, line, row, fmt, skip_invalid, report))
+            if len(out) >= CHUNK_LINES:
+                yield _Chunk(out, report, None)
+                report, out = IngestReport(), []
+        yield _Chunk(out, report, None)
+        return
+    jobs = ((_parse_chunk, source, chunk, fmt, skip_invalid) for chunk in batched(jsonl_lines(path), CHUNK_LINES))
+    yield from pool.map_ordered(jobs)
+
+
+def spill_inputs(inputs: tuple[str, ...], fmt: str, skip_invalid: bool, writer: BucketWriter,
+                 pool: LocalEngine) -> IngestReport:
+    """Every turn of the logs into the buckets, in input order; the read's counts. Raises `DataError` for the
+    first bad row (unless ``skip_invalid``) and for a read that gives no turn."""
+    check_format(fmt)
+    files = expand_paths(inputs)
+    report = IngestReport(files=len(files))
+    for path in files:
+        for chunk in _file_chunks(path, fmt, skip_invalid, pool):
+            for conversation_id, line in chunk.lines:
+                writer.write(conversation_id, line)
+            report.add(chunk.report)
+            if chunk.error is not None:
+                raise chunk.error
+    if report.turns == 0:
+        raise nothing_read(files, report)
+    return report
+
+
 def run_sessions_stage(
     stage: StageDir, inputs: tuple[str, ...], *, fmt: str, skip_invalid: bool, batch_size: int,
     n_buckets: int, salt: bytes, tmpdir: Path, pool: LocalEngine, progress: Progress,
@@ -66,23 +145,23 @@ def run_sessions_stage(
 ) -> dict[str, Any]:
     """Stage 01; returns its marker (batches, counts, ingest report). The stages in ``chain`` run on each new
     batch in the same job (`engine.deid_shard`)."""
-    report = IngestReport()
-    turns = (turn for _, _, turn in iter_log_rows(inputs, fmt, skip_invalid=skip_invalid, report=report))
     shutil.rmtree(tmpdir, ignore_errors=True)  # buckets of a killed run: raw text, delete first
     tmpdir.mkdir(mode=0o700, parents=True)
     n_batches = skipped = 0
     try:
-        sessions = group_to_sessions(turns, tmpdir, n_buckets=n_buckets)
+        spill = private_spill_dir(tmpdir)
+        writer = BucketWriter(spill, n_buckets)
         try:
-            for batch, chunk in enumerate(batched(sessions, batch_size)):
-                n_batches = batch + 1
-                if stage.shard_done(batch):
-                    skipped += 1
-                    continue
-                chunk.sort(key=lambda s: s.conversation_id)
-                pool.submit(True, deid_shard, stage, batch, [s.model_dump_json() for s in chunk], salt, chain)
+            report = spill_inputs(inputs, fmt, skip_invalid, writer, pool)
         finally:
-            sessions.close()
+            writer.close()
+        for batch, chunk in enumerate(batched(grouped_lines(spill, n_buckets), batch_size)):
+            n_batches = batch + 1
+            if stage.shard_done(batch):
+                skipped += 1
+                continue
+            chunk.sort(key=lambda conversation: conversation[0])
+            pool.submit(True, deid_shard, stage, batch, chunk, salt, chain)
         pool.drain()
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import multiprocessing
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 
 from uxbench.mining.pipeline.stages import StageFn, deid_batch_table, sessions_remembered, sum_count_column
 from uxbench.mining.pipeline.store import StageDir
+from uxbench.mining.sessions import session_of_lines
 
 
 class Engine(Protocol):
@@ -70,12 +71,14 @@ class MapLink:
     schema: pa.Schema
 
 
-def deid_shard(dst: StageDir, batch: int, sessions_json: Sequence[str], salt: bytes,
+def deid_shard(dst: StageDir, batch: int, conversations: Sequence[tuple[str, Sequence[bytes]]], salt: bytes,
                chain: Sequence[MapLink] = ()) -> dict[str, int]:
-    """One batch of the de-identification stage (raw sessions arrive through a pipe, never a file), then
-    of each stage in ``chain`` on its output; returns the de-identification shard's counts."""
+    """One batch of the de-identification stage: each conversation's session built from its turns' bucket lines
+    (raw text arrives through a pipe, never a file), de-identified, then each stage in ``chain`` run on the
+    output; returns the de-identification shard's counts."""
+    sessions = [session_of_lines(conversation_id, lines) for conversation_id, lines in conversations]
     with sessions_remembered():  # each stage of the chain gets the sessions that de-identification made
-        table = deid_batch_table(batch, sessions_json, salt)
+        table = deid_batch_table(batch, sessions, salt)
         counts = sum_count_column(table)
         dst.commit_table(batch, table, counts)
         for position, link in enumerate(chain):
@@ -112,6 +115,25 @@ class LocalEngine:
         while len(self._inflight) >= 2 * self.workers:
             self._inflight.popleft().result()
         self._inflight.append(self._executor().submit(job, *args))
+
+    def map_ordered(self, jobs: Iterable[tuple[Any, ...]]) -> Iterator[Any]:
+        """``job(*args)`` for each ``(job, *args)``, results in order; at most 2 x workers jobs in flight
+        (in-line when ``workers`` is 1). Jobs not yet taken are cancelled if the caller stops early."""
+        if self.workers == 1:
+            for job, *args in jobs:
+                yield job(*args)
+            return
+        pending: deque[Future[Any]] = deque()
+        try:
+            for job, *args in jobs:
+                pending.append(self._executor().submit(job, *args))
+                if len(pending) >= 2 * self.workers:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            for future in pending:
+                future.cancel()
 
     def drain(self) -> None:
         """Wait for every submitted job; the first failure is raised (after the others finished)."""

@@ -120,11 +120,10 @@ def sum_count_column(table: pa.Table) -> dict[str, int]:
 
 # -- 01: de-identification (the first stage that writes; it runs on the driver's machine) -------------
 
-def deid_batch_table(batch: int, sessions_json: Sequence[str], salt: bytes) -> pa.Table:
-    """Raw sessions (JSON, one batch) -> de-identified rows, with the change records (no values)."""
+def deid_batch_table(batch: int, sessions: Sequence[Session], salt: bytes) -> pa.Table:
+    """Raw sessions (one batch) -> de-identified rows, with the change records (no values)."""
     rows: list[dict[str, Any]] = []
-    for raw in sessions_json:
-        session = Session.model_validate_json(raw)
+    for session in sessions:
         clean, record = deidentify_session(session, salt)
         counts: dict[str, int] = dict(summarize_sessions([session]))
         for pii_type, n in record.counts().items():

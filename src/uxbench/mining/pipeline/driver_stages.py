@@ -32,6 +32,7 @@ from uxbench.errors import DataError
 from uxbench.mining.dedup import DedupConfig, NearDuplicateIndex
 from uxbench.mining.ingest import (
     IngestReport,
+    RowTally,
     batched,
     decode_line,
     expand_paths,
@@ -89,30 +90,34 @@ class _Chunk(NamedTuple):
 
 def _parse_chunk(source: str, lines: list[tuple[int, bytes]], fmt: str, skip_invalid: bool) -> _Chunk:
     """Lines of a JSON Lines file -> the bucket lines of their turns (`sessions.spill_line`) and their counts."""
-    report = IngestReport()
+    report, tally = IngestReport(), RowTally()
     out: list[tuple[str, bytes]] = []
+    error: DataError | None = None
     try:
         for line, raw in lines:
             for row in row_items(decode_line(raw)):
                 out.extend((turn.conversation_id, spill_line(turn))
-                           for turn in turns_of_row(source, line, row, fmt, skip_invalid, report))
+                           for turn in turns_of_row(source, line, row, fmt, skip_invalid, report, tally))
     except DataError as err:
-        return _Chunk(out, report, err)
-    return _Chunk(out, report, None)
+        error = err
+    report.count(tally)
+    return _Chunk(out, report, error)
 
 
 def _file_chunks(path: Path, fmt: str, skip_invalid: bool, pool: LocalEngine) -> Iterator[_Chunk]:
     source = str(path)
     if is_parquet(path):  # decoded by pyarrow here, row by row
-        report = IngestReport()
+        report, tally = IngestReport(), RowTally()
         out: list[tuple[str, bytes]] = []
         for line, value in iter_parquet(path):
             for row in row_items(value):
                 out.extend((turn.conversation_id, spill_line(turn))
-                           for turn in turns_of_row(source, line, row, fmt, skip_invalid, report))
+                           for turn in turns_of_row(source, line, row, fmt, skip_invalid, report, tally))
             if len(out) >= CHUNK_LINES:
+                report.count(tally)
                 yield _Chunk(out, report, None)
-                report, out = IngestReport(), []
+                report, tally, out = IngestReport(), RowTally(), []
+        report.count(tally)
         yield _Chunk(out, report, None)
         return
     jobs = ((_parse_chunk, source, chunk, fmt, skip_invalid) for chunk in batched(jsonl_lines(path), CHUNK_LINES))

@@ -1,0 +1,94 @@
+"""Stage 01's read in the worker pool: the buckets and counts a serial read gives, errors where they are."""
+
+from __future__ import annotations
+
+import gzip
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import orjson
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from uxbench.errors import DataError
+from uxbench.mining.ingest import IngestReport, iter_log_rows
+from uxbench.mining.pipeline import driver_stages
+from uxbench.mining.pipeline.driver_stages import spill_inputs
+from uxbench.mining.pipeline.engine import LocalEngine
+from uxbench.mining.sessions import BucketWriter, build_sessions, grouped_lines, private_spill_dir, session_of_lines
+from uxbench.mining.types import Session
+
+
+def turn_row(cid: str, index: int, text: str = "hello") -> dict[str, object]:
+    return {"conversation_id": cid, "turn_index": index, "role": "user" if index % 2 == 0 else "assistant",
+            "content": text, "created_at": 1714557600 + index}
+
+
+def write_jsonl(path: Path, rows: Sequence[object]) -> Path:
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
+    return path
+
+
+@pytest.fixture
+def pool(monkeypatch: pytest.MonkeyPatch) -> Iterator[LocalEngine]:
+    monkeypatch.setattr(driver_stages, "CHUNK_LINES", 3)  # many chunks, so the order of results matters
+    engine = LocalEngine(2)
+    yield engine
+    engine.close()
+
+
+def _spill(
+    tmp_path: Path, inputs: Sequence[Path], pool: LocalEngine, skip: bool = False
+) -> tuple[IngestReport, list[Session]]:
+    spill = private_spill_dir(tmp_path / "work")
+    writer = BucketWriter(spill, 3)
+    try:
+        report = spill_inputs(tuple(str(p) for p in inputs), "auto", skip, writer, pool)
+    finally:
+        writer.close()
+    return report, [session_of_lines(cid, lines) for cid, lines in grouped_lines(spill, 3)]
+
+
+def test_parallel_read_gives_the_serial_sessions_and_counts(tmp_path: Path, pool: LocalEngine) -> None:
+    rows: list[object] = []
+    for i in range(40):  # interleaved conversations, a duplicate row, an empty turn, a batch-wrapper line
+        rows.append(turn_row(f"c{i % 7}", i // 7, "" if i == 11 else f"text {i}"))
+    rows.insert(5, rows[3])
+    rows.append([turn_row("w", 0), turn_row("w", 1)])
+    jsonl = write_jsonl(tmp_path / "a.jsonl", rows)
+    gz = tmp_path / "b.jsonl.gz"
+    with gzip.open(gz, "wb") as handle:
+        handle.write(b"".join(orjson.dumps(turn_row(f"g{i % 3}", i // 3)) + b"\n" for i in range(10)))
+    parquet = tmp_path / "c.parquet"
+    pq.write_table(pa.Table.from_pylist([turn_row(f"p{i % 2}", i // 2) for i in range(9)]), parquet, row_group_size=4)
+    inputs = [jsonl, gz, parquet]
+
+    report, sessions = _spill(tmp_path, inputs, pool)
+    serial = IngestReport()
+    expected = build_sessions([t for _, _, t in iter_log_rows(inputs, report=serial)])
+    assert sorted(sessions, key=lambda s: s.conversation_id) == expected
+    assert report.model_dump() == serial.model_dump()
+    assert (report.files, report.rows, report.turns, report.empty_turns) == (3, 62, 62, 1)
+
+
+def test_parallel_read_stops_at_the_first_bad_row_or_counts_it(tmp_path: Path, pool: LocalEngine) -> None:
+    rows: list[object] = [turn_row("a", i) for i in range(10)]
+    rows[6] = {**turn_row("a", 6), "role": "narrator"}
+    path = write_jsonl(tmp_path / "bad.jsonl", rows)
+    with path.open("ab") as handle:
+        handle.write(b"{broken\n")
+    with pytest.raises(DataError) as info:
+        _spill(tmp_path, [path], pool)
+    assert (info.value.source, info.value.line, info.value.field) == (str(path), 7, "role")
+
+    report, sessions = _spill(tmp_path, [path], pool, skip=True)
+    assert (report.rows, report.turns, report.invalid_rows) == (11, 9, 2)
+    assert [(e.line, e.field) for e in report.errors] == [(7, "role"), (11, None)]
+    assert len(sessions) == 1 and len(sessions[0].turns) == 9
+
+
+def test_a_parallel_read_of_nothing_says_why(tmp_path: Path, pool: LocalEngine) -> None:
+    path = write_jsonl(tmp_path / "junk.jsonl", [{"text": "unknown shape"}] * 5)
+    with pytest.raises(DataError, match="no turns were read: all 5 rows were invalid and skipped; the first: "):
+        _spill(tmp_path, [path], pool, skip=True)

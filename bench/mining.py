@@ -204,7 +204,9 @@ def child(args: argparse.Namespace) -> None:
 
 
 STAGE_FUNCTIONS = {  # where each stage's work happens (with the local engine the map stages ride along in 01's job)
-    "read + group (driver)": ("sessions.py", "_grouped"),
+    "read + parse rows": ("driver_stages.py", "spill_inputs"),
+    "group into sessions": ("driver_stages.py", "_grouped_batches"),
+    "build sessions": ("engine.py", "_build_sessions"),
     "de-identification": ("stages.py", "deid_batch_table"),
     "gate": ("stages.py", "gate_map"),
     "prefilter": ("stages.py", "prefilter_map"),

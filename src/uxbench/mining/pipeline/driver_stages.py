@@ -143,6 +143,14 @@ def spill_inputs(inputs: tuple[str, ...], fmt: str, skip_invalid: bool, writer: 
     return report
 
 
+def _grouped_batches(spill: Path, n_buckets: int, batch_size: int
+                     ) -> Iterator[tuple[int, list[tuple[str, list[bytes]]]]]:
+    """(batch, its conversations' bucket lines sorted by conversation id), in the deterministic order."""
+    for batch, chunk in enumerate(batched(grouped_lines(spill, n_buckets), batch_size)):
+        chunk.sort(key=lambda conversation: conversation[0])
+        yield batch, chunk
+
+
 def run_sessions_stage(
     stage: StageDir, inputs: tuple[str, ...], *, fmt: str, skip_invalid: bool, batch_size: int,
     n_buckets: int, salt: bytes, tmpdir: Path, pool: LocalEngine, progress: Progress,
@@ -160,12 +168,11 @@ def run_sessions_stage(
             report = spill_inputs(inputs, fmt, skip_invalid, writer, pool)
         finally:
             writer.close()
-        for batch, chunk in enumerate(batched(grouped_lines(spill, n_buckets), batch_size)):
+        for batch, chunk in _grouped_batches(spill, n_buckets, batch_size):
             n_batches = batch + 1
             if stage.shard_done(batch):
                 skipped += 1
                 continue
-            chunk.sort(key=lambda conversation: conversation[0])
             pool.submit(True, deid_shard, stage, batch, chunk, salt, chain)
         pool.drain()
     finally:

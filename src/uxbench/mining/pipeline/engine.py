@@ -27,6 +27,7 @@ import pyarrow.parquet as pq
 from uxbench.mining.pipeline.stages import StageFn, deid_batch_table, sessions_remembered, sum_count_column
 from uxbench.mining.pipeline.store import StageDir
 from uxbench.mining.sessions import session_of_lines
+from uxbench.mining.types import Session
 
 
 class Engine(Protocol):
@@ -71,12 +72,16 @@ class MapLink:
     schema: pa.Schema
 
 
+def _build_sessions(conversations: Sequence[tuple[str, Sequence[bytes]]]) -> list[Session]:
+    return [session_of_lines(conversation_id, lines) for conversation_id, lines in conversations]
+
+
 def deid_shard(dst: StageDir, batch: int, conversations: Sequence[tuple[str, Sequence[bytes]]], salt: bytes,
                chain: Sequence[MapLink] = ()) -> dict[str, int]:
     """One batch of the de-identification stage: each conversation's session built from its turns' bucket lines
     (raw text arrives through a pipe, never a file), de-identified, then each stage in ``chain`` run on the
     output; returns the de-identification shard's counts."""
-    sessions = [session_of_lines(conversation_id, lines) for conversation_id, lines in conversations]
+    sessions = _build_sessions(conversations)
     with sessions_remembered():  # each stage of the chain gets the sessions that de-identification made
         table = deid_batch_table(batch, sessions, salt)
         counts = sum_count_column(table)

@@ -23,7 +23,6 @@ from functools import lru_cache
 from typing import Literal
 
 import numpy as np
-from datasketch import MinHash, MinHashLSH
 from pydantic import BaseModel, ConfigDict, Field
 
 from uxbench.errors import ConfigError, DataError
@@ -104,29 +103,32 @@ def shingle_hashes(text: str, config: DedupConfig | None = None, distinct: bool 
     return np.unique(hashes) if distinct else hashes
 
 
-@lru_cache(maxsize=4)
-def _library_permutations(num_perm: int, seed: int) -> np.ndarray:
-    """The library's affine permutations for (num_perm, seed): h -> a * h + b mod 2^32 (rows a and b)."""
-    perm: np.ndarray = MinHash(num_perm=num_perm, seed=seed, scheme=_SCHEME).permutations
-    return perm
+Permutations = tuple[np.ndarray, np.ndarray]
+"""The affine permutations h -> a * h + b mod 2^32 as (num_perm x 1) uint32 columns a and b."""
 
 
 @lru_cache(maxsize=4)
-def _permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """The permutations as (num_perm x 1) uint32 columns."""
-    a, b = _library_permutations(num_perm, seed)
+def permutations(config: DedupConfig) -> Permutations:
+    """The library's affine32 permutations for the config's (num_perm, seed).
+
+    datasketch is imported here, not at module level: it imports scipy.integrate (0.9 s of CPU per process),
+    and the signal stage's worker processes get the permutations from the driver instead (`signature`)."""
+    from datasketch import MinHash
+
+    a, b = MinHash(num_perm=config.num_perm, seed=config.seed, scheme=_SCHEME).permutations
     return a.astype(np.uint32)[:, None], b.astype(np.uint32)[:, None]
 
 
 _ROWS = 8192  # shingles permuted at once: bounds the (num_perm x rows) temporary to 4 MiB at 128 permutations
 
 
-def signature(text: str, config: DedupConfig | None = None) -> bytes | None:
+def signature(text: str, config: DedupConfig | None = None, perms: Permutations | None = None) -> bytes | None:
     """The text's MinHash values (``num_perm`` little-endian uint32), None for a text with no shingles.
 
     The datasketch affine32 scheme (MurmurHash3's 32-bit finaliser, then the affine permutations, the minimum
     per permutation), computed in numpy without the library's per-value Python calls; computed where the text
-    is (the parallel signal stage), so the one serial index only compares."""
+    is (the parallel signal stage), so the one serial index only compares. ``perms``: `permutations(config)`,
+    computed once by the caller."""
     cfg = config or DedupConfig()
     hashes = shingle_hashes(text, cfg, distinct=False).astype(np.uint32)
     if not len(hashes):
@@ -136,7 +138,7 @@ def signature(text: str, config: DedupConfig | None = None) -> bytes | None:
     hashes ^= hashes >> np.uint32(13)
     hashes *= np.uint32(0xC2B2AE35)
     hashes ^= hashes >> np.uint32(16)
-    a, b = _permutations(cfg.num_perm, cfg.seed)
+    a, b = perms if perms is not None else permutations(cfg)
     values = np.full(cfg.num_perm, np.iinfo(np.uint32).max, dtype=np.uint32)
     for start in range(0, len(hashes), _ROWS):
         # one row per permutation, so each minimum runs along contiguous memory (4x the speed of a
@@ -167,6 +169,8 @@ class NearDuplicateIndex:
     def __init__(self, config: DedupConfig | None = None) -> None:
         self.config = config or DedupConfig()
         cfg = self.config
+        from datasketch import MinHashLSH
+
         try:
             lsh = MinHashLSH(threshold=cfg.threshold, num_perm=cfg.num_perm)
         except ValueError as err:

@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 import pyarrow as pa
 
-from uxbench.mining.dedup import SHINGLE_HASH
+from uxbench.mining.dedup import SHINGLE_HASH, permutations
 from uxbench.mining.pipeline.config import MineConfig
 from uxbench.mining.pipeline.driver_stages import run_dedup_stage, run_sessions_stage
 from uxbench.mining.pipeline.stages import (
@@ -132,7 +132,7 @@ def _dedup(ctx: RunContext, stage: StageDir) -> dict[str, Any]:
 
 
 def _bind_signals(c: MineConfig) -> StageFn:
-    rules = partial(signals_map, config=c.signals, dedup=c.dedup)
+    rules = partial(signals_map, config=c.signals, dedup=c.dedup, perms=permutations(c.dedup))
     if c.learned_signals is None:
         return rules
     from uxbench.mining.pipeline.learned_stage import learned_signals_map, model_digest

@@ -19,7 +19,7 @@ import orjson
 import pyarrow as pa
 from pydantic import TypeAdapter
 
-from uxbench.mining.dedup import DedupConfig, session_text, signature
+from uxbench.mining.dedup import DedupConfig, Permutations, session_text, signature
 from uxbench.mining.deid import deidentify_session
 from uxbench.mining.gate import gate_session
 from uxbench.mining.prefilter import PrefilterConfig, drop_reason
@@ -210,7 +210,10 @@ def _signal_counts(session: Session, signals: list[TurnSignals]) -> dict[str, in
     return counts
 
 
-def signals_map(table: pa.Table, config: SignalConfig, dedup: DedupConfig) -> pa.Table:
+def signals_map(table: pa.Table, config: SignalConfig, dedup: DedupConfig,
+                perms: Permutations | None = None) -> pa.Table:
+    """Signals, flat turn rows, counts and the MinHash signature of each live conversation (``perms``: the
+    dedup permutations, passed in so that a worker process need not import datasketch)."""
     rows = []
     for row in _live_rows(table):
         session = load_session(row["session"])
@@ -221,7 +224,7 @@ def signals_map(table: pa.Table, config: SignalConfig, dedup: DedupConfig) -> pa
         rows.append({
             "batch": row["batch"], "conversation_id": row["conversation_id"], "session": row["session"],
             "signals": _dumps([ts.json_dict() for ts in signals]), "turn_rows": turn_rows,
-            "dedup_minhash": signature(session_text(session, dedup.text), dedup),  # for 05-dedup
+            "dedup_minhash": signature(session_text(session, dedup.text), dedup, perms),  # for 05-dedup
             "counts": _dumps(_signal_counts(session, signals)),
         })
     return _table(SIGNALS_SCHEMA, rows)

@@ -1,0 +1,86 @@
+"""CPU seconds of each deterministic mining step over a real log, in one process, without a profiler.
+
+    python ../shared/data/signals_dev/build_log.py /tmp/signals_dev/pool.jsonl --pool
+    python bench/mining_stages.py --log /tmp/signals_dev/pool.jsonl
+
+`bench/mining.py --profile` splits the time by stage too, but cProfile's cost per Python call inflates the
+stages made of many small calls (the signal rules, pydantic) far more than those that run in C (regex,
+numpy, Arrow), so its shares mislead. This script runs each step's functions, as the pipeline calls them,
+over every conversation of the log and reports `time.process_time()` per step; the steps run one after
+the other (each on the previous step's output), so the total is the work of one `mine run --no-llm`
+without the Parquet writes, the process pool and the output files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pyarrow as pa
+
+from uxbench.data.readers import jsonl_lines
+from uxbench.mining.dedup import DedupConfig, permutations, session_text, signature
+from uxbench.mining.deid import deidentify_session
+from uxbench.mining.gate import gate_session
+from uxbench.mining.ingest import IngestReport, RowTally, decode_line, row_items, turns_of_row
+from uxbench.mining.pipeline.stages import SIGNALS_SCHEMA, _dumps, _signal_counts
+from uxbench.mining.prefilter import PrefilterConfig, drop_reason
+from uxbench.mining.sessions import session_of_lines, spill_line
+from uxbench.mining.signals import SignalConfig, compute_signals
+
+T = TypeVar("T")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--log", type=Path, required=True, help="A canonical JSON Lines log (e.g. the pool).")
+    args = parser.parse_args()
+    seconds: dict[str, float] = {}
+
+    def step(name: str, work: Callable[[], T]) -> T:
+        start = time.process_time()
+        result = work()
+        seconds[name] = round(time.process_time() - start, 2)
+        return result
+
+    lines = step("read lines", lambda: list(jsonl_lines(args.log)))
+    report, tally = IngestReport(), RowTally()
+
+    def parse() -> list[tuple[str, bytes]]:
+        return [(turn.conversation_id, spill_line(turn)) for line, raw in lines for row in row_items(decode_line(raw))
+                for turn in turns_of_row(str(args.log), line, row, "auto", False, report, tally)]
+
+    spilled = step("parse rows into bucket lines", parse)
+    groups: dict[str, list[bytes]] = {}
+    for conversation_id, line in spilled:
+        groups.setdefault(conversation_id, []).append(line)
+    sessions = step("build sessions", lambda: [session_of_lines(c, groups[c]) for c in sorted(groups)])
+    clean = step("de-identification", lambda: [deidentify_session(s, b"k" * 32)[0] for s in sessions])
+    step("session JSON", lambda: [s.model_dump_json() for s in clean])
+    step("gate", lambda: [gate_session(s) for s in clean])
+    prefilter = PrefilterConfig()
+    step("prefilter", lambda: [drop_reason(s, prefilter) for s in clean])
+    config = SignalConfig()
+    signals = step("signal rules (compute_signals)", lambda: [compute_signals(s, config) for s in clean])
+    step("signals JSON", lambda: [_dumps([ts.json_dict() for ts in found]) for found in signals])
+    rows = step("turn rows", lambda: [[ts.row() for ts in found] for found in signals])
+    step("signal counts", lambda: [_signal_counts(s, found) for s, found in zip(clean, signals, strict=True)])
+    step("turn rows to Arrow", lambda: pa.Table.from_pylist(
+        [{"turn_rows": r} for r in rows], schema=pa.schema([SIGNALS_SCHEMA.field("turn_rows")])))
+    dedup = DedupConfig()
+    perms = permutations(dedup)
+    step("MinHash signatures", lambda: [signature(session_text(s, dedup.text), dedup, perms) for s in clean])
+    total = round(sum(seconds.values()), 1)
+    result: dict[str, Any] = {"log": str(args.log), "turns": tally.turns, "conversations": len(sessions),
+                              "cpu_s": seconds, "total_cpu_s": total}
+    print(json.dumps(result, indent=1))
+    print(f"\n{tally.turns:,} turns, {len(sessions):,} conversations: {total} CPU s "
+          f"({tally.turns / total:,.0f} turns per CPU second)")
+
+
+if __name__ == "__main__":
+    main()

@@ -4,27 +4,17 @@ from __future__ import annotations
 
 import gzip
 import tracemalloc
-from collections.abc import Sequence
 from pathlib import Path
 
 import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from ingest_support import turn_row, write_jsonl
 
 from uxbench.data.readers import iter_jsonl
 from uxbench.errors import ConfigError, DataError
 from uxbench.mining.ingest import IngestReport, batched, iter_log_rows
-
-
-def turn_row(cid: str, index: int, text: str = "hello") -> dict[str, object]:
-    return {"conversation_id": cid, "turn_index": index, "role": "user" if index % 2 == 0 else "assistant",
-            "content": text, "created_at": 1714557600 + index}
-
-
-def write_jsonl(path: Path, rows: Sequence[object]) -> Path:
-    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
-    return path
 
 
 def test_jsonl_gz_and_parquet_read_alike(tmp_path: Path) -> None:

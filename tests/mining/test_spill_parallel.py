@@ -10,6 +10,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from ingest_support import turn_row, write_jsonl
 
 from uxbench.errors import DataError
 from uxbench.mining.ingest import IngestReport, iter_log_rows
@@ -18,16 +19,6 @@ from uxbench.mining.pipeline.driver_stages import spill_inputs
 from uxbench.mining.pipeline.engine import LocalEngine
 from uxbench.mining.sessions import BucketWriter, build_sessions, grouped_lines, private_spill_dir, session_of_lines
 from uxbench.mining.types import Session
-
-
-def turn_row(cid: str, index: int, text: str = "hello") -> dict[str, object]:
-    return {"conversation_id": cid, "turn_index": index, "role": "user" if index % 2 == 0 else "assistant",
-            "content": text, "created_at": 1714557600 + index}
-
-
-def write_jsonl(path: Path, rows: Sequence[object]) -> Path:
-    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in rows))
-    return path
 
 
 @pytest.fixture

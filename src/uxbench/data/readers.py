@@ -131,13 +131,18 @@ def jsonl_lines(path: Path) -> Iterator[tuple[int, bytes]]:
             raise DataError(f"cannot read: {exc}", source=str(path)) from None
 
 
+def decode_jsonl_line(raw: bytes) -> Any:
+    """One line of a JSON Lines file -> its value, or the DataError saying why it cannot be read."""
+    try:
+        return decode_json(raw, " of the line")
+    except DataError as err:
+        return err
+
+
 def iter_jsonl(path: Path) -> Iterator[RowItem]:
     """One row per non-blank line; memory stays flat however long the file is."""
     for lineno, raw in jsonl_lines(path):
-        try:
-            yield lineno, decode_json(raw, " of the line")
-        except DataError as err:
-            yield lineno, err
+        yield lineno, decode_jsonl_line(raw)
 
 
 def _json_rows(path: Path) -> list[Any]:

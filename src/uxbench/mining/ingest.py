@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, PrivateAttr
 
-from uxbench.data.readers import decode_json, iter_jsonl, iter_parquet
+from uxbench.data.readers import iter_jsonl, iter_parquet
 from uxbench.errors import DataError
 from uxbench.mining.logformat import check_format, parse_row
 from uxbench.mining.types import Turn
@@ -160,14 +160,6 @@ def iter_raw_rows(paths: Iterable[str | Path]) -> Iterator[tuple[str, int, Any]]
 
 def is_parquet(path: Path) -> bool:
     return _kind(path) == "parquet"
-
-
-def decode_line(raw: bytes) -> Any:
-    """One JSON Lines line -> its value, or the DataError saying why it cannot be read (as `iter_jsonl`)."""
-    try:
-        return decode_json(raw, " of the line")
-    except DataError as err:
-        return err
 
 
 def _located(err: DataError, source: str, line: int | None) -> DataError:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -27,14 +27,13 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from uxbench.data.readers import iter_parquet, jsonl_lines
+from uxbench.data.readers import decode_jsonl_line, iter_parquet, jsonl_lines
 from uxbench.errors import DataError
 from uxbench.mining.dedup import DedupConfig, NearDuplicateIndex
 from uxbench.mining.ingest import (
     IngestReport,
     RowTally,
     batched,
-    decode_line,
     expand_paths,
     is_parquet,
     nothing_read,
@@ -77,7 +76,7 @@ def bucket_count(fingerprints: list[dict[str, Any]]) -> int:
 
 
 CHUNK_LINES = 1000
-"""JSON Lines parsed per job of the worker pool."""
+"""Lines (JSON Lines, per job of the worker pool) or rows (Parquet) parsed at a time."""
 
 
 class _Chunk(NamedTuple):
@@ -88,14 +87,15 @@ class _Chunk(NamedTuple):
     """The row that stops the read (without skip_invalid); the chunk ends there."""
 
 
-def _parse_chunk(source: str, lines: list[tuple[int, bytes]], fmt: str, skip_invalid: bool) -> _Chunk:
-    """Lines of a JSON Lines file -> the bucket lines of their turns (`sessions.spill_line`) and their counts."""
+def _spill_rows(source: str, items: Iterable[tuple[int, Any]], fmt: str, skip_invalid: bool) -> _Chunk:
+    """Decoded lines or rows of a file (a value, or the DataError of one that could not be decoded) -> the
+    bucket lines of their turns (`sessions.spill_line`) and their counts."""
     report, tally = IngestReport(), RowTally()
     out: list[tuple[str, bytes]] = []
     error: DataError | None = None
     try:
-        for line, raw in lines:
-            for row in row_items(decode_line(raw)):
+        for line, value in items:
+            for row in row_items(value):
                 out.extend((turn.conversation_id, spill_line(turn))
                            for turn in turns_of_row(source, line, row, fmt, skip_invalid, report, tally))
     except DataError as err:
@@ -104,21 +104,16 @@ def _parse_chunk(source: str, lines: list[tuple[int, bytes]], fmt: str, skip_inv
     return _Chunk(out, report, error)
 
 
+def _parse_chunk(source: str, lines: list[tuple[int, bytes]], fmt: str, skip_invalid: bool) -> _Chunk:
+    """Lines of a JSON Lines file (a job of the worker pool) -> `_spill_rows`."""
+    return _spill_rows(source, ((line, decode_jsonl_line(raw)) for line, raw in lines), fmt, skip_invalid)
+
+
 def _file_chunks(path: Path, fmt: str, skip_invalid: bool, pool: LocalEngine) -> Iterator[_Chunk]:
     source = str(path)
-    if is_parquet(path):  # decoded by pyarrow here, row by row
-        report, tally = IngestReport(), RowTally()
-        out: list[tuple[str, bytes]] = []
-        for line, value in iter_parquet(path):
-            for row in row_items(value):
-                out.extend((turn.conversation_id, spill_line(turn))
-                           for turn in turns_of_row(source, line, row, fmt, skip_invalid, report, tally))
-            if len(out) >= CHUNK_LINES:
-                report.count(tally)
-                yield _Chunk(out, report, None)
-                report, tally, out = IngestReport(), RowTally(), []
-        report.count(tally)
-        yield _Chunk(out, report, None)
+    if is_parquet(path):  # decoded by pyarrow here, on the driver
+        for rows in batched(iter_parquet(path), CHUNK_LINES):
+            yield _spill_rows(source, rows, fmt, skip_invalid)
         return
     jobs = ((_parse_chunk, source, chunk, fmt, skip_invalid) for chunk in batched(jsonl_lines(path), CHUNK_LINES))
     yield from pool.map_ordered(jobs)

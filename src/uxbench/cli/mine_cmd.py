@@ -47,11 +47,14 @@ def run(
     dissatisfied_threshold: Annotated[float | None, typer.Option("--dissatisfied-threshold", min=0.0, max=1.0, help="Flag a reply dissatisfied at dissatisfied_score >= this (chosen on the dev part of the real labelled follow-ups).", show_default="0.5")] = None,  # noqa: E501
     signals_mode: Annotated[str, typer.Option("--signals", help="Who decides dissatisfied on a reply with a next message: rules, or learned:DIR (a classifier from `uxbench mine train-signals`; the learn extra).")] = "rules",  # noqa: E501
 ) -> None:
+    from uxbench.cli.checks import check_mine_run_options
     from uxbench.dirlock import check_output_dir, hold_dir_lock
     from uxbench.mining.ingest import require_turns
     from uxbench.mining.logformat import check_format
     from uxbench.mining.pipeline import MineConfig, run_pipeline
 
+    check_mine_run_options(logs=logs, no_llm=no_llm, engine=engine, ray_address=ray_address, model=model,
+                           model_arg=model_arg, cache_path=cache_path, concurrency=concurrency)
     options: dict[str, object] = {}
     if signals_mode != "rules":
         from uxbench.mining.pipeline.learned_stage import parse_signals_option
@@ -157,10 +160,17 @@ def audit(
     concurrency: Annotated[int | None, typer.Option(min=1, help="Most model calls at once (default: the provider's); adapts down on 429, timeouts and a server that queues.", show_default="the provider's")] = None,  # noqa: E501
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
 ) -> None:
+    from uxbench.cli.checks import not_blank, only_with
     from uxbench.mining.pipeline.audit import audit as rules_audit
     from uxbench.mining.pipeline.audit import audit_markdown
 
     _not_a_mining_dir(directory)
+    if model is None:
+        only_with({"--model-arg": model_arg, "--cache-path": cache_path, "--concurrency": concurrency},
+                  "with --model (the rules label the openings without a model)",
+                  fix="add --model PROVIDER:MODEL, or drop it")
+    else:
+        not_blank("--model", model, hint="name a model as PROVIDER:MODEL, or leave --model out for the rules")
     result: AuditReport
     if model is None:
         result = rules_audit(directory)

@@ -42,7 +42,7 @@ def test_stage_names_come_from_the_list() -> None:
 
 
 def test_a_new_map_stage_is_one_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(SALT_ENV, "registry-salt")
+    monkeypatch.setenv(SALT_ENV, "registry-salt-01")
     log = write_log(tmp_path / "log.jsonl")
     config = MineConfig(inputs=(str(log),), out=str(tmp_path / "out"), llm=False, workers=1)
     before = run_pipeline(config)

@@ -47,6 +47,8 @@ SALT_ENV = "UXBENCH_DEID_SALT"
 KEY_FILE = "deid.key"
 LEGACY_SALT_FILE = "deid.salt"
 """Where uxbench up to 0.1 kept the key: inside ``OUT/work``, beside the hashes it keys."""
+MIN_SALT_CHARS = 16
+"""Shortest de-identification key accepted from the environment (the key file holds 64 random hex digits)."""
 _MIN_INT_DIGITS = 7  # shorter integers cannot be any of the detected types
 
 
@@ -190,6 +192,12 @@ def resolve_key(out: str | Path | None = None) -> bytes:
         _refuse_legacy_key(Path(out))
     env = os.environ.get(SALT_ENV, "")
     if env:
+        if len(env.strip()) < MIN_SALT_CHARS:
+            raise ConfigError(
+                f"${SALT_ENV} is {len(env.strip())} characters long; the de-identification key must have at least "
+                f"{MIN_SALT_CHARS}: with a short one, the hashes in deid_changes.jsonl give the phone numbers and "
+                f"e-mails back to anyone who tries the few possible keys. Use a random one (export "
+                f'{SALT_ENV}="$(openssl rand -hex 32)") and keep it, or unset it to use the key file {key_file()}.')
         return env.encode("utf-8")
     path = key_file()
     if out is not None and _is_within(path, Path(out)):

@@ -174,7 +174,7 @@ def same_run(run_a: Path, run_b: Path) -> None:
 
 def check_mine_run_options(
     *, logs: list[str], no_llm: bool, engine: str, ray_address: str | None, model: str | None,
-    model_arg: list[str] | None, cache_path: Any, concurrency: int | None,
+    model_arg: list[str] | None, cache_path: Any, concurrency: int | None, agent_max_tokens: int | None = None,
 ) -> None:
     """`uxbench mine run`: known engine, no empty names, and no model option when no model is asked."""
     for log in logs:
@@ -185,5 +185,6 @@ def check_mine_run_options(
     not_blank("--model", model, hint="name a model as PROVIDER:MODEL, or pass --no-llm")
     if no_llm:
         only_with({"--model": model, "--model-arg": model_arg, "--cache-path": cache_path,
-                   "--concurrency": concurrency}, "to the LLM stages, which --no-llm turns off",
+                   "--concurrency": concurrency, "--agent-max-tokens": agent_max_tokens},
+                  "to the LLM stages, which --no-llm turns off",
                   fix="drop it, or drop --no-llm")

@@ -45,6 +45,7 @@ def run(
     concurrency: Annotated[int | None, typer.Option(min=1, help="Most model calls at once (default: the provider's); adapts down on 429, timeouts and a server that queues.", show_default="the provider's")] = None,  # noqa: E501
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
     dissatisfied_threshold: Annotated[float | None, typer.Option("--dissatisfied-threshold", min=0.0, max=1.0, help="Flag a reply dissatisfied at dissatisfied_score >= this (chosen on the dev part of the real labelled follow-ups).", show_default="0.5")] = None,  # noqa: E501
+    agent_max_tokens: Annotated[int | None, typer.Option("--agent-max-tokens", min=16, help="Output cap of each agent call (miner, judge, QA); a few hundred tokens fit each answer.", show_default="600")] = None,  # noqa: E501
     signals_mode: Annotated[str, typer.Option("--signals", help="Who decides dissatisfied on a reply with a next message: rules, or learned:DIR (a classifier from `uxbench mine train-signals`; the learn extra).")] = "rules",  # noqa: E501
 ) -> None:
     from uxbench.cli.checks import check_mine_run_options
@@ -54,8 +55,11 @@ def run(
     from uxbench.mining.pipeline import MineConfig, run_pipeline
 
     check_mine_run_options(logs=logs, no_llm=no_llm, engine=engine, ray_address=ray_address, model=model,
-                           model_arg=model_arg, cache_path=cache_path, concurrency=concurrency)
+                           model_arg=model_arg, cache_path=cache_path, concurrency=concurrency,
+                           agent_max_tokens=agent_max_tokens)
     options: dict[str, object] = {}
+    if agent_max_tokens is not None:
+        options["agent_options"] = {"max_tokens": agent_max_tokens}
     if signals_mode != "rules":
         from uxbench.mining.pipeline.learned_stage import parse_signals_option
 

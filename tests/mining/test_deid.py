@@ -163,7 +163,7 @@ def test_session_pseudonyms_are_consistent() -> None:
     assert first.meta == {"contact": {"phone": "[PHONE_1]", "note": "备用 [PHONE_2]"}, "n": 3}
     assert cleaned.regenerated[0].content == "联系 [PHONE_1]"
     assert cleaned.meta == {"note": "from [IP_1]"}
-    assert record.counts() == {"URL": 0, "EMAIL": 2, "ID": 1, "CARD": 1, "PHONE": 5, "IP": 1, "ADDRESS": 0}
+    assert record.counts() == {"URL": 0, "EMAIL": 2, "ID": 1, "CARD": 1, "PHONE": 5, "IP": 1, "ADDRESS": 0, "NAME": 0}
     change = record.changes[0]
     where = (change.type, change.turn_index, change.field, change.start, change.end)
     assert where == ("PHONE", 0, "content", 4, 15)

@@ -82,6 +82,11 @@ def run(
     )
     check_format(format)
     check_output_dir(out, "--out directory")
+    if (out / "summary.json").is_file() or (out / "samples.sqlite").is_file():
+        from uxbench.errors import ConfigError
+
+        raise ConfigError(f"--out {out} is a run directory of `uxbench run`: mining would write its outputs among the "
+                          "run's files. Choose another --out.")
     require_turns(logs, format, skip_invalid=skip_invalid)  # nothing to read: say so before writing anything
 
     def say(line: str) -> None:

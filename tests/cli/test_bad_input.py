@@ -236,7 +236,8 @@ add("providers-extra-arg", R("providers", "extra"))
 for name, args in {
     "report-missing": ("report", "{tmp}/nope"), "report-not-run": ("report", "{emptydir}"),
     "report-file": ("report", "{afile}"), "report-format-xml": ("report", "{t1_run}", "--format", "xml"),
-    "report-format-text": ("report", "{t1_run}", "--format", "text"), "report-n-boot-0": ("report", "{t1_run}", "--n-boot", "0"),
+    "report-format-text": ("report", "{t1_run}", "--format", "text"),
+    "report-n-boot-0": ("report", "{t1_run}", "--n-boot", "0"),
     "report-n-boot-neg": ("report", "{t1_run}", "--n-boot", "-3"), "report-mined": ("report", "{mined}"),
     "report-no-args": ("report",),
     "score-task1": ("score", "{t1_run}", "--judge", "scripted:always-good"),
@@ -379,8 +380,9 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     root = tmp_path_factory.mktemp("bad-input")
     f: dict[str, Path] = {}
     f["judge"] = _json_lines(root / "judge.jsonl", judge_rows(6))
-    f["judge_many"] = _json_lines(root / "judge_many.jsonl", [
-        {**row, "cid": f"{row['cid']}-{k}", "query": f"{row['query']} {k}"} for k in range(8) for row in judge_rows(12)])
+    many = [{**row, "cid": f"{row['cid']}-{k}", "query": f"{row['query']} {k}"}
+            for k in range(8) for row in judge_rows(12)]
+    f["judge_many"] = _json_lines(root / "judge_many.jsonl", many)
     f["eval"] = _json_lines(root / "eval.jsonl", [{"cid": f"e{i}", "lang": "en", "query": f"how do I do {i}?"}
                                                   for i in range(4)])
     f["recovery"] = _json_lines(root / "recovery.jsonl", [
@@ -489,8 +491,12 @@ def _serve(args: list[str], env: dict[str, str]) -> tuple[int, str]:
     return done.returncode, done.stdout + done.stderr
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=f"fixed on branch {r.xfail}"))
-                                  if (r := ROWS[n]).xfail else n for n in ROWS])
+def _params() -> list[object]:
+    return [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=f"fixed on branch {r.xfail}"))
+            if (r := ROWS[n]).xfail else n for n in ROWS]
+
+
+@pytest.mark.parametrize("name", _params())
 def test_bad_input_is_refused_clearly(name: str, files: dict[str, str], tmp_path: Path,
                                       monkeypatch: pytest.MonkeyPatch) -> None:
     row = ROWS[name]

@@ -37,7 +37,7 @@ from uxbench.redact import forget_secrets, remember_secret
 from uxbench.testing.loopback import LoopbackConfig, LoopbackServer
 
 sys.path.insert(0, str(Path(__file__).parent / "mining"))
-from pipeline_support import PipelineScript, write_log  # noqa: E402
+from pipeline_support import PipelineScript, write_log
 
 KEY = "sk-" + "".join(random.Random(16).choice("QXZJWKVYBGHMP") for _ in range(37))
 """Letters that no filler, placeholder or message of ours holds, so a 4-gram of it can only be the key."""

@@ -45,6 +45,8 @@ def run(
     concurrency: Annotated[int | None, typer.Option(min=1, help="Most model calls at once (default: the provider's); adapts down on 429, timeouts and a server that queues.", show_default="the provider's")] = None,  # noqa: E501
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
     dissatisfied_threshold: Annotated[float | None, typer.Option("--dissatisfied-threshold", min=0.0, max=1.0, help="Flag a reply dissatisfied at dissatisfied_score >= this (chosen on the dev part of the real labelled follow-ups).", show_default="0.5")] = None,  # noqa: E501
+    deid_model: Annotated[str | None, typer.Option("--deid-model", help="PROVIDER:MODEL of a local model that looks for the personal data the rules missed (names without a cue, handles ...); each value it proposes is replaced only where it occurs in the text.", show_default="none: the rules only")] = None,  # noqa: E501
+    deid_model_arg: Annotated[list[str] | None, typer.Option("--deid-model-arg", help="KEY=VALUE for the --deid-model provider.", show_default="none")] = None,  # noqa: E501
     agent_max_tokens: Annotated[int | None, typer.Option("--agent-max-tokens", min=16, help="Output cap of each agent call (miner, judge, QA); a few hundred tokens fit each answer.", show_default="600")] = None,  # noqa: E501
     signals_mode: Annotated[str, typer.Option("--signals", help="Who decides dissatisfied on a reply with a next message: rules, or learned:DIR (a classifier from `uxbench mine train-signals`; the learn extra).")] = "rules",  # noqa: E501
 ) -> None:
@@ -60,6 +62,13 @@ def run(
     options: dict[str, object] = {}
     if agent_max_tokens is not None:
         options["agent_options"] = {"max_tokens": agent_max_tokens}
+    if deid_model is not None or deid_model_arg:
+        from uxbench.cli.checks import not_blank
+        from uxbench.models.registry import parse_model_args
+
+        not_blank("--deid-model", deid_model, hint="name a local model as PROVIDER:MODEL, or leave it out")
+        options.update(deid_model=deid_model, deid_model_args=parse_model_args(deid_model_arg,
+                                                                              option="--deid-model-arg"))
     if signals_mode != "rules":
         from uxbench.mining.pipeline.learned_stage import parse_signals_option
 

@@ -29,9 +29,10 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import secrets
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -100,8 +101,10 @@ def _salt_bytes(salt: bytes | str) -> bytes:
 class _Pseudonyms:
     """Placeholder table of one conversation; also collects the change record."""
 
-    def __init__(self, conversation_id: str, salt: bytes) -> None:
+    def __init__(self, conversation_id: str, salt: bytes,
+                 finder: Callable[[str], list[PiiSpan]] = find_pii) -> None:
         self.salt = salt
+        self.finder = finder
         self.table: dict[tuple[str, str], str] = {}
         self.numbers = dict.fromkeys(PII_TYPES, 0)
         self.record = ChangeRecord(conversation_id=conversation_id)
@@ -114,7 +117,7 @@ class _Pseudonyms:
         return self.table[key]
 
     def scrub(self, text: str, turn_index: int | None, field: str, regenerated: bool = False) -> str:
-        spans = find_pii(text)
+        spans = self.finder(text)
         if not spans:
             return text
         pieces: list[str] = []
@@ -161,6 +164,37 @@ def deidentify_session(session: Session, salt: bytes | str) -> tuple[Session, Ch
     regenerated = [table.turn(turn, regenerated=True) for turn in session.regenerated]
     meta = table.scrub_value(session.meta, None, "session.meta", False)
     cleaned = session.model_copy(update={"turns": turns, "regenerated": regenerated, "meta": meta})
+    return cleaned, table.record
+
+
+_PLACEHOLDER = re.compile(r"\[([A-Z]+)_(\d+)\]")
+
+
+def deidentify_turns(session: Session, salt: bytes | str,
+                     spans: Mapping[tuple[bool, int], list[PiiSpan]]) -> tuple[Session, ChangeRecord]:
+    """A second pass over an already de-identified session: replace the given spans of each turn's content
+    (keyed by (regenerated, turn_index), positions in that content), with placeholders numbered after the
+    ones the first pass left, so that none is reused for another value."""
+    def finder_for(key: tuple[bool, int]) -> Callable[[str], list[PiiSpan]]:
+        chosen = sorted(spans.get(key, []), key=lambda s: (s.start, -(s.end - s.start)))
+        kept: list[PiiSpan] = []
+        for span in chosen:
+            if not kept or span.start >= kept[-1].end:
+                kept.append(span)
+        return lambda _text: kept
+
+    table = _Pseudonyms(session.conversation_id, _salt_bytes(salt))
+    for turn in [*session.turns, *session.regenerated]:
+        for kind, number in _PLACEHOLDER.findall(turn.content):
+            if kind in table.numbers:
+                table.numbers[kind] = max(table.numbers[kind], int(number))
+    out: dict[bool, list[Turn]] = {False: [], True: []}
+    for regenerated, turns in ((False, session.turns), (True, session.regenerated)):
+        for turn in turns:
+            table.finder = finder_for((regenerated, turn.turn_index))
+            content = table.scrub(turn.content, turn.turn_index, "content", regenerated)
+            out[regenerated].append(turn if content is turn.content else turn.model_copy(update={"content": content}))
+    cleaned = session.model_copy(update={"turns": out[False], "regenerated": out[True]})
     return cleaned, table.record
 
 

@@ -7,7 +7,8 @@ The commands run in-process (typer's runner) over real files built once per modu
 made with the scripted provider, a mining output, a blind study. In-process, starting a server fails the row
 (it must refuse before); the rows whose refusal comes from the server itself run as real processes with a
 timeout, so a command that serves on instead of refusing fails the row instead of hanging.
-Rows marked xfail are fixed on another branch (named in the reason) and pass after the merge.
+Rows fixed on another branch are listed in `FIXED_ON_BRANCH` (strict xfail until that branch lands; the
+branch that lands deletes its entry).
 """
 
 from __future__ import annotations
@@ -36,14 +37,28 @@ class Row:
     """Text the message must hold (what is wrong, or what to do)."""
     server: bool = False
     """Run as a real process with a timeout (the command would serve if it did not refuse)."""
-    xfail: str | None = None
-    """The branch that fixes the row (strict: it must fail today and pass after the merge)."""
     env: dict[str, str] = field(default_factory=dict)
 
 
 def R(*args: str, codes: tuple[int, ...] = (2,), needle: str | None = None, server: bool = False,
-      xfail: str | None = None, **env: str) -> Row:
-    return Row(tuple(args), codes, needle, server, xfail, env)
+      **env: str) -> Row:
+    return Row(tuple(args), codes, needle, server, env)
+
+
+FIXED_ON_BRANCH: dict[str, tuple[str, ...]] = {
+    # Rows (and tests) that fail on this branch and pass once the named branch is merged: strict xfail, so a
+    # row that starts passing is noticed. When a branch lands, delete its line here (nothing else to edit).
+    "issue-19": ("leaderboard-unknown-judge", "site-unknown-judge", "leaderboard-failed-primaries"),
+    "issue-20": ("view-bad-host", "view-index-dir-file"),
+    "issue-21": ("judge-train-c-negative", "judge-serve-max-batch-0", "judge-serve-bad-top-logprobs"),
+}
+_OWNER = {name: branch for branch, names in FIXED_ON_BRANCH.items() for name in names}
+
+
+def _owned(name: str) -> list[pytest.MarkDecorator]:
+    """The strict xfail mark of a row or test fixed on another branch (`FIXED_ON_BRANCH`), else none."""
+    branch = _OWNER.get(name)
+    return [pytest.mark.xfail(strict=True, reason=f"fixed on branch {branch}")] if branch else []
 
 
 T1 = ("run", "--model", "scripted:always-good", "--data", "{judge}", "--out", "{tmp}/run", "--quiet")
@@ -83,12 +98,11 @@ add("study-damaged-serve", R("human", "serve", "{bad_study}", "--port", "0", nee
 add("samples-cut-rerun", R("run", "--model", "scripted:always-good", "--data", "{judge}", "--out", "{cut_run}",
                            "--quiet", needle="recover"))
 add("samples-cut-report", R("report", "{cut_run}", "--n-boot", "10", needle="damaged"))
-add("leaderboard-unknown-judge", R("leaderboard", "{eval_run}", "--judge", "nosuch:judge", xfail="issue-19"))
-add("site-unknown-judge", R("site", "build", "{eval_run}", "--out", "{tmp}/site", "--judge", "nosuch:judge",
-                            xfail="issue-19"))
-add("leaderboard-failed-primaries", R("leaderboard", "{failed_a}", "{failed_b}", codes=(0, 2), xfail="issue-19"))
+add("leaderboard-unknown-judge", R("leaderboard", "{eval_run}", "--judge", "nosuch:judge"))
+add("site-unknown-judge", R("site", "build", "{eval_run}", "--out", "{tmp}/site", "--judge", "nosuch:judge"))
+add("leaderboard-failed-primaries", R("leaderboard", "{failed_a}", "{failed_b}", codes=(0, 2)))
 add("judge-train-c-negative", R("judge", "train", "--data", "{judge_many}", "--out", "{tmp}/jt", "--encoder",
-                                "hashing", "--c", "-1", xfail="issue-21"))
+                                "hashing", "--c", "-1"))
 
 # -- item 3: no silent success ---------------------------------------------------------------------------
 for v in ("0", "-1"):
@@ -127,7 +141,7 @@ add("pairwise-same-run", R("pairwise", "{eval_run}", "{eval_run}", "--judge", "s
 add("pairwise-copied-run", R("pairwise", "{eval_run}", "{eval_run_copy}", "--judge", "scripted:always-good",
                              needle="same run"))
 add("judge-serve-max-batch-0", R("judge", "serve", "scripted:always-good", "--port", "0", "--max-batch", "0",
-                                 server=True, xfail="issue-21"))
+                                 server=True))
 add("verdict-from-logprobs-no-logprobs", R("run", "--model", "openai:m", "-M", "base_url={no_logprobs_url}",
                                            "-M", "api_key_env=UXBENCH_NO_KEY", "--data", "{judge}", "--out",
                                            "{tmp}/run", "--quiet", "--no-cache", "--verdict-from", "logprobs",
@@ -137,9 +151,8 @@ add("verdict-from-logprobs-no-logprobs", R("run", "--model", "openai:m", "-M", "
 add("task2-file-as-task1", R(*T1[:3], "--data", "{eval}", "--out", "{tmp}/run", needle="--task eval"))
 add("task3-file-as-task1", R(*T1[:3], "--data", "{recovery}", "--out", "{tmp}/run", needle="--task recovery"))
 add("data-empty-string", R(*T1[:3], "--data", "", "--out", "{tmp}/run", needle="--data is empty"))
-add("view-bad-host", R("view", "{eval_run}", "--host", "999.1.1.1", server=True, needle="error: .*999.1.1.1",
-                       xfail="issue-20"))
-add("view-index-dir-file", R("view", "{eval_run}", "--index-dir", "{afile}", "--port", "0", xfail="issue-20"))
+add("view-bad-host", R("view", "{eval_run}", "--host", "999.1.1.1", server=True, needle="error: .*999.1.1.1"))
+add("view-index-dir-file", R("view", "{eval_run}", "--index-dir", "{afile}", "--port", "0"))
 add("judge-with-task1-and-J", R(*T1, "--judge", "scripted:always-good", "-J", "x=1", needle="Task 1 has no judge"))
 add("score-new-judge-other-failures", R("score", "{failed_a}", "--judge", "scripted:always-good", "--judge-mode",
                                         "pointwise", "--quiet", codes=(0,), needle="other judges"))
@@ -492,8 +505,8 @@ def _serve(args: list[str], env: dict[str, str]) -> tuple[int, str]:
 
 
 def _params() -> list[object]:
-    return [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=f"fixed on branch {r.xfail}"))
-            if (r := ROWS[n]).xfail else n for n in ROWS]
+    assert set(_OWNER) <= {*ROWS, "judge-serve-bad-top-logprobs"}, set(_OWNER) - set(ROWS)
+    return [pytest.param(n, marks=_owned(n)) for n in ROWS]
 
 
 @pytest.mark.parametrize("name", _params())
@@ -538,8 +551,9 @@ def test_the_table_covers_every_subcommand_with_200_rows() -> None:
     assert len(ROWS) >= 200, len(ROWS)
 
 
-@pytest.mark.xfail(strict=True, reason="fixed on branch issue-21")
-def test_judge_serve_answers_a_bad_top_logprobs_clearly(tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", [pytest.param("judge-serve-bad-top-logprobs",
+                                               marks=_owned("judge-serve-bad-top-logprobs"))])
+def test_judge_serve_answers_a_bad_top_logprobs_clearly(name: str, tmp_path: Path) -> None:
     """A row of the table that needs a request: `judge serve` answering `top_logprobs: "abc"` names the field
     (today: Python's own `invalid literal for int()`)."""
     import socket

@@ -46,6 +46,8 @@ def test_the_rules_replace_the_value_and_keep_the_cue(text: str, value: str, kep
 @pytest.mark.parametrize("text", [
     "我是学生，想问一个问题", "我和老师讨论过了", "version 2.0.1 released 2023-10-15", "Dear Sir, I am writing",
     "Best regards,\n[Your Name]", "the array [0, 1, 2, 3]", "call 10 times a day", "我叫外卖了",
+    "stage:\n  - name: Build and Deploy\n    type: Git", "class Person {\n  var name: String\n}",
+    "Don't Miss Out on Cryptocurrency",
 ])
 def test_ordinary_text_is_left_alone(text: str) -> None:
     assert redact_text(text) == text

@@ -7,7 +7,8 @@ the optional model pass (`--deid-model`) is for those.
 - Form of address: a common surname (and up to two characters) before 先生 / 女士 / 小姐 / 老师 / 经理 / 医生 /
   教授 / 律师 / 同学 / 师傅 / 总 ...; Mr / Mrs / Ms / Miss / Mx / Dr / Prof + a capitalised name; "Dear NAME,".
 - Signature and form fields: 姓名 / 联系人 / 收件人 / 收货人 / 署名 / 落款：NAME, "——NAME" ending a line;
-  "Best regards," / "Sincerely," / "Thanks," ... with a name alone on the next line; "Name: NAME".
+  "Best regards," / "Sincerely," / "Thanks," ... with a name alone on the next line; "Name: NAME"
+  (capitalised: ``name: Build`` in YAML or code is not a form).
 
 Only the name is replaced ("我叫[NAME_1]", "Dear [NAME_1],"). A Chinese given name that runs on into the next
 word ("我叫张伟今年二十") keeps at most two characters, the second one unless it is a common function word.
@@ -60,7 +61,8 @@ EN_SIGNOFF = re.compile(
     rf"(?im)^[ \t]*(?:best regards|kind regards|warm regards|regards|sincerely|yours sincerely|yours truly|"
     rf"best wishes|best|thanks|thank you|many thanks|cheers|respectfully|yours)[ \t]*[,!.]?[ \t]*\r?\n"
     rf"[ \t]*(?-i:{_EN_NAME})[ \t]*$")
-EN_FIELD = re.compile(rf"\b(?:[Nn]ame|[Ff]ull [Nn]ame|[Cc]ontact(?: person)?|[Ss]igned)[ ]*:[ ]*{_EN_NAME}")
+EN_FIELD = re.compile(rf"\b(?:Name|Full [Nn]ame|Contact(?: person)?|Signed)[ ]*:[ ]*{_EN_NAME}")
+"""A form field, capitalised: code and YAML (``name: Build``, ``var name: String``) are not forms."""
 
 NOT_NAMES = frozenset(
     "Sir Madam Madame Team All Customer Customers Friend Friends Hiring Manager Managers Valued User Users Reader "
@@ -70,7 +72,8 @@ NOT_NAMES = frozenset(
     "Name Full First Last Company Assistant Chat Chatgpt ChatGPT Bot Mr Mrs Ms Dr Prof Miss Mx Hi Hello Thanks "
     "Thank You Best Regards Sincerely Cheers Yours Kind Warm Dear Here This That It He She They We I Not Just So "
     "Writer Author Speaker Host Guest Sender Recipient Employee Employer Boss Officer Agent Representative Landlord "
-    "Tenant Neighbor Neighbour Teacher Coach Player Players Fans Viewers Listeners Subscribers People World".split()
+    "Tenant Neighbor Neighbour Teacher Coach Player Players Fans Viewers Listeners Subscribers People World "
+    "Out Nothing Anything Something Everything".split()
 )
 """Capitalised words that follow these cues without being a name ("Dear Sir,", "Dear Hiring Manager,")."""
 

@@ -331,8 +331,15 @@ def scan_for_values(paths: Iterable[str | Path], values: Sequence[str]) -> list[
     Values are looked for as UTF-8, as JSON-escaped text and with ``\\uXXXX`` escapes; .gz files are
     decompressed and Parquet rows serialised first. Hits carry no value text, so they can be reported.
     """
+    import ahocorasick_rs
+
     needles = _needles(values)
-    overlap = max((len(n) for _, n in needles), default=1) - 1
+    if not needles:
+        return []
+    overlap = max(len(n) for _, n in needles) - 1
+    # One Aho-Corasick pass per chunk finds every occurrence of every needle (overlapping ones too): a find()
+    # per needle made a scan of thousands of seeded values over a real output take tens of minutes.
+    matcher = ahocorasick_rs.BytesAhoCorasick([n for _, n in needles])
     files: list[Path] = []
     for raw in paths:
         path = Path(raw)
@@ -343,13 +350,11 @@ def scan_for_values(paths: Iterable[str | Path], values: Sequence[str]) -> list[
         carry, base = b"", 0
         for chunk in _chunks(path):
             data = carry + chunk
-            for index, needle in needles:
-                start = data.find(needle)
-                while start != -1:
-                    if (index, base + start) not in seen:
-                        seen.add((index, base + start))
-                        hits.append(ScanHit(path=str(path), value_index=index, offset=base + start))
-                    start = data.find(needle, start + 1)
+            for which, start, _end in matcher.find_matches_as_indexes(data, overlapping=True):
+                index = needles[which][0]
+                if (index, base + start) not in seen:
+                    seen.add((index, base + start))
+                    hits.append(ScanHit(path=str(path), value_index=index, offset=base + start))
             keep = min(overlap, len(data))
             carry, base = data[len(data) - keep:], base + len(data) - keep
     return hits

@@ -1,13 +1,17 @@
 """De-identification measured on real chat logs: recall per kind of value seeded into real ShareGPT turns, and
 what the rules remove from real text that nobody seeded (the false removals, for a person to read).
 
-    python bench/deid_measure.py --pool ~/.cache/uxbench/signals_dev/pool.jsonl --out /tmp/deid-bench
+    python bench/deid_measure.py --pool ~/.cache/uxbench/signals_dev/pool.jsonl --part test --out /tmp/deid-bench
+
+The pool is split in two halves by a hash of the conversation id: misses are looked at (and rules changed) on
+``--part dev`` only; the figures in docs/MINING.md are from ``--part test``.
 
 1. A deterministic subset of the pool's conversations is split in two. Into every conversation of the first
-   half one value is seeded, of a kind taken in turn (mobiles, Chinese landlines in four forms, other
-   countries' landlines, e-mails, names by self-introduction / form of address / signature in zh and en),
-   inside a carrier phrase, at a sentence boundary of a real user turn. A value is used only when it occurs
-   nowhere in the unseeded log, so a hit can only be the seed.
+   half one value is seeded, of a kind taken in turn (Chinese and international mobiles, Chinese landlines
+   in four forms, other countries' landlines, Chinese resident IDs, bank cards, e-mails, names by
+   self-introduction / form of address / signature in zh and en), inside a carrier phrase, at a sentence
+   boundary of a real user turn (values and carrier phrases are ours; the text around them is real). A value
+   is used only when it occurs nowhere in the unseeded log, so a hit can only be the seed.
 2. The whole log goes through `uxbench mine run --no-llm` (the real pipeline, in-process). A seeded value is
    caught when it occurs in no file under the output (checkpoint shards included): `scan_for_values`.
 3. The second half is untouched: every span the rules find there is a removal of real text. They are
@@ -32,16 +36,22 @@ from typing import Any
 
 from uxbench.metrics.proportions import wilson_ci
 from uxbench.mining.deid import scan_for_values
-from uxbench.mining.deid_rules import find_pii
+from uxbench.mining.deid_rules import cn_id_check_char, find_pii, luhn_valid
 
-ZH_SURNAMES = "王李张刘陈杨黄赵周吴徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾萧田董袁潘蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖贾夏韦傅方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤"
+ZH_SURNAMES = ("王李张刘陈杨黄赵周吴徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾萧田董袁潘蒋蔡余杜叶程苏魏吕丁任沈"
+               "姚卢姜崔钟谭陆汪范金石廖贾夏韦傅方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤")
 ZH_GIVEN = "伟芳娜敏静丽强磊军洋勇艳杰娟涛明超秀霞平刚桂英华玉兰萍红飞鹏辉宇浩然子涵欣怡梓轩雨晨思远佳琪博文俊熙嘉懿"
 EN_FIRST = ("Oliver Amelia Theodore Harriet Bartholomew Rosalind Ignatius Philippa Cornelius Evangeline Leopold "
-            "Marguerite Thaddeus Clementine Ambrose Wilhelmina Percival Genevieve Barnaby Ottoline").split()
-EN_LAST = ("Whitcombe Pemberton Ashdown Fairweather Blackwood Hollingsworth Kettering Merriweather Thistlewood "
-           "Underhill Winterbourne Aldridge Beauchamp Crowther Darlington Easterbrook Fotheringham Grimshaw").split()
+            "Marguerite Thaddeus Clementine Ambrose Wilhelmina Percival Genevieve Barnaby Ottoline Alaric Beatrix "
+            "Cedric Dorothea Eustace Florence Gideon Honora Isadora Jasper Lavinia Montague Octavia Rupert Seraphina "
+            "Tobias Ursula Valentine Winifred Ezekiel Imogen Lysander Perpetua Quentin Rowena Silas").split()
+_EN_HEADS = "Ash Black Thorn Wind Hollow Mar Fair Kettle Pem Under Whit Grim Dar East Brack Cold Hather Lang".split()
+_EN_TAILS = "wood combe bury ton field worth ley ham ridge ford hurst more stead well brook shaw".split()
+EN_LAST = [h + t for h in _EN_HEADS for t in _EN_TAILS]
+"""288 English-looking surnames (most occur in no real log; a seed is used only if it occurs nowhere in it)."""
 KINDS = (
-    "cn_mobile", "cn_landline_separated", "cn_landline_plain", "cn_landline_parens", "cn_landline_plus86",
+    "cn_mobile", "intl_mobile", "cn_resident_id", "bank_card", "cn_landline_separated", "cn_landline_plain",
+    "cn_landline_parens", "cn_landline_plus86",
     "intl_landline", "email", "name_zh_intro", "name_zh_address", "name_zh_signature", "name_en_intro",
     "name_en_address", "name_en_signature",
 )
@@ -53,12 +63,30 @@ def _digits(rng: random.Random, n: int, first: str = "23456789") -> str:
 
 def make_value(kind: str, rng: random.Random) -> tuple[str, str]:
     """(the phrase to insert, the value that must not survive)."""
-    area = rng.choice(["10", "20", "21", "22", "23", "24", "25", "27", "28", "29"] + [_digits(rng, 3, "3456789")])
+    area = rng.choice(["10", "20", "21", "22", "23", "24", "25", "27", "28", "29", _digits(rng, 3, "3456789")])
     local = _digits(rng, 8 if len(area) == 2 else rng.choice((7, 8)))
     if kind == "cn_mobile":
         number = rng.choice("3456789") + _digits(rng, 9, "0123456789")
-        value = rng.choice([f"1{number}", f"1{number[:2]} {number[2:6]} {number[6:]}", f"+86 1{number[:2]}-{number[2:6]}-{number[6:]}"])
+        value = rng.choice([f"1{number}", f"1{number[:2]} {number[2:6]} {number[6:]}",
+                            f"+86 1{number[:2]}-{number[2:6]}-{number[6:]}"])
         return rng.choice(["我的手机号是{v}", "手机：{v}", "call me on {v}"]).format(v=value), value
+    if kind == "intl_mobile":
+        value = rng.choice([f"+44 7{_digits(rng, 3)} {_digits(rng, 6)}", f"+1 ({_digits(rng, 3)}) "
+                            f"{_digits(rng, 3)}-{_digits(rng, 4)}", f"+49 15{_digits(rng, 2, '0123456789')} "
+                            f"{_digits(rng, 7)}", f"+33 6 {_digits(rng, 2)} {_digits(rng, 2)} {_digits(rng, 2)} "
+                            f"{_digits(rng, 2)}"])
+        return rng.choice(["my mobile is {v}", "text me at {v}", "手机 {v}"]).format(v=value), value
+    if kind == "cn_resident_id":
+        region = rng.choice(["110101", "310104", "440305", "510107", "330106", "420102"])
+        born = f"{rng.randint(1950, 2005)}{rng.randint(1, 12):02d}{rng.randint(1, 28):02d}"
+        first17 = region + born + "".join(rng.choice("0123456789") for _ in range(3))
+        value = first17 + cn_id_check_char(first17)
+        return rng.choice(["身份证号{v}", "我的身份证是 {v}", "ID number: {v}"]).format(v=value), value
+    if kind == "bank_card":
+        digits = rng.choice("456") + "".join(rng.choice("0123456789") for _ in range(14))
+        digits += next(d for d in "0123456789" if luhn_valid(digits + d))
+        value = rng.choice([digits, " ".join(digits[i:i + 4] for i in range(0, 16, 4))])
+        return rng.choice(["卡号{v}", "银行卡 {v} 被扣款", "my card {v} was charged twice"]).format(v=value), value
     if kind == "cn_landline_separated":
         value = rng.choice([f"0{area}-{local[:4]}-{local[4:]}", f"0{area} {local[:4]} {local[4:]}", f"0{area}-{local}",
                             f"0{area} {local}"])
@@ -95,7 +123,7 @@ def make_value(kind: str, rng: random.Random) -> tuple[str, str]:
             f"{first} {last}"
     if kind == "name_en_address":
         title = rng.choice(["Mr.", "Ms.", "Mrs.", "Dr."])
-        return rng.choice(["Dear {t} {l},", "I spoke with {t} {l} today"]).format(t=title, l=last + " " + first[:0]), last
+        return rng.choice(["Dear {t} {l},", "I spoke with {t} {l} today"]).format(t=title, l=last), last
     if kind == "name_en_signature":
         return rng.choice(["\n\nBest regards,\n{f} {l}", "\n\nSincerely,\n{f} {l}", "\nName: {f} {l}"]).format(
             f=first, l=last), f"{first} {last}"
@@ -116,7 +144,9 @@ def main() -> None:
     ap.add_argument("--pool", type=Path, default=Path(os.environ.get(
         "UXBENCH_SIGNALS_POOL", "~/.cache/uxbench/signals_dev/pool.jsonl")).expanduser())
     ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--conversations", type=int, default=2000, help="conversations taken from the pool")
+    ap.add_argument("--conversations", type=int, default=4000, help="conversations taken from the part")
+    ap.add_argument("--part", choices=("dev", "test"), default="test",
+                    help="half of the pool (by a hash of the conversation id): look at misses on dev, report test")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--sample", type=int, default=120, help="false removals written out to be read")
     args = ap.parse_args()
@@ -126,7 +156,11 @@ def main() -> None:
         for line in fh:
             row = json.loads(line)
             conversations[row["conversation_id"]].append(row)
-    ids = sorted(conversations, key=lambda c: hashlib.sha256(f"{args.seed}:{c}".encode()).hexdigest())
+    def part(cid: str) -> str:
+        return "dev" if hashlib.sha256(f"part:{cid}".encode()).digest()[0] < 128 else "test"
+
+    ids = sorted((c for c in conversations if part(c) == args.part),
+                 key=lambda c: hashlib.sha256(f"{args.seed}:{c}".encode()).hexdigest())
     ids = [c for c in ids if any(t["role"] == "user" and (t["content"] or "").strip() for t in conversations[c])]
     ids = ids[:args.conversations]
     seeded_ids, untouched_ids = ids[: len(ids) // 2], ids[len(ids) // 2:]
@@ -148,11 +182,13 @@ def main() -> None:
     seeds: list[dict[str, Any]] = []
     for n, cid in enumerate(seeded_ids):
         kind = KINDS[n % len(KINDS)]
-        while True:
+        for _ in range(10_000):
             phrase, value = make_value(kind, rng)
             if fresh(value):
                 used.add(value)
                 break
+        else:
+            sys.exit(f"no fresh value of kind {kind} left after {n} seeds: take fewer --conversations")
         turns = [t for t in conversations[cid] if t["role"] == "user" and (t["content"] or "").strip()]
         turn = rng.choice(turns)
         turn["content"] = _insert(turn["content"], phrase, rng)
@@ -196,11 +232,12 @@ def main() -> None:
                                            encoding="utf-8")
     table = {k: {"caught": c, "n": n, "recall": c / n, "ci95": list(wilson_ci(c, n))}
              for k, (c, n) in per_kind.items()}
-    result = {"conversations": len(ids), "seeded": len(seeds), "untouched_conversations": len(untouched_ids),
+    result = {"part": args.part, "seed": args.seed, "conversations": len(ids), "seeded": len(seeds),
+              "untouched_conversations": len(untouched_ids),
               "untouched_turns": turns_read, "recall": table, "removals_in_untouched": dict(by_type),
               "removals_total": len(removals), "sample_written": len(sample)}
     (args.out / "results.json").write_text(json.dumps(result, indent=2), encoding="utf-8")
-    print(f"{len(ids)} real conversations ({len(seeds)} seeded, {len(untouched_ids)} untouched, "
+    print(f"part {args.part}: {len(ids)} real conversations ({len(seeds)} seeded, {len(untouched_ids)} untouched, "
           f"{turns_read} untouched turns)")
     print("| kind | caught / seeded | recall [95% CI] |\n|---|---:|---|")
     for k in KINDS:

@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from uxbench.cli.options import format_option
+
 app = typer.Typer(no_args_is_help=True)
 
 
@@ -18,9 +20,9 @@ _TASK_TITLES = {"judge": "Task 1 (judge)", "eval": "Task 2 (eval)", "recovery": 
 def validate(
     path: Annotated[str, typer.Argument(help="File, directory or hf:REPO.")],
     task: Annotated[str | None, typer.Option(
-        help="judge | eval | recovery: check the rows as this task, as `uxbench run --task` reads them "
-             "(default: inferred per row).", show_default="from the file's fields")] = None,
-    split: Annotated[str, typer.Option()] = "test",
+        help="judge | eval | recovery: check the rows as this task, as `uxbench run --task` reads them.",
+        show_default="inferred per row from its fields")] = None,
+    split: Annotated[str, typer.Option(help="Dataset split of hf: sources.")] = "test",
     max_errors: Annotated[int, typer.Option(help="How many problems to list.")] = 20,
 ) -> None:
     from uxbench.data.loaders import load_cases
@@ -60,8 +62,8 @@ def validate(
 def stats(
     path: Annotated[str, typer.Argument(help="File, directory, hf:REPO, or 'demo' for the bundled demo set.")],
     task: Annotated[str | None, typer.Option(help="judge | eval | recovery", show_default="from the file's fields")] = None,  # noqa: E501
-    split: Annotated[str, typer.Option()] = "test",
-    format: Annotated[str, typer.Option("--format", help="table | json")] = "table",
+    split: Annotated[str, typer.Option(help="Dataset split of hf: sources.")] = "test",
+    format: Annotated[str, format_option("table", "json")] = "table",
     skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Skip invalid rows (counted) instead of stopping.")] = False,  # noqa: E501
 ) -> None:
     from uxbench.data.loaders import load_cases

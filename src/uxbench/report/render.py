@@ -14,6 +14,7 @@ from typing import Any, Literal, get_args
 from uxbench.errors import ConfigError
 from uxbench.report.compare import DEMO_LABEL, METRICS, report_from_summaries
 from uxbench.report.layout import fit_columns, render_tables, terminal_width
+from uxbench.report.usage import cost_note
 
 ReportFormat = Literal["table", "md", "csv", "json"]
 FORMATS: tuple[str, ...] = get_args(ReportFormat)
@@ -213,6 +214,9 @@ def render_summary(
         notes.append(f"Neutral escape (bad cases answered neutral): {pct(row['neutral_escape_bad'])} %")
     notes.append("All cases: " + _TITLES["all"].split(" (")[1].rstrip(")") + "; valid answers only: the "
                  + _TITLES["valid_only"].split(" (")[1].rstrip(")") + ". Figures: % [95% CI].")
+    cost = cost_note(summary)
+    if cost:
+        notes.append(cost)
     parts = _breakdown_tables(summary, max_breakdown_values) if breakdowns else []
     if not breakdowns and summary.get("run_dir"):
         notes.append(f"Breakdowns by scenario, dimension, difficulty and turns: uxbench report {summary['run_dir']}")

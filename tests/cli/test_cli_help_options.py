@@ -13,7 +13,7 @@ from cli_support import invoke
 
 from uxbench.cli.main import app
 
-DELIBERATE_PAIRS = {("score", "--primary"), ("mine", "--errors")}
+DELIBERATE_PAIRS = {("score", "--primary"), ("run", "--primary"), ("mine", "--errors")}
 """Options whose --no- form means something of its own (score --no-primary: never primary; mine eval-signals
 --no-errors: leave out the list of errors, shown by default)."""
 

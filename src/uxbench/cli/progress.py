@@ -142,6 +142,8 @@ class RichProgress:
                                   eta_at=self.clock())
         elif event.kind == "end":
             self.stop()
+        elif event.kind == "note":
+            self.console.print(f"[yellow]Note:[/] {event.message}", highlight=False)
 
     def _start(self, event: ProgressEvent) -> None:
         progress = bar_display(self.console, self.clock, "metric")

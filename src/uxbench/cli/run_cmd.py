@@ -38,7 +38,10 @@ EMBEDDED_REPLY_TOKENS = 64
 _MODEL_HELP = "PROVIDER:MODEL, e.g. openai:gpt-4o-mini, hf:/path/to/model (`uxbench providers` shows each provider's)."
 _TASK_HELP = ("judge (Task 1), eval (Task 2), recovery (Task 3), or several separated by commas "
               "(judge,eval,recovery: the whole protocol, one summary).")
-_JUDGE_HELP = "PROVIDER:MODEL of the judge that scores Tasks 2/3, e.g. openai:UXBench-GRM -J base_url=..."
+_JUDGE_HELP = ("PROVIDER:MODEL of the judge that scores Tasks 2/3, e.g. openai:UXBench-GRM -J base_url=... The first "
+               "judge of a run is its primary judge (the one `report` and `leaderboard` use); a later one scores "
+               "beside it and the primary stays, unless --primary.")
+_PRIMARY_HELP = "Make --judge the run's primary judge even when the run has another one (--no-primary: never)."
 _W, _M, _J, _T1, _T23, _RT, _O = (PANEL_WHAT, PANEL_MODEL, PANEL_JUDGE, PANEL_TASK1, PANEL_TASKS23, PANEL_RUNTIME,
                                   PANEL_OUTPUT)
 
@@ -57,8 +60,10 @@ def run(
     max_tokens: Annotated[int | None, typer.Option(help="Token cap of the model under test's answer.", show_default="Task 1: the provider's, Tasks 2/3: 2048 (64 with the embedded model)", rich_help_panel=_M)] = None,  # noqa: E501
     reasoning_effort: Annotated[str | None, typer.Option(help="Reasoning effort of the model under test: low | medium | high.", show_default="the provider's", rich_help_panel=_M)] = None,  # noqa: E501
     seed: Annotated[int | None, typer.Option(help="Tasks 2/3: sampling seed, where the provider supports one.", show_default="none", rich_help_panel=_M)] = None,  # noqa: E501
+    fit_history: Annotated[bool, typer.Option("--fit-history", help="A conversation longer than the model under test accepts: drop its oldest history messages until it fits (recorded per sample), instead of recording it as too long.", rich_help_panel=_M)] = False,  # noqa: E501
     judge: Annotated[str | None, judge_option(_JUDGE_HELP, show_default="hf:embedded with the embedded model, else none: generate only")] = None,  # noqa: E501
     judge_arg: Annotated[list[str] | None, judge_args_option()] = None,
+    primary: Annotated[bool | None, typer.Option("--primary/--no-primary", help=_PRIMARY_HELP, show_default="when the run has no primary judge", rich_help_panel=_J)] = None,  # noqa: E501
     judge_mode: Annotated[str | None, typer.Option(help="grm (one token, verdict from p(good) / (p(good) + p(bad))) or pointwise (the judge writes its verdict: LLM-as-a-judge for judges without logprobs).", show_default="grm", rich_help_panel=_J)] = None,  # noqa: E501
     grm_threshold: Annotated[float | None, typer.Option(help="GRM: a reply is good when p(good) >= this.", show_default="0.5", rich_help_panel=_J)] = None,  # noqa: E501
     judge_strategy: Annotated[str | None, typer.Option(help="pointwise judge: zero_shot | cot | few_shot | user_modeling.", show_default="zero_shot", rich_help_panel=_J)] = None,  # noqa: E501
@@ -71,7 +76,7 @@ def run(
     few_shot_k: Annotated[int | None, typer.Option(help="Examples for --strategy few_shot.", show_default="2", rich_help_panel=_T1)] = None,  # noqa: E501
     likert_scale: Annotated[int | None, typer.Option(help="Points of the Likert scale (4-7).", show_default="5", rich_help_panel=_T1)] = None,  # noqa: E501
     likert_threshold: Annotated[int | None, typer.Option(help="Likert score from which a reply counts as good.", show_default="the score just above the scale's midpoint", rich_help_panel=_T1)] = None,  # noqa: E501
-    system_prompt: Annotated[str | None, typer.Option(help="Task 2: a preset (helpful, ux, empathetic, none), a file, or literal text.", show_default="none, as the method", rich_help_panel=_T23)] = None,  # noqa: E501
+    system_prompt: Annotated[str | None, typer.Option(help="Task 2: a preset (helpful, ux, empathetic, none), a file, or literal text (several words, or text:WORD).", show_default="none, as the method", rich_help_panel=_T23)] = None,  # noqa: E501
     recovery_layout: Annotated[str | None, typer.Option(help="Task 3: multi_message | coach", show_default="multi_message", rich_help_panel=_T23)] = None,  # noqa: E501
     recovery_strategy: Annotated[str | None, typer.Option(help="Task 3: plain | cot | dimension_aware | critique", show_default="plain", rich_help_panel=_T23)] = None,  # noqa: E501
     concurrency: Annotated[int | None, typer.Option(help="Maximum parallel calls (adapts down on 429 and overload).", show_default="the provider's", rich_help_panel=_RT)] = None,  # noqa: E501
@@ -116,8 +121,8 @@ def run(
             model=judge or EMBEDDED_MODEL, args=parse_model_args(judge_arg, option="--judge-arg"),
             settings=judge_settings(**settings),
         )
-    elif judge_arg or judge_mode or grm_threshold is not None:
-        raise ConfigError("--judge-arg, --judge-mode and --grm-threshold need --judge (Tasks 2/3 only).")
+    elif judge_arg or judge_mode or grm_threshold is not None or primary is not None:
+        raise ConfigError("--judge-arg, --judge-mode, --grm-threshold and --primary need --judge (Tasks 2/3 only).")
     if judge is not None and not generative:
         raise ConfigError(
             "Task 1 has no judge step: the model under test (--model) is the judge. Drop --judge, or add "
@@ -131,12 +136,16 @@ def run(
         strategy_spec = StrategySpec(model=strategy_model, args=parse_model_args(strategy_arg, option="--strategy-arg"))
     elif strategy_arg:
         raise ConfigError("--strategy-arg needs --strategy-model.")
-    if system_prompt is not None and Path(system_prompt).is_file():
-        system_prompt = Path(system_prompt).read_text(encoding="utf-8")
+    if system_prompt is not None:
+        from uxbench.tasks.eval.system_prompt import resolve_system_prompt
+        from uxbench.tasks.eval.task import PRESETS
+
+        system_prompt = resolve_system_prompt(system_prompt, PRESETS) or "none"
 
     _announce(console, spec_model, embedded, tasks, judge_spec, data)
     _announce_curation(console, data, curation)
-    common = {"temperature": temperature, "max_tokens": max_tokens, "reasoning_effort": reasoning_effort}
+    common = {"temperature": temperature, "max_tokens": max_tokens, "reasoning_effort": reasoning_effort,
+              "fit_history": True if fit_history else None}
     options: dict[str, dict[str, Any]] = {
         "judge": {**common, "formulation": formulation, "strategy": strategy, "lang": lang,
                   "verdict_from": verdict_from, "few_shot_k": few_shot_k, "likert_scale": likert_scale,
@@ -154,6 +163,7 @@ def run(
             opts = _embedded_defaults(name, opts, args)
         specs.append(RunSpec(
             task=name, model=spec_model, model_args=args, judge=judge_spec if name != "judge" else None,
+            make_primary=primary,
             strategy_model=strategy_spec if name == "recovery" else None,
             data=data, curation=curation, split=split, limit=limit, concurrency=concurrency, task_options=opts,
             summary=SummaryOptions(n_boot=n_boot, seed=ci_seed),
@@ -198,7 +208,7 @@ def _reject_foreign_options(tasks: list[str], options: dict[str, dict[str, Any]]
     """An option given for a task that is not run is a mistake worth saying (e.g. --formulation with eval)."""
     from uxbench.errors import ConfigError
 
-    shared = {"temperature", "max_tokens", "reasoning_effort", "lang", "seed"}
+    shared = {"temperature", "max_tokens", "reasoning_effort", "lang", "seed", "fit_history"}
     flags = {"strategy": "--strategy", "layout": "--recovery-layout", "system_prompt": "--system-prompt"}
     given = {k for name in options for k, v in options[name].items() if v is not None and k not in shared}
     used = {k for name in tasks for k, v in options[name].items() if v is not None}
@@ -243,6 +253,7 @@ def _execute(console: Console, spec: RunSpec, quiet: bool) -> RunResult:
 
 
 def _print_results(console: Console, results: list[RunResult], fmt: ReportFormat) -> None:
+    from uxbench.cli.run_outcome import outcome_lines
     from uxbench.data.loaders import ReadReport
     from uxbench.report.generative import render_generative_summary
     from uxbench.report.protocol import render_protocol
@@ -269,17 +280,12 @@ def _print_results(console: Console, results: list[RunResult], fmt: ReportFormat
             typer.echo(render_generative_summary(summary, fmt, breakdowns=False), nl=False)
             typer.echo(render_strategies(summary, fmt), nl=False)
         console.print(f"[bold]Run directory:[/] {result.run_dir}")
-        n_errors = int(summary.get("n_errors") or 0)
         score_errors = sum(int(j.get("n_score_errors") or 0) for j in (summary.get("judges") or {}).values())
         score_errors += unlabelled_recoveries(summary)  # strategy labels that failed count as failed scores
-        if n_errors or score_errors:
-            errors = summary.get("errors") or []
-            console.print(
-                f"[red]{n_errors} of {summary.get('n_selected')} samples failed"
-                + (f" and {score_errors} scores failed" if score_errors else "") + "[/]: they are not in the figures"
-                + (f"; first error: {errors[0]}" if errors else "") + ". Rerun the same command to retry them."
-            )
-            failed += 1
+        lines, any_failed = outcome_lines(summary, score_errors)
+        for line in lines:
+            console.print(line, highlight=False)
+        failed += any_failed
     if fmt == "json":
         import json
 

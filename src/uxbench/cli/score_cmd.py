@@ -21,7 +21,7 @@ def score(
     grm_threshold: Annotated[float | None, typer.Option(help="GRM: good when p(good) >= this.", show_default="0.5", rich_help_panel=_J)] = None,  # noqa: E501
     judge_strategy: Annotated[str | None, typer.Option(help="pointwise: zero_shot | cot | few_shot | user_modeling.", show_default="zero_shot", rich_help_panel=_J)] = None,  # noqa: E501
     judge_lang: Annotated[str | None, typer.Option(help="Judge template language: zh | en | auto. A judge trained on Chinese answers (the UXBench GRM: 好/差) needs zh.", show_default="auto", rich_help_panel=_J)] = None,  # noqa: E501
-    primary: Annotated[bool | None, typer.Option("--primary/--no-primary", help="Make this the run's primary judge, or never.", show_default="when the run has no primary judge", rich_help_panel=_J)] = None,  # noqa: E501
+    primary: Annotated[bool | None, typer.Option("--primary/--no-primary", help="Make --judge the run's primary judge even when the run has another one (--no-primary: never). The first judge of a run is its primary judge; a later one scores beside it.", show_default="when the run has no primary judge", rich_help_panel=_J)] = None,  # noqa: E501
     strategy_model: Annotated[str | None, typer.Option(help="Task 3 runs: PROVIDER:MODEL that labels each recovery's strategy (with or without --judge).", show_default="none", rich_help_panel=_J)] = None,  # noqa: E501
     strategy_arg: Annotated[list[str] | None, typer.Option("--strategy-arg", metavar="KEY=VALUE", help="An argument of the strategy model's provider (as -M).", show_default="none", rich_help_panel=_J)] = None,  # noqa: E501
     concurrency: Annotated[int | None, typer.Option(help="Maximum parallel judge calls.", show_default="the provider's", rich_help_panel=_RT)] = None,  # noqa: E501

@@ -18,7 +18,7 @@ class RunAborted(UxbenchError):
 
 @dataclass
 class ProgressEvent:
-    kind: str  # "start" | "sample" | "end"
+    kind: str  # "start" | "sample" | "end" | "note"
     done: int
     total: int
     metric_name: str = ""
@@ -30,6 +30,12 @@ class ProgressEvent:
     metric_by_class: dict[str, tuple[int, int]] | None = None
     """Per gold class: (hits, counted) behind `metric_value`, so a display can show each class (data ordered
     by class makes the overall figure swing) or wait until both are seen."""
+    message: str = ""
+    """A "note" event's text: something the user should know about the run (shown even with --quiet)."""
+
+
+def note(message: str) -> ProgressEvent:
+    return ProgressEvent("note", 0, 0, message=message)
 
 
 ProgressFn = Callable[[ProgressEvent], None]

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from uxbench.errors import ConfigError
 from uxbench.orchestrate.finished_run import CallSettings, open_finished_run, refresh_summary, run_with_model
-from uxbench.orchestrate.progress import ProgressFn
+from uxbench.orchestrate.primary import choose_primary
+from uxbench.orchestrate.progress import ProgressFn, note
 from uxbench.orchestrate.runner import RunResult
 from uxbench.orchestrate.spec import JudgeSpec
 from uxbench.tasks.base import SummaryOptions
@@ -45,9 +46,11 @@ async def score_run(
             )
         manifest = run.manifest
         manifest["judges"] = {**judges_in_manifest(manifest), role.key: role.info}
-        if make_primary or (make_primary is None and not manifest.get("primary_judge")):
-            manifest["primary_judge"] = role.key
+        manifest["primary_judge"], primary_note = choose_primary(manifest, role.key, judge.model, make_primary,
+                                                                 set(run.store.judges()))
         run.store.write_manifest(manifest)
+        if primary_note and progress is not None:
+            progress(note(primary_note))
         outcome, spent = await run_with_model(
             judge.model, judge.args, judge.concurrency, calls,
             lambda model: score_step(run.store, run.task, role, model, selected=run.selected,

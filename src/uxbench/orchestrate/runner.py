@@ -20,12 +20,14 @@ from uxbench.dirlock import LOCK_FILE, hold_dir_lock
 from uxbench.errors import ConfigError, DataError
 from uxbench.fileio import remove_stale_temps
 from uxbench.orchestrate.pool import run_pool
+from uxbench.orchestrate.primary import choose_primary
 from uxbench.orchestrate.progress import (
     ABORT_AFTER_ERRORS,
     FailureGuard,
     ProgressEvent,
     ProgressFn,
     RunAborted,
+    note,
 )
 from uxbench.orchestrate.spec import JudgeSpec, RunSpec
 from uxbench.runs import manifest as mf
@@ -128,7 +130,10 @@ async def _execute_locked(spec: RunSpec, prepared: _Prepared, progress: Progress
     model = create_model(spec.model, spec.model_args, max_concurrency=spec.concurrency, cache=cache, retry=retry)
     concurrency = model.limiter.max_concurrency
     judges = judges_in_manifest(previous or {})
+    primary, primary_note = (previous or {}).get("primary_judge"), None
     if role is not None:
+        primary, primary_note = choose_primary(previous or {}, role.key, role.spec.model, spec.make_primary,
+                                               set(store.judges()) if previous else set())
         judges[role.key] = role.info
     classifiers = classifiers_in_manifest(previous or {})
     if labeller is not None:
@@ -142,7 +147,7 @@ async def _execute_locked(spec: RunSpec, prepared: _Prepared, progress: Progress
         "template_hashes": identity["template_hashes"],
         "model": {"spec": spec.model, "args": mf.redact_args(spec.model_args)},
         "judges": judges,
-        "primary_judge": role.key if role is not None else (previous or {}).get("primary_judge"),
+        "primary_judge": primary,
         **({"strategy_classifiers": classifiers} if classifiers else {}),
         "data": {"source": spec.data or "demo", "description": source.description,
                  "fingerprint": fingerprint, "split": spec.split, "demo": source.is_demo},
@@ -153,6 +158,8 @@ async def _execute_locked(spec: RunSpec, prepared: _Prepared, progress: Progress
     store.write_manifest(manifest)
 
     emit = progress or (lambda _e: None)
+    if primary_note:
+        emit(note(primary_note))
     started = time.monotonic()
     judge_model = strategy_model = None
     try:
@@ -240,7 +247,7 @@ async def _generate(
         record: SampleRecord = await task.run_sample(case, model, sample_id=sid, index=index)
         store.put(record, case_json)
         state["done"] += 1
-        if record.status == "ok":
+        if record.status != "error":  # a conversation too long for the model: the model works
             guard.success()
         else:
             guard.failure(record.error)

@@ -125,7 +125,12 @@ def run_summary(
         primary_judge=manifest.get("primary_judge"), options=options,
     )
     n_selected = len(selected) if selected is not None else store.count()
-    errors = [r.error for r in store.iter_records(selected) if r.status != "ok" and r.error][:3]
+    errors: list[str] = []
+    too_long: list[str] = []
+    for r in store.iter_records(selected):
+        kept = errors if r.status == "error" else too_long if r.status == "too_long" else None
+        if kept is not None and r.error and len(kept) < 3:
+            kept.append(r.error)
     summary.update({
         "run_id": manifest.get("run_id"),
         "run_dir": str(store.path),
@@ -135,6 +140,7 @@ def run_summary(
         "data": {"description": (data or {}).get("description"), "fingerprint": (data or {}).get("fingerprint")},
         "n_selected": n_selected,
         "errors": errors,
+        "too_long_errors": too_long[:1],
         "complete": summary.get("n_samples", 0) - summary.get("n_errors", 0) == n_selected,
         **(extra or {}),
     })

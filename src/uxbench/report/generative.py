@@ -66,7 +66,8 @@ def render_generative_summary(
     notes = [DEMO_BANNER] if summary.get("demo_data") else []
     notes.append(
         f"Generated: {summary.get('n_generated')} of {summary.get('n_samples')} cases "
-        f"({summary.get('n_errors')} failed, {summary.get('n_empty_replies')} empty replies)."
+        f"({summary.get('n_errors')} failed, {summary.get('n_too_long') or 0} too long for the model, "
+        f"{summary.get('n_empty_replies')} empty replies)."
     )
     if not summary.get("judges"):
         notes.append("No judge has scored this run yet: `uxbench score RUN_DIR --judge PROVIDER:MODEL`.")

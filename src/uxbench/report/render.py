@@ -210,6 +210,10 @@ def render_summary(
     title = f"{row['model']} on {row['data'] or 'data'}" + (f" [{DEMO_LABEL}]" if row["demo_data"] else "")
     unp = row["unparseable"]
     notes = [*_notes(report), f"Unparseable answers: {unp.get('k')} of {unp.get('n')} ({pct(unp)} %)"]
+    left_out = [f"{summary[k]} {what}" for k, what in (("n_errors", "failed"), ("n_too_long", "too long for the model"))
+                if summary.get(k)]
+    if left_out:
+        notes.append(f"Left out of the figures: {' and '.join(left_out)} of {summary.get('n_samples')} samples.")
     if row["neutral_escape_bad"].get("value") is not None:
         notes.append(f"Neutral escape (bad cases answered neutral): {pct(row['neutral_escape_bad'])} %")
     notes.append("All cases: " + _TITLES["all"].split(" (")[1].rstrip(")") + "; valid answers only: the "

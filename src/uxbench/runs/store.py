@@ -175,8 +175,9 @@ class RunStore:
                 yield ScoreRecord.model_validate_json(body)
 
     def done_ids(self, *, include_errors: bool = False) -> set[str]:
-        """Ids of finished samples. Errored samples are not 'done' unless asked: they are retried."""
-        sql = "SELECT sample_id FROM records" + ("" if include_errors else " WHERE status = 'ok'")
+        """Ids of finished samples (`ok`, and `too_long`: a permanent outcome). Errored samples are not 'done'
+        unless asked: they are retried."""
+        sql = "SELECT sample_id FROM records" + ("" if include_errors else " WHERE status IN ('ok', 'too_long')")
         return {row[0] for row in self._conn().execute(sql)}
 
     def iter_records(self, sample_ids: Iterable[str] | None = None) -> Iterator[SampleRecord]:

@@ -1,0 +1,99 @@
+"""Outcomes that used to pass in silence (issue 17, item 2): each is now an error that says what to do, or a
+visible note, and each test fails on the old behaviour."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cli_support import assert_clean_error, invoke, write_jsonl
+
+EVAL = ("--task", "eval", "--model", "scripted:echo", "--data", "demo", "--quiet")
+
+
+def _summary(run_dir: Path) -> dict:  # type: ignore[type-arg]
+    return json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+
+
+def test_a_system_prompt_that_is_neither_a_preset_nor_a_file_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    result = invoke("run", *EVAL, "--system-prompt", "helpfull", "--out", out)
+    assert_clean_error(result, "--system-prompt 'helpfull' is neither a preset", "Did you mean 'helpful'?",
+                       "text:helpfull")
+    assert not out.exists()
+    assert_clean_error(invoke("run", *EVAL, "--system-prompt", "prompts/mine.txt", "--out", out), "no such file")
+    # Marked as text, or written as several words, it is the prompt itself; a file is read.
+    marked = invoke("run", *EVAL, "--system-prompt", "text:helpfull", "--out", tmp_path / "marked")
+    assert marked.exit_code == 0, marked.output
+    manifest = json.loads((tmp_path / "marked" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["task_config"]["system_prompt"] == "helpfull"
+    prompt = tmp_path / "prompt.txt"
+    prompt.write_text("Be brief and kind.", encoding="utf-8")
+    from_file = invoke("run", *EVAL, "--system-prompt", str(prompt), "--out", tmp_path / "file")
+    assert from_file.exit_code == 0, from_file.output
+    manifest = json.loads((tmp_path / "file" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["task_config"]["system_prompt"] == "Be brief and kind."
+    words = invoke("run", *EVAL, "--system-prompt", "You are terse.", "--out", tmp_path / "words")
+    assert words.exit_code == 0, words.output
+
+
+def test_a_second_judge_does_not_silently_become_primary(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    first = invoke("run", *EVAL, "--judge", "scripted:always-good", "--out", out)
+    assert first.exit_code == 0, first.output
+    primary = _summary(out)["primary_judge"]
+    assert "Note:" not in first.stderr
+    second = invoke("run", *EVAL, "--judge", "scripted:always-bad", "--out", out)
+    assert second.exit_code == 0, second.output
+    assert _summary(out)["primary_judge"] == primary  # was: the new judge, silently
+    text = " ".join(second.stderr.split())
+    assert "scripted:always-bad scores this run beside its primary judge scripted:always-good, which stays" in text
+    # --primary asks for it, and says so; `score` follows the same rule.
+    third = invoke("run", *EVAL, "--judge", "scripted:always-bad", "--primary", "--out", out)
+    assert third.exit_code == 0, third.output
+    assert _summary(out)["primary_judge"] != primary
+    assert "scripted:always-bad is now this run's primary judge, in place of scripted:always-good" in \
+        " ".join(third.stderr.split())
+    scored = invoke("score", out, "--judge", "scripted:always-good", "--quiet")
+    assert scored.exit_code == 0, scored.output
+    assert _summary(out)["primary_judge"] != primary
+    assert "which stays primary" in " ".join(scored.stderr.split())
+    assert "--primary" in invoke("run", "--help").output and "primary judge" in invoke("run", "--help").output
+
+
+def _eval_row(cid: str, history_chars: list[int], query: str = "What now?") -> dict:  # type: ignore[type-arg]
+    history = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i} " + "x" * n}
+               for i, n in enumerate(history_chars)]
+    return {"cid": cid, "history": history, "query": query}
+
+
+def test_a_conversation_longer_than_the_context_is_recorded_not_retried(tmp_path: Path) -> None:
+    from uxbench.testing import LoopbackConfig, LoopbackServer
+
+    rows = [_eval_row("short", [50, 50]), _eval_row("long", [400] * 8), _eval_row("huge-query", [], "q" * 2000)]
+    data = write_jsonl(tmp_path / "eval.jsonl", rows)
+    out = tmp_path / "run"
+    with LoopbackServer(LoopbackConfig(max_prompt_chars=1500, default_answer="ok")) as server:
+        args = ("run", "--task", "eval", "--model", "openai:loopback", "-M", f"base_url={server.base_url}",
+                "--data", data, "--quiet", "--out", out)
+        first = invoke(*args)
+        assert first.exit_code == 0, first.output  # was: exit 1 and "Rerun the same command to retry them"
+        text = " ".join(first.stderr.split())
+        assert "2 of 3 conversations are longer than the model accepts" in text and "--fit-history" in text
+        assert "Rerun the same command to retry them" not in text
+        summary = _summary(out)
+        assert summary["n_too_long"] == 2 and summary["n_errors"] == 0 and summary["n_generated"] == 1
+        sent = server.stats.requests
+        again = invoke(*args)  # a permanent outcome: nothing is asked again
+        assert again.exit_code == 0 and server.stats.requests == sent
+        fitted = invoke(*args[:-1], tmp_path / "fitted", "--fit-history")
+        assert fitted.exit_code == 0, fitted.output
+    summary = _summary(tmp_path / "fitted")
+    assert summary["n_too_long"] == 1 and summary["n_history_cut"] == 1
+    records = {json.loads(line)["case_id"]: json.loads(line)
+               for line in (tmp_path / "fitted" / "samples.jsonl").read_text(encoding="utf-8").splitlines()}
+    cut = records["long"]["extra"]["history_cut"]
+    assert cut["history_messages"] == 8 and 0 < cut["kept_messages"] < 8
+    assert cut["dropped_messages"] == 8 - cut["kept_messages"]
+    assert records["huge-query"]["status"] == "too_long" and records["short"]["extra"].get("history_cut") is None
+    assert "1 conversations were shortened to fit the model" in " ".join(fitted.stderr.split())

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cli_support import assert_clean_error, invoke, write_jsonl
+from cli_support import assert_clean_error, invoke, judge_rows, write_jsonl
 
 EVAL = ("--task", "eval", "--model", "scripted:echo", "--data", "demo", "--quiet")
 
@@ -97,3 +97,52 @@ def test_a_conversation_longer_than_the_context_is_recorded_not_retried(tmp_path
     assert cut["dropped_messages"] == 8 - cut["kept_messages"]
     assert records["huge-query"]["status"] == "too_long" and records["short"]["extra"].get("history_cut") is None
     assert "1 conversations were shortened to fit the model" in " ".join(fitted.stderr.split())
+
+
+def test_skipped_rows_are_said_and_listed_and_not_in_the_count(tmp_path: Path) -> None:
+    rows = judge_rows(4)
+    rows[1:1] = [{"cid": "broken-1"}]
+    rows.append({"cid": "broken-2", "ground_truth": 1})
+    data = write_jsonl(tmp_path / "judge.jsonl", rows)
+    out = tmp_path / "run"
+    seen: list[str] = []
+    from uxbench.cli.progress import RichProgress
+
+    original = RichProgress.__call__
+
+    def spy(self: RichProgress, event: object) -> None:
+        original(self, event)  # type: ignore[arg-type]
+        if getattr(event, "kind", "") == "start":
+            seen.append(f"{event.done}/{event.total}")  # type: ignore[attr-defined]
+
+    RichProgress.__call__ = spy  # type: ignore[method-assign]
+    try:
+        result = invoke("run", "--model", "scripted:always-good", "--data", data, "--skip-invalid", "--out", out)
+    finally:
+        RichProgress.__call__ = original  # type: ignore[method-assign]
+    assert result.exit_code == 0, result.output
+    assert seen == ["0/4"]  # was 0/6: the bar counted the invalid rows and ended at 4/6
+    text = " ".join(result.stderr.split())
+    assert text.count("2 invalid rows were skipped (--skip-invalid)") == 2  # when the run starts, and at its end
+    assert "".join(result.stderr.split()).count(str(out / "skipped_rows.jsonl")) == 2
+    listed = [json.loads(line) for line in (out / "skipped_rows.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [entry["line"] for entry in listed] == [2, 6] and all(entry["reason"] for entry in listed)
+    summary = _summary(out)
+    assert summary["skipped_rows"]["count"] == 2 and summary["n_samples"] == 4
+
+
+def test_data_validate_on_a_chat_log_points_to_mining(tmp_path: Path) -> None:
+    from cli_support import turn
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    write_jsonl(logs / "log.jsonl", [turn(f"c{c}", i, f"message {i}") for c in range(20) for i in range(4)])
+    result = invoke("data", "validate", logs)
+    assert result.exit_code == 1
+    text = " ".join(result.stderr.split())
+    assert "looks like a chat log (one turn per row: conversation_id, role, content)" in text
+    assert f"uxbench mine run {logs} --out mined/" in text
+    assert result.stdout.count("no user query") == 3 and "... and 77 more" in result.stdout  # was: 20 of 80 listed
+    # Task 1 rows with a few bad ones are not taken for a log.
+    rows = [*judge_rows(12), {"cid": "x"}]
+    assert "chat log" not in invoke("data", "validate", write_jsonl(tmp_path / "t1.jsonl", rows)).output

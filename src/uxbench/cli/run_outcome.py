@@ -22,6 +22,11 @@ def outcome_lines(summary: dict[str, Any], score_failures: int) -> tuple[list[st
              f"each counts as not good in the {rate} of all {n} cases and is left out of the {rate} of the scored "
              "replies")
     lines: list[str] = []
+    skipped = summary.get("skipped_rows") or {}
+    if skipped.get("count"):
+        listed = f": {summary.get('run_dir')}/{skipped['listed_in']}" if skipped.get("listed_in") else ""
+        lines.append(f"[yellow]{skipped['count']} invalid rows were skipped[/] (--skip-invalid); the figures are of "
+                     f"the {n} cases that ran. Each skipped row with its file, line and reason{listed}")
     if errors or score_failures:
         first = (summary.get("errors") or [None])[0]
         what = [f"{errors} of {n} samples failed"] if errors else []

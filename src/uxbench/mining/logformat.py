@@ -290,7 +290,7 @@ def detect_format(row: Mapping[str, Any]) -> str:
         return "canonical"
     raise DataError(
         "unrecognised row shape", hint="expected a canonical turn, a product-export row, or a messages / "
-        "ShareGPT conversation; pass --format to choose the adapter",
+        "ShareGPT conversation; pass --log-format to choose the adapter",
     )
 
 

@@ -45,6 +45,10 @@ class RunResult:
     interrupted: bool = False
 
 
+MAX_SKIPPED_LISTED = 100_000
+"""Skipped rows whose reasons a run keeps (in skipped_rows.jsonl); beyond that they are counted only."""
+
+
 def _sample_id(case_json: bytes, identity_hash: str) -> str:
     return hashlib.sha256(identity_hash.encode() + b"\0" + case_json).hexdigest()[:24]
 
@@ -75,6 +79,8 @@ async def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResul
         validate_provider_args(spec.strategy_model.model, spec.strategy_model.args, option="--strategy-arg")
         labeller = classifier_role(spec.strategy_model)
     source = load_cases(spec.data, task=spec.task, split=spec.split, skip_invalid=spec.skip_invalid)  # type: ignore[arg-type]
+    if spec.skip_invalid:
+        source = source.with_options(max_reasons=MAX_SKIPPED_LISTED)  # every skipped row is listed in the run
     source = curated(source, spec.data, spec.curation)  # cases excluded in `uxbench view` are left out
     source.require_nonempty()  # nothing read is an error that says why, before a run directory exists
 
@@ -216,7 +222,10 @@ async def _generate(
     """The generation step: run every selected case that has no successful record yet."""
     done = store.done_ids()
     chosen = _limit_selection(source, spec.limit)
-    total = source.count() if chosen is None else len(chosen)
+    # The bar counts the cases that run: invalid rows skipped, duplicates and curated cases are not among them.
+    total, already = _count_selected(source, chosen, done, identity_hash)
+    if source.skipped.count:
+        emit(note(_write_skipped(store, source)))
     if total == 0:
         raise DataError(
             f"No cases were read from {source.description}: there is nothing to run. Check that the input holds "
@@ -224,7 +233,6 @@ async def _generate(
         )
     selected: list[str] = []
     # The bar starts at the samples already done, and `done` only grows from there.
-    already = min(total, _already_done(source, chosen, done, identity_hash))
     state = {"done": already, "hits": 0, "counted": 0, "resumed": 0}
     by_class: dict[str, tuple[int, int]] = {}
     guard = FailureGuard("samples", store.path, "Check the model name, base_url and API key")
@@ -267,13 +275,34 @@ async def _generate(
     return selected, state["resumed"]
 
 
-def _already_done(source: Any, chosen: set[int] | None, done: set[str], identity_hash: str) -> int:
-    """How many of the selected cases have a finished record: a pass over the data, only when resuming (the
-    directory may hold records of cases this run does not select: a larger --limit before, or curation)."""
-    if not done:
-        return 0
-    return sum(1 for index, case in enumerate(source) if (chosen is None or index in chosen)
-               and _sample_id(case.__pydantic_serializer__.to_json(case), identity_hash) in done)
+def _count_selected(source: Any, chosen: set[int] | None, done: set[str], identity_hash: str) -> tuple[int, int]:
+    """(cases selected, of those with a finished record), by a pass over the data: the file's row count would
+    include invalid rows skipped, exact duplicates and curated cases, and the directory may hold records of
+    cases this run does not select (a larger --limit before, or curation)."""
+    total = already = 0
+    for index, case in enumerate(source):
+        if chosen is not None and index not in chosen:
+            continue
+        total += 1
+        if done and _sample_id(case.__pydantic_serializer__.to_json(case), identity_hash) in done:
+            already += 1
+    return total, already
+
+
+SKIPPED_ROWS = "skipped_rows.jsonl"
+"""The invalid rows `--skip-invalid` left out, one JSON object each (file, line, field, reason)."""
+
+
+def _write_skipped(store: RunStore, source: Any) -> str:
+    """Write every skipped row's reason into the run directory; returns the note that says so."""
+    from uxbench.fileio import atomic_write_lines
+
+    report = source.skipped
+    path = store.path / SKIPPED_ROWS
+    atomic_write_lines(path, (entry.model_dump_json().encode("utf-8") for entry in report.entries))
+    listed = "each" if len(report.entries) == report.count else f"the first {len(report.entries)}"
+    return (f"{report.count} invalid rows were skipped (--skip-invalid) and are not among the cases that run; "
+            f"{listed} with its file, line and reason: {path}")
 
 
 def _limit_selection(source: Any, limit: int | None) -> set[int] | None:
@@ -315,7 +344,11 @@ def _skipped(source: Any) -> dict[str, Any]:
     if report is None:
         return {"count": 0}
     if hasattr(report, "model_dump"):
-        return dict(report.model_dump(mode="json"))
+        dumped = dict(report.model_dump(mode="json"))
+        dumped["entries"] = dumped.get("entries", [])[:20]  # all of them are in SKIPPED_ROWS
+        if dumped.get("count"):
+            dumped["listed_in"] = SKIPPED_ROWS
+        return dumped
     return {"count": int(getattr(report, "count", 0))}
 
 

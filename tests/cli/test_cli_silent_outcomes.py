@@ -146,3 +146,70 @@ def test_data_validate_on_a_chat_log_points_to_mining(tmp_path: Path) -> None:
     # Task 1 rows with a few bad ones are not taken for a log.
     rows = [*judge_rows(12), {"cid": "x"}]
     assert "chat log" not in invoke("data", "validate", write_jsonl(tmp_path / "t1.jsonl", rows)).output
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])  # nothing listens there once the socket is closed
+
+
+def test_a_missing_key_an_unreachable_server_or_device_stop_before_the_run_starts(
+        tmp_path: Path, monkeypatch: object) -> None:
+    import pytest
+
+    mp: pytest.MonkeyPatch = monkeypatch  # type: ignore[assignment]
+    mp.delenv("OPENAI_API_KEY", raising=False)
+    mp.delenv("OPENAI_BASE_URL", raising=False)
+    data = write_jsonl(tmp_path / "judge.jsonl", judge_rows(4))
+    out = tmp_path / "run"
+    result = invoke("run", "--model", "openai:gpt-4o-mini", "--data", data, "--out", out)
+    assert_clean_error(result, "--model openai:gpt-4o-mini", "needs an API key", "$OPENAI_API_KEY is not set")
+    assert not out.exists()
+    dead = f"http://127.0.0.1:{_closed_port()}/v1"
+    result = invoke("run", "--model", "openai:m", "-M", f"base_url={dead}", "--data", data, "--out", out)
+    assert_clean_error(result, f"Cannot reach {dead}", "is the server running there?")
+    assert not out.exists()
+    # The judge of Tasks 2/3 is checked before a single reply is generated.
+    from uxbench.testing import LoopbackConfig, LoopbackServer
+
+    with LoopbackServer(LoopbackConfig(default_answer="a reply")) as server:
+        result = invoke("run", "--task", "eval", "--model", "openai:m", "-M", f"base_url={server.base_url}",
+                        "--data", "demo", "--judge", "openai:grm", "-J", f"base_url={dead}", "--out", out)
+        assert server.stats.requests == 0
+    assert_clean_error(result, "--judge openai:grm", "Cannot reach")
+    assert not out.exists()
+    # An in-process model on a device that is not there: said before any weights load.
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        weights = tmp_path / "weights"
+        weights.mkdir()
+        result = invoke("run", "--model", f"hf:{weights}", "-M", "device=cuda", "--data", data, "--out", out)
+        assert_clean_error(result, "-M device=cuda", "sees no CUDA GPU on this machine", "device=cpu")
+        assert not out.exists()
+    # mine run: before any stage runs.
+    from cli_support import turn
+
+    log = write_jsonl(tmp_path / "log.jsonl", [turn("c1", i, f"message {i}") for i in range(4)])
+    result = invoke("mine", "run", log, "--out", tmp_path / "mined", "--model", "openai:gpt-4o-mini")
+    assert_clean_error(result, "needs an API key")
+    assert not (tmp_path / "mined").exists()
+
+
+def test_a_run_stopped_before_any_sample_finished_leaves_no_directory(tmp_path: Path) -> None:
+    from cli_support import judge_row
+
+    from uxbench.testing import LoopbackConfig, LoopbackServer
+
+    rows = [judge_row(f"c{i}", "good", "good") for i in range(10)]
+    for row in rows:
+        row["agent_response_full"] += " [[FAULT:401]]"
+    data = write_jsonl(tmp_path / "judge.jsonl", rows)
+    out = tmp_path / "runs" / "judge-run"
+    with LoopbackServer(LoopbackConfig()) as server:
+        result = invoke("run", "--model", "openai:loopback", "-M", f"base_url={server.base_url}", "--quiet",
+                        "--data", data, "--out", out, "--max-attempts", "1", "--concurrency", "1")
+    assert_clean_error(result, "all failed, so the run was stopped", "nothing was kept")
+    assert not out.exists()  # was: a directory with a manifest and no summary, which `leaderboard runs/*` trips on

@@ -69,6 +69,10 @@ def run(
     check_format(log_format)
     check_output_dir(out, "--out directory")
     require_turns(logs, log_format, skip_invalid=skip_invalid)  # nothing to read: say so before writing anything
+    if model is not None and not no_llm:  # a missing key or an unreachable server: one error before any stage
+        from uxbench.orchestrate.preflight import check_models
+
+        asyncio.run(check_models([("--model", model, config.model_args)]))
 
     def say(line: str) -> None:
         if not quiet:

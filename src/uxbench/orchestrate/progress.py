@@ -44,7 +44,9 @@ ProgressFn = Callable[[ProgressEvent], None]
 class FailureGuard:
     """Counts a step's outcomes; raises `RunAborted` when the first `ABORT_AFTER_ERRORS` all failed."""
 
-    def __init__(self, what: str, where: Path, hint: str) -> None:
+    def __init__(self, what: str, where: Path | None, hint: str) -> None:
+        """`where`: the directory that keeps the finished samples, or None when the run leaves none (a new
+        directory is removed when a run stops before any sample finished)."""
         self.what = what
         self.where = where
         self.hint = hint
@@ -63,8 +65,9 @@ class FailureGuard:
         if self.ok == 0 and self.errors >= ABORT_AFTER_ERRORS:
             # Nothing has worked yet: a wrong base URL, key or model name. Stop instead of spending retries on
             # every remaining sample.
+            kept = (f"finished samples are saved in {self.where}, and rerunning the same command retries the failed "
+                    "ones" if self.where is not None else "nothing was kept, so fix it and run the same command again")
             raise RunAborted(
                 f"The first {self.errors} {self.what} all failed, so the run was stopped. First error: "
-                f"{self.first_errors[0].rstrip('.')}. {self.hint}; finished samples are saved in {self.where}, "
-                "and rerunning the same command retries the failed ones."
+                f"{self.first_errors[0].rstrip('.')}. {self.hint}; {kept}."
             )

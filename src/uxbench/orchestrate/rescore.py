@@ -10,6 +10,7 @@ from pathlib import Path
 
 from uxbench.errors import ConfigError
 from uxbench.orchestrate.finished_run import CallSettings, open_finished_run, refresh_summary, run_with_model
+from uxbench.orchestrate.preflight import check_models
 from uxbench.orchestrate.primary import choose_primary
 from uxbench.orchestrate.progress import ProgressFn, note
 from uxbench.orchestrate.runner import RunResult
@@ -36,6 +37,7 @@ async def score_run(
     from uxbench.orchestrate.scoring_step import judge_role, judges_in_manifest, score_step
 
     validate_provider_args(judge.model, judge.args, option="--judge-arg")
+    await check_models([("--judge", judge.model, judge.args)])
     role = judge_role(judge)
     calls = CallSettings(use_cache=use_cache, cache_path=cache_path, max_attempts=max_attempts, timeout_s=timeout_s)
     async with open_finished_run(run_dir, command="uxbench score", verb="score") as run:

@@ -20,6 +20,7 @@ from uxbench.dirlock import LOCK_FILE, hold_dir_lock
 from uxbench.errors import ConfigError, DataError
 from uxbench.fileio import remove_stale_temps
 from uxbench.orchestrate.pool import run_pool
+from uxbench.orchestrate.preflight import check_models
 from uxbench.orchestrate.primary import choose_primary
 from uxbench.orchestrate.progress import (
     ABORT_AFTER_ERRORS,
@@ -83,6 +84,7 @@ async def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResul
         source = source.with_options(max_reasons=MAX_SKIPPED_LISTED)  # every skipped row is listed in the run
     source = curated(source, spec.data, spec.curation)  # cases excluded in `uxbench view` are left out
     source.require_nonempty()  # nothing read is an error that says why, before a run directory exists
+    await check_models(_roles(spec))  # a missing key, an unreachable server, no GPU: one error, before anything
 
     fingerprint = source.fingerprint()  # hashes the whole input: once
     identity = mf.run_identity(
@@ -92,10 +94,41 @@ async def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResul
     identity_hash = mf.content_hash(identity)
     run_id = f"{spec.task}-{mf.slug(spec.model)}-{identity_hash[:10]}"
     run_dir = spec.out if spec.out is not None else spec.runs_root / run_id
-    with hold_dir_lock(run_dir, command=f"uxbench run --task {spec.task}", what="run directory"):
-        prepared = _Prepared(task=task, role=role, labeller=labeller, source=source, identity=identity,
-                             identity_hash=identity_hash, run_id=run_id, run_dir=run_dir)
-        return await _execute_locked(spec, prepared, progress)
+    new_dir = not run_dir.exists() or not any(run_dir.iterdir())
+    try:
+        with hold_dir_lock(run_dir, command=f"uxbench run --task {spec.task}", what="run directory"):
+            prepared = _Prepared(task=task, role=role, labeller=labeller, source=source, identity=identity,
+                                 identity_hash=identity_hash, run_id=run_id, run_dir=run_dir, new_dir=new_dir)
+            return await _execute_locked(spec, prepared, progress)
+    except BaseException:
+        if new_dir:
+            _remove_if_nothing_done(run_dir)
+        raise
+
+
+def _roles(spec: RunSpec) -> list[tuple[str, str, dict[str, str]]]:
+    roles = [("--model", spec.model, spec.model_args)]
+    if spec.judge is not None:
+        roles.append(("--judge", spec.judge.model, spec.judge.args))
+    if spec.strategy_model is not None:
+        roles.append(("--strategy-model", spec.strategy_model.model, spec.strategy_model.args))
+    return roles
+
+
+def _remove_if_nothing_done(run_dir: Path) -> None:
+    """A run directory this invocation created and that holds no finished sample goes again: it would only be
+    a directory without a summary for `report` and `leaderboard` to trip over."""
+    import shutil
+
+    store = RunStore(run_dir)
+    try:
+        finished = bool(store.done_ids()) if (run_dir / SAMPLES_DB).exists() else False
+    except Exception:  # a store that cannot be read holds nothing worth keeping either
+        finished = False
+    finally:
+        store.close()
+    if not finished:
+        shutil.rmtree(run_dir, ignore_errors=True)
 
 
 @dataclass
@@ -110,6 +143,8 @@ class _Prepared:
     identity_hash: str
     run_id: str
     run_dir: Path
+    new_dir: bool
+    """The directory did not exist (or was empty) before this invocation."""
 
 
 async def _execute_locked(spec: RunSpec, prepared: _Prepared, progress: ProgressFn | None) -> RunResult:
@@ -169,7 +204,8 @@ async def _execute_locked(spec: RunSpec, prepared: _Prepared, progress: Progress
     started = time.monotonic()
     judge_model = strategy_model = None
     try:
-        selected, resumed = await _generate(store, task, model, source, spec, identity_hash, concurrency, emit)
+        selected, resumed = await _generate(store, task, model, source, spec, identity_hash, concurrency, emit,
+                                            prepared.new_dir)
         store.write_selection(selected)
         if role is not None:
             judge_model = create_model(
@@ -217,7 +253,7 @@ async def _execute_locked(spec: RunSpec, prepared: _Prepared, progress: Progress
 
 async def _generate(
     store: RunStore, task: Any, model: Any, source: Any, spec: RunSpec, identity_hash: str, concurrency: int,
-    emit: ProgressFn,
+    emit: ProgressFn, new_dir: bool,
 ) -> tuple[list[str], int]:
     """The generation step: run every selected case that has no successful record yet."""
     done = store.done_ids()
@@ -235,7 +271,7 @@ async def _generate(
     # The bar starts at the samples already done, and `done` only grows from there.
     state = {"done": already, "hits": 0, "counted": 0, "resumed": 0}
     by_class: dict[str, tuple[int, int]] = {}
-    guard = FailureGuard("samples", store.path, "Check the model name, base_url and API key")
+    guard = FailureGuard("samples", None if new_dir else store.path, "Check the model name, base_url and API key")
 
     def pending() -> Any:
         for index, case in enumerate(source):

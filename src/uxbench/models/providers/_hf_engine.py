@@ -87,6 +87,43 @@ def pick_device(device: str) -> str:
     return device
 
 
+def check_device(device: str) -> None:
+    """A ConfigError unless torch can use `device` here (cuda, cuda:N, mps; cpu and auto always can)."""
+    if device in ("", "auto", "cpu"):
+        return
+    try:
+        import torch
+    except ImportError:
+        raise MissingDependencyError("torch", "local", "The hf provider") from None
+    if device.startswith("cuda"):
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        index = device.partition(":")[2]
+        if count == 0:
+            build = "a CPU-only build" if torch.version.cuda is None else f"built for CUDA {torch.version.cuda}"
+            raise ConfigError(f"-M device={device}: torch {torch.__version__} ({build}) sees no CUDA GPU on this "
+                              "machine. Use -M device=cpu (or auto), or run where a GPU is.")
+        if index.isdigit() and int(index) >= count:
+            raise ConfigError(f"-M device={device}: this machine has {count} CUDA device(s), cuda:0 to "
+                              f"cuda:{count - 1}.")
+    elif device == "mps" and not torch.backends.mps.is_available():
+        raise ConfigError("-M device=mps: the Apple GPU (MPS) is not available here. Use -M device=cpu or auto.")
+
+
+def check_hub_cache(repo: str) -> None:
+    """A ConfigError unless the hub model `repo` is in the local Hugging Face cache (loads are offline)."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:
+        return  # transformers brings it; without it the load itself says what is missing
+    try:
+        found = try_to_load_from_cache(repo, "config.json")
+    except Exception:  # a malformed repo id: the load's own error names it
+        return
+    if not isinstance(found, str):
+        raise ConfigError(f"hf:{repo} is not in the Hugging Face cache of this machine, and downloads are off: "
+                          f"download it first (`huggingface-cli download {repo}`) or pass -M allow_download=true.")
+
+
 def pick_dtype(dtype: str, device: str) -> Any:
     import torch
 

@@ -140,6 +140,12 @@ class HFModel(ModelAPI):
             "max_new_tokens": self.max_new_tokens,  # the cap when a request sets no max_tokens
         }
 
+    async def preflight(self) -> None:
+        """The device exists and the weights are on this machine (or may be downloaded), before they load."""
+        engine.check_device(self.device)
+        if not self.source.local and not self.allow_download:
+            engine.check_hub_cache(self.source.path)
+
     def run_batch(self, prompts: list[list[dict[str, str]]], config: GenerateConfig) -> list[ModelOutput]:
         """Worker-thread entry point: load on first use, then generate one batch."""
         try:

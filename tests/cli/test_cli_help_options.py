@@ -185,7 +185,7 @@ def test_run_score_and_report_print_the_cost_and_any_format(tmp_path: Any) -> No
     data = write_jsonl(tmp_path / "judge.jsonl", judge_rows(6))
     task1 = invoke("run", "--model", "scripted:always-good", "--quiet", "--data", data, "--out", tmp_path / "t1")
     assert task1.exit_code == 0, task1.output
-    cost = "Cost: $0.0000; model scripted:always-good: 6 requests, "
+    cost = "Cost: $0.0000; model scripted:always-good: 6 answers, "
     assert cost in " ".join(task1.stdout.split())
     assert cost in " ".join(invoke("report", tmp_path / "t1").stdout.split())
     eval_dir = tmp_path / "t2"

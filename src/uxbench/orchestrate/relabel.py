@@ -10,6 +10,7 @@ from uxbench.orchestrate.preflight import check_models
 from uxbench.orchestrate.progress import ProgressFn
 from uxbench.orchestrate.runner import RunResult
 from uxbench.orchestrate.spec import StrategySpec
+from uxbench.orchestrate.summary import usage_key
 from uxbench.tasks.base import SummaryOptions
 
 
@@ -46,5 +47,6 @@ async def label_run(
             spec.model, spec.args, spec.concurrency, calls,
             lambda model: strategy_step(run.store, role, model, selected=run.selected,
                                         concurrency=model.limiter.max_concurrency, progress=progress),
+            sent_to=(run.store, usage_key(role.key)),
         )
         return refresh_summary(run, summary_options, strategy_labelling={"classifier": role.key, **outcome, **spent})

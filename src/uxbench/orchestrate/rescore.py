@@ -15,6 +15,7 @@ from uxbench.orchestrate.primary import choose_primary
 from uxbench.orchestrate.progress import ProgressFn, note
 from uxbench.orchestrate.runner import RunResult
 from uxbench.orchestrate.spec import JudgeSpec
+from uxbench.orchestrate.summary import usage_key
 from uxbench.tasks.base import SummaryOptions
 
 
@@ -57,5 +58,6 @@ async def score_run(
             judge.model, judge.args, judge.concurrency, calls,
             lambda model: score_step(run.store, run.task, role, model, selected=run.selected,
                                      concurrency=model.limiter.max_concurrency, progress=progress),
+            sent_to=(run.store, usage_key(role.key)),
         )
         return refresh_summary(run, summary_options, scoring={"judge": role.key, **outcome, **spent})

@@ -152,7 +152,7 @@ async def _execute_locked(spec: RunSpec, prepared: _Prepared, progress: Progress
     from uxbench.models.model import create_model
     from uxbench.orchestrate.scoring_step import judges_in_manifest, score_step
     from uxbench.orchestrate.strategy_step import classifiers_in_manifest, strategy_step
-    from uxbench.orchestrate.summary import run_summary
+    from uxbench.orchestrate.summary import run_summary, usage_key
     from uxbench.runtime.cache import ResponseCache, default_cache_path
     from uxbench.runtime.retry import RetryPolicy
 
@@ -169,6 +169,7 @@ async def _execute_locked(spec: RunSpec, prepared: _Prepared, progress: Progress
     cache = ResponseCache(spec.cache_path or default_cache_path()) if spec.use_cache else None
     retry = RetryPolicy(max_attempts=spec.max_attempts, timeout_s=spec.timeout_s)
     model = create_model(spec.model, spec.model_args, max_concurrency=spec.concurrency, cache=cache, retry=retry)
+    model.on_send = lambda: store.count_sent("model")
     concurrency = model.limiter.max_concurrency
     judges = judges_in_manifest(previous or {})
     primary, primary_note = (previous or {}).get("primary_judge"), None
@@ -212,6 +213,7 @@ async def _execute_locked(spec: RunSpec, prepared: _Prepared, progress: Progress
                 role.spec.model, role.spec.args, cache=cache, retry=retry,
                 max_concurrency=role.spec.concurrency or spec.concurrency,
             )
+            judge_model.on_send = lambda: store.count_sent(usage_key(role.key))
             await score_step(store, task, role, judge_model, selected=selected,
                              concurrency=judge_model.limiter.max_concurrency, progress=progress)
         if labeller is not None:
@@ -219,6 +221,7 @@ async def _execute_locked(spec: RunSpec, prepared: _Prepared, progress: Progress
                 labeller.spec.model, labeller.spec.args, cache=cache, retry=retry,
                 max_concurrency=labeller.spec.concurrency or spec.concurrency,
             )
+            strategy_model.on_send = lambda: store.count_sent(usage_key(labeller.key))
             await strategy_step(store, labeller, strategy_model, selected=selected,
                                 concurrency=strategy_model.limiter.max_concurrency, progress=progress)
     except (asyncio.CancelledError, KeyboardInterrupt, RunAborted):

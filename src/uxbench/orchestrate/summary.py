@@ -44,6 +44,11 @@ def usage_of(records: Iterable[SampleRecord | ScoreRecord], spec: str, prices: P
     return usage
 
 
+def usage_key(judge_key: str) -> str:
+    """The role of a judge or strategy model in `summary.usage` and in the store's count of requests sent."""
+    return f"{'strategy' if is_strategy_key(judge_key) else 'judge'}:{judge_key}"
+
+
 def score_lookup(store: RunStore, judges: dict[str, dict[str, Any]], selected: list[str] | None) -> ScoreLookup:
     """Every judge with scores in the store, with what the manifest says of it."""
     lookup: ScoreLookup = {}
@@ -73,15 +78,17 @@ def summarize_store(
     prices = PriceTable.default()
     usage: dict[str, Any] = {"model": {"spec": model_spec, **usage_of(store.iter_records(selected), model_spec,
                                                                          prices).to_dict()}}
+    sent = store.sent()
     costs = [usage["model"]["cost_usd"]]
     for key in (lookup or {}):
         spec = judges.get(key, {}).get("spec")
         if not spec:
             continue
         entry = usage_of(store.iter_scores(key, selected), str(spec), prices).to_dict()
-        role = "strategy" if is_strategy_key(key) else "judge"
-        usage[f"{role}:{key}"] = {"spec": spec, **entry}
+        usage[usage_key(key)] = {"spec": spec, **entry}
         costs.append(entry["cost_usd"])
+    for role, entry in usage.items():
+        entry["requests_sent"] = sent.get(role)  # None: a run made before requests were counted as sent
     summary["usage"] = usage
     summary["cost_usd"] = None if any(c is None for c in costs) else round(sum(costs), 6)
     summary["summary_options"] = options.model_dump()

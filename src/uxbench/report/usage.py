@@ -20,9 +20,14 @@ def _entry_text(key: str, entry: dict[str, Any]) -> str:
     cached = int(entry.get("cache_hits") or 0)
     tokens_in = int(entry.get("input_tokens") or 0) + int(entry.get("cached_input_tokens") or 0)
     tokens_out = int(entry.get("output_tokens") or 0) + int(entry.get("cached_output_tokens") or 0)
-    text = f"{_role(key)} {entry.get('spec')}: {requests:,} requests"
+    text = f"{_role(key)} {entry.get('spec')}: {requests:,} answers"
     if cached:
-        text += f" ({cached:,} answered from the cache, free)"
+        text += f" ({cached:,} from the cache, free)"
+    sent = entry.get("requests_sent")
+    if isinstance(sent, int) and sent != requests - cached:
+        extra = sent - (requests - cached)
+        text += (f", {sent:,} requests sent ({extra:,} retried, failed or lost to an interruption: their tokens are "
+                 "not counted)" if extra > 0 else f", {sent:,} requests sent")
     text += f", {tokens_in:,} input + {tokens_out:,} output tokens, {format_cost(entry.get('cost_usd'))}"
     return text
 

@@ -213,3 +213,45 @@ def test_a_run_stopped_before_any_sample_finished_leaves_no_directory(tmp_path: 
                         "--data", data, "--out", out, "--max-attempts", "1", "--concurrency", "1")
     assert_clean_error(result, "all failed, so the run was stopped", "nothing was kept")
     assert not out.exists()  # was: a directory with a manifest and no summary, which `leaderboard runs/*` trips on
+
+
+def _complaint_log(path: Path) -> Path:
+    from cli_support import turn
+
+    rows = []
+    for c in range(3):
+        rows += [turn(f"c{c}", 0, "How do I make my IP address static on a Mac?"),
+                 turn(f"c{c}", 1, "Open the Control Panel and choose Network and Sharing Center."),
+                 turn(f"c{c}", 2, "That's wrong, I said Mac, not Windows. Useless answer."),
+                 turn(f"c{c}", 3, "Sorry: open System Settings, Network, Details, TCP/IP, Manually.")]
+    return write_jsonl(path, rows)
+
+
+def test_mine_run_where_every_agent_call_fails_is_an_error_with_the_cause(tmp_path: Path) -> None:
+    from uxbench.testing import LoopbackConfig, LoopbackServer
+
+    log = _complaint_log(tmp_path / "log.jsonl")
+    out = tmp_path / "mined"
+    with LoopbackServer(LoopbackConfig(echo_headers_status=401)) as server:
+        result = invoke("mine", "run", log, "--out", out, "--model", "openai:loopback", "-M",
+                        f"base_url={server.base_url}", "--quiet")
+        assert server.stats.requests > 0
+    # was: exit 0 and "0 cases selected", the failures only in stage_counts.json
+    assert_clean_error(result, "of batch 0 failed", "FatalModelError HTTP 401",
+                       "Check the model name, base_url and API key")
+    assert (out / "work").is_dir()  # the deterministic stages' checkpoints are kept for the rerun
+
+
+def test_mine_run_counts_failed_agent_calls_by_cause(tmp_path: Path) -> None:
+    from uxbench.mining.pipeline.llm_stages import failure_causes
+    from uxbench.testing import LoopbackConfig, LoopbackServer
+
+    log = _complaint_log(tmp_path / "log.jsonl")
+    out = tmp_path / "mined"
+    with LoopbackServer(LoopbackConfig(default_answer="not JSON at all")) as server:
+        result = invoke("mine", "run", log, "--out", out, "--model", "openai:loopback", "-M",
+                        f"base_url={server.base_url}", "--quiet")
+    assert_clean_error(result, "(1 invalid output)", "the first: invalid output")  # one session: the rest are copies
+    counts = {"exchanges_miner_bad": 5, "exchanges_judge_bad": 2, "failed:invalid output": 2,
+              "failed:FatalModelError HTTP 401": 1, "failed_calls_miner_bad": 3, "candidates": 0}
+    assert failure_causes(counts) == (7, 3, {"invalid output": 2, "FatalModelError HTTP 401": 1})

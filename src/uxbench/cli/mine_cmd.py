@@ -92,6 +92,15 @@ def run(
     )
     for line in _count_notes(counts):
         typer.echo(line)
+    agents = counts.get("agents") or {}
+    if agents:
+        from uxbench.mining.pipeline.llm_stages import failure_causes
+
+        exchanges, failed, causes = failure_causes(agents)
+        if failed:
+            by_cause = ", ".join(f"{n} {cause}" for cause, n in sorted(causes.items(), key=lambda x: -x[1]))
+            typer.secho(f"{failed} of {exchanges} agent exchanges failed ({by_cause}); their sessions gave no "
+                        f"case. Counts per agent: {out / 'stage_counts.json'}", err=True, fg=typer.colors.YELLOW)
     for name, path in sorted(result.outputs.items()):
         typer.echo(f"  {name}: {path}")
     typer.echo(f"Next: `uxbench mine report {out}` (signal rates, failure patterns, recovery), "

@@ -255,3 +255,21 @@ def test_mine_run_counts_failed_agent_calls_by_cause(tmp_path: Path) -> None:
     counts = {"exchanges_miner_bad": 5, "exchanges_judge_bad": 2, "failed:invalid output": 2,
               "failed:FatalModelError HTTP 401": 1, "failed_calls_miner_bad": 3, "candidates": 0}
     assert failure_causes(counts) == (7, 3, {"invalid output": 2, "FatalModelError HTTP 401": 1})
+
+
+def test_the_end_of_run_line_says_where_failed_samples_are_counted(tmp_path: Path) -> None:
+    from uxbench.testing import LoopbackConfig, LoopbackServer
+
+    rows = [_eval_row(f"ok{i}", [20, 20]) for i in range(3)] + [_eval_row("bad", [20, 20], "q [[FAULT:400]]")]
+    data = write_jsonl(tmp_path / "eval.jsonl", rows)
+    with LoopbackServer(LoopbackConfig(default_answer="a reply")) as server:
+        result = invoke("run", "--task", "eval", "--model", "openai:loopback", "-M", f"base_url={server.base_url}",
+                        "--judge", "scripted:always-good", "--data", data, "--quiet", "--out", tmp_path / "run")
+    assert result.exit_code == 1, result.output
+    text = " ".join(result.stderr.split())
+    # was: "they are not in the figures", while the Good % of all cases counts them as not good
+    assert "1 of 4 samples failed: each counts as not good in the Good % of all 4 cases and is left out of the " \
+        "Good % of the scored replies" in text
+    summary = _summary(tmp_path / "run")
+    judge = summary["judges"][summary["primary_judge"]]["metrics"]
+    assert "they are not in the figures" not in text and judge["n_cases"] == 4

@@ -28,12 +28,12 @@ import pyarrow.parquet as pq
 
 from uxbench.errors import ConfigError
 from uxbench.fileio import atomic_write_lines
-from uxbench.mining.agents import AgentConfig, AgentReport, Candidate, run_agents
+from uxbench.mining.agents import AgentReport, Candidate, run_agents
 from uxbench.mining.datacard import write_data_card
 from uxbench.mining.export import export_cases
 from uxbench.mining.llm import Tick, default_cache_path, open_model
 from uxbench.mining.pipeline import registry
-from uxbench.mining.pipeline.config import MineConfig
+from uxbench.mining.pipeline.config import agent_config
 from uxbench.mining.pipeline.engine import commit_batch
 from uxbench.mining.pipeline.outputs import CANDIDATES, CASES_DIR, DATA_CARD, DATA_CARD_JSON
 from uxbench.mining.pipeline.progress import StageProgress, StageTick
@@ -174,13 +174,6 @@ def _all_failed(batch: int, report: AgentReport) -> ConfigError:
         "use a model that follows the agents' JSON format), then rerun the same command: the finished stages "
         "are kept, and this batch is asked again."
     )
-
-
-def agent_config(config: MineConfig) -> AgentConfig:
-    try:
-        return AgentConfig(**config.agent_options)
-    except ValueError as exc:
-        raise ConfigError(f"invalid agent settings: {exc}") from None
 
 
 async def run_agents_stage(ctx: RunContext, stage: StageDir, model: Model, ticks: StageTick | None) -> None:

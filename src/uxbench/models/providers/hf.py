@@ -120,7 +120,7 @@ class HFModel(ModelAPI):
             remember_secret(os.environ.get(var))
         self.source = engine.resolve_source(model_name)
         self.device = p.device.strip().lower()
-        self.dtype = p.dtype or ("float32" if self.source.gguf_file else "auto")
+        self.dtype = p.dtype or self.source.default_dtype
         self.max_batch_size = p.max_batch_size
         self.max_new_tokens = p.max_new_tokens
         offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")

@@ -28,7 +28,8 @@ from pathlib import Path
 
 from uxbench.data.schema import JudgeCase
 from uxbench.data.timestamps import parse_timestamp
-from uxbench.judge_train.rows import LoadReport, TrainRow
+from uxbench.judge_train.rows import LoadReport as LoadReport  # re-exported: callers import them from here
+from uxbench.judge_train.rows import TrainRow as TrainRow
 
 CONVERSATION_KEYS = ("conversation_id", "conv_id", "session_id", "dialog_id", "dialogue_id")
 ID_SEPARATORS = ("#", "/")

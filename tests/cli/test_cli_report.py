@@ -43,7 +43,7 @@ def test_report_of_a_finished_run_in_every_format(finished: Path) -> None:
     assert "Avg-Acc" in invoke("report", finished).output
     compared = invoke("report", finished, finished)
     assert compared.exit_code == 0 and "Paired tests" in compared.output
-    assert_clean_error(invoke("report", finished, "--format", "xml"), "--format must be")
+    assert_clean_error(invoke("report", finished, "--format", "xml"), "is not a format: choose table, md, csv or json")
 
 
 def test_other_bootstrap_settings_recompute_the_summary_and_rerun_nothing(finished: Path, tmp_path: Path) -> None:

@@ -120,3 +120,19 @@ def test_a_resumed_run_emits_a_start_at_the_done_count_and_monotone_samples(tmp_
     assert dones == list(range(7, 13))
     last = [e for e in events if e.kind == "sample"][-1]
     assert last.metric_by_class is not None and sum(n for _, n in last.metric_by_class.values()) == 6
+
+
+def test_tokens_being_written_show_between_finished_samples() -> None:
+    # was: 0/N for minutes while a CPU batch wrote its first replies
+    bar, _clock, _out = _bar()
+    bar(ProgressEvent("start", 0, 6, run_dir=Path("runs/x")))
+    gen = logging.getLogger("uxbench.models.generate")
+    assert gen.isEnabledFor(logging.INFO)  # the engine reports only when someone shows it
+    gen.info("3 of at most 64 tokens", extra={"uxbench_tokens": (3, 64, 2)})
+    assert "0/6" in bar.render() and "2 replies at 3/64 tokens" in bar.render()
+    bar(_sample(2, 6))
+    gen.info("10 of at most 64 tokens", extra={"uxbench_tokens": (10, 64, 4)})
+    line = bar.render()
+    assert "2/6" in line and "4 replies at 10/64 tokens" in line and line.count("\n") == 1  # one line of 80
+    bar(ProgressEvent("end", 6, 6))
+    assert not gen.handlers and not gen.isEnabledFor(logging.INFO)  # no listener left, no ticks computed

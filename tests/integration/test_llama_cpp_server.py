@@ -49,10 +49,9 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    from uxbench.models.providers._hf_engine import resolve_source
+    from uxbench.models.embedded import embedded_model
 
-    source = resolve_source("embedded")
-    gguf = Path(source.path) / str(source.gguf_file)
+    gguf = embedded_model()  # llama.cpp serves the GGUF file itself
     port = _free_port()
     log = (tmp_path_factory.mktemp("llama") / "server.log").open("w")
     proc = subprocess.Popen(

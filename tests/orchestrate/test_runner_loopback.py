@@ -118,11 +118,10 @@ def test_a_run_where_nothing_works_stops_early(tmp_path: Path, loopback: Loopbac
     data = write_jsonl(tmp_path / "cases.jsonl", rows)
     with pytest.raises(RunAborted, match="all failed") as info:
         asyncio.run(execute(_spec(data, tmp_path / "run", loopback)))
-    assert "400" in str(info.value)
-    # stopped well before trying every sample; what finished is on disk
-    db = sqlite3.connect(tmp_path / "run" / "samples.sqlite")
-    n = db.execute("SELECT COUNT(*) FROM records").fetchone()[0]
-    assert ABORT_AFTER_ERRORS <= n < 40
+    assert "400" in str(info.value) and "nothing was kept" in str(info.value)
+    # stopped well before trying every sample; the new directory held no finished sample, so it is gone
+    assert ABORT_AFTER_ERRORS <= loopback.stats.requests < 40
+    assert not (tmp_path / "run").exists()
 
 
 def test_verdict_from_logprobs_reads_the_first_token_distribution(tmp_path: Path, loopback: LoopbackServer) -> None:

@@ -24,7 +24,7 @@ from uxbench.scoring.prompts import (
     template_files,
     template_hashes,
 )
-from uxbench.scoring.prompts.render import example_answer, resolve_lang
+from uxbench.scoring.prompts.render import detect_lang, example_answer, resolve_lang
 from uxbench.tasks.judge import JudgeOptions, JudgeTask
 from uxbench.tasks.registry import create_task
 
@@ -155,6 +155,18 @@ def test_language_choice() -> None:
     assert resolve_lang(zh_case(), "en") == "en"  # an explicit option wins over both
     mixed = en_case(query="请解释一下 Python 的 GIL 是什么", response="GIL 是全局解释器锁。")
     assert resolve_lang(mixed, "auto") == "zh"
+    system = build_messages(en_case(), JudgeOptions())[0].content
+    assert system.startswith("You are")
+
+
+def test_only_text_with_han_characters_gets_the_chinese_template() -> None:
+    # was: no Han character and no Latin word (0 >= 0) went to zh
+    russian = en_case(query="Почему мой код не работает?", response="Проверьте отступы в строке 3.")
+    thai = en_case(query="ช่วยแปลประโยคนี้หน่อย", response="ได้เลยครับ")
+    assert resolve_lang(russian, "auto") == "en" and resolve_lang(thai, "auto") == "en"
+    assert detect_lang([]) == "en" and detect_lang(["", "123 !?"]) == "en"
+    assert detect_lang(["Почему 为什么"]) == "zh"  # a Han character and no Latin word
+    assert detect_lang(["ok 好"]) == "zh" and detect_lang(["ok ok 好"]) == "en"
     system = build_messages(en_case(), JudgeOptions())[0].content
     assert system.startswith("You are")
 

@@ -6,22 +6,20 @@ from typing import Annotated
 
 import typer
 
+from uxbench.cli.options import format_option, width_option
+
 
 def bias(
     paths: Annotated[list[str], typer.Argument(help="Run directories (Tasks 2/3 scored by one or more judges; Task 1 runs for calibration), `uxbench pairwise` directories, globs or parent directories.")],  # noqa: E501
-    format: Annotated[str, typer.Option("--format", help="table | md | csv | json")] = "table",
+    format: Annotated[str, format_option()] = "table",
     n_boot: Annotated[int, typer.Option("--n-boot", min=1, help="Bootstrap rounds (kappa, length-controlled Good%).")] = 1000,  # noqa: E501
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
     models: Annotated[str | None, typer.Option(help="A model table (YAML) extending the bundled one and $UXBENCH_MODELS.", show_default="the bundled table and $UXBENCH_MODELS")] = None,  # noqa: E501
-    width: Annotated[int | None, typer.Option(min=40, help="Table width (default: the terminal's).", show_default="the terminal's")] = None,  # noqa: E501
+    width: Annotated[int | None, width_option()] = None,
 ) -> None:
     from uxbench.data.model_meta import ModelTable
-    from uxbench.errors import ConfigError
     from uxbench.report.bias import bias_report
     from uxbench.report.bias_render import render_bias
-    from uxbench.report.render import FORMATS
 
-    if format not in FORMATS:
-        raise ConfigError(f"--format must be one of {', '.join(FORMATS)}, not '{format}'.")
     report = bias_report(paths, n_boot=n_boot, seed=seed, table=ModelTable.default(models))
     typer.echo(render_bias(report, format, width=width), nl=False)  # type: ignore[arg-type]

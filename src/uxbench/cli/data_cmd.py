@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from uxbench.cli.options import format_option
+
 app = typer.Typer(no_args_is_help=True)
 
 
@@ -18,9 +20,9 @@ _TASK_TITLES = {"judge": "Task 1 (judge)", "eval": "Task 2 (eval)", "recovery": 
 def validate(
     path: Annotated[str, typer.Argument(help="File, directory or hf:REPO.")],
     task: Annotated[str | None, typer.Option(
-        help="judge | eval | recovery: check the rows as this task, as `uxbench run --task` reads them "
-             "(default: inferred per row).", show_default="from the file's fields")] = None,
-    split: Annotated[str, typer.Option()] = "test",
+        help="judge | eval | recovery: check the rows as this task, as `uxbench run --task` reads them.",
+        show_default="inferred per row from its fields")] = None,
+    split: Annotated[str, typer.Option(help="Dataset split of hf: sources.")] = "test",
     max_errors: Annotated[int, typer.Option(help="How many problems to list.")] = 20,
 ) -> None:
     from uxbench.cli.checks import at_least, not_blank
@@ -38,6 +40,12 @@ def validate(
     if len(report.by_file) > 1:
         for name, per_task in report.by_file.items():
             typer.echo(f"    {name}: " + ", ".join(f"{t} {n}" for t, n in per_task.items()))
+    log_kind = _chat_log_kind(source.first_rows(20)) if report.n_invalid >= 9 * max(report.n_valid, 1) else None
+    if log_kind is not None:  # thousands of "no user query" errors would bury what is wrong
+        typer.secho(f"{path} looks like a chat log ({log_kind}), not benchmark rows: mine it into test cases with "
+                    f"`uxbench mine run {path} --out mined/` (docs/MINING.md), then run them with `uxbench run "
+                    "--data mined/cases/`.", err=True, fg=typer.colors.YELLOW)
+        max_errors = min(max_errors, 3)
     for err in report.errors[:max_errors]:
         typer.echo(f"  {err}")
     if report.n_invalid > max_errors:
@@ -59,12 +67,35 @@ def validate(
         raise typer.Exit(1)
 
 
+_LOG_KINDS = {"canonical": "one turn per row: conversation_id, role, content", "product": "a product export: cid, "
+              "convidx, modelprompt, answer", "messages": "one conversation per row as messages",
+              "sharegpt": "ShareGPT conversations"}
+
+
+def _chat_log_kind(rows: list[object]) -> str | None:
+    """What kind of chat log the rows are, when most of them read as one (`uxbench mine run`'s formats)."""
+    from uxbench.errors import DataError
+    from uxbench.mining.logformat import detect_format
+
+    kinds = []
+    for row in rows:
+        try:
+            kinds.append(detect_format(row) if isinstance(row, dict) else None)
+        except DataError:
+            kinds.append(None)
+    found = [k for k in kinds if k is not None]
+    if not found or len(found) * 2 < len(kinds):
+        return None
+    kind = max(set(found), key=found.count)
+    return _LOG_KINDS.get(kind, kind)
+
+
 @app.command("stats", help="Counts, lengths, turns and label distributions of a data source.")
 def stats(
     path: Annotated[str, typer.Argument(help="File, directory, hf:REPO, or 'demo' for the bundled demo set.")],
     task: Annotated[str | None, typer.Option(help="judge | eval | recovery", show_default="from the file's fields")] = None,  # noqa: E501
-    split: Annotated[str, typer.Option()] = "test",
-    format: Annotated[str, typer.Option("--format", help="table | json")] = "table",
+    split: Annotated[str, typer.Option(help="Dataset split of hf: sources.")] = "test",
+    format: Annotated[str, format_option("table", "json")] = "table",
     skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Skip invalid rows (counted) instead of stopping.")] = False,  # noqa: E501
 ) -> None:
     from uxbench.cli.checks import not_blank, one_of

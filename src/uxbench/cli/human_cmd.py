@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from uxbench.cli.options import format_option
+
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
 
@@ -33,7 +35,7 @@ def new(
 @app.command("serve", help="Serve a study's annotator pages (progress is saved as each judgment is made).")
 def serve_study(
     study_dir: Annotated[Path, typer.Argument(help="The study directory.")],
-    host: Annotated[str, typer.Option(help="Address to listen on (default: this machine only).")] = "127.0.0.1",
+    host: Annotated[str, typer.Option(help="Address to listen on (127.0.0.1: this machine only).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port (0: any free port).")] = 8321,
 ) -> None:
     from uxbench.cli.view_cmd import require_web
@@ -50,16 +52,13 @@ def serve_study(
 @app.command("results", help="Accuracy per annotator (Wilson CI), Fleiss' kappa, human-judge agreement.")
 def results(
     study_dir: Annotated[Path, typer.Argument(help="The study directory.")],
-    format: Annotated[str, typer.Option("--format", help="text | json")] = "text",
+    format: Annotated[str, format_option("table", "json")] = "table",
 ) -> None:
     import json
 
-    from uxbench.errors import ConfigError
     from uxbench.human.results import results_text, study_results
     from uxbench.human.study import Study
 
-    if format not in ("text", "json"):
-        raise ConfigError(f"--format must be text or json, not '{format}'.")
     report = study_results(Study.open(study_dir))
     typer.echo(json.dumps(report, ensure_ascii=False, indent=2) if format == "json" else results_text(report),
                nl=format == "json")
@@ -68,7 +67,7 @@ def results(
 @app.command("export", help="Every judgment with its item's label and the judges' verdicts, as JSON Lines.")
 def export(
     study_dir: Annotated[Path, typer.Argument(help="The study directory.")],
-    out: Annotated[Path | None, typer.Option(help="File to write (default: standard output).")] = None,
+    out: Annotated[Path | None, typer.Option(help="File to write.", show_default="standard output")] = None,
 ) -> None:
     import json
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import sys
-from typing import Any, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 from typer.core import TyperGroup
@@ -104,7 +104,25 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
     cls=_ErrorsAsMessages,
+    context_settings={"help_option_names": ["-h", "--help"]},  # inherited by every subcommand
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        from uxbench import __version__
+
+        typer.echo(f"uxbench {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+) -> None:
+    pass
+
 app.command("run", help="Run a task (default: Task 1, UX Judge) and write a run directory.")(run_cmd.run)
 app.command("report", help="Compare finished runs: a table with 95% confidence intervals.")(report_cmd.report)
 app.command("score", help="Score a Task 2/3 run's replies with a judge (again, or another one), without regenerating.")(

@@ -9,20 +9,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from uxbench.cli.options import format_option
+
 if TYPE_CHECKING:
     from uxbench.cli.mine_progress import StageBars
     from uxbench.mining.pipeline.audit import AuditReport
 
 app = typer.Typer(no_args_is_help=True)
-
-_FORMATS = ("table", "md", "json")
-
-
-def _check_format(value: str) -> str:
-    if value not in _FORMATS:
-        raise typer.BadParameter(f"choose one of {', '.join(_FORMATS)}")
-    return value
-
 
 @app.command("run", help="Mine logs: de-identify, gate, signals, dedup, then (with --model) the LLM agents and the "
                          "exported cases. Reruns resume from the checkpoints in OUT/work.")
@@ -32,17 +25,17 @@ def run(
     no_llm: Annotated[bool, typer.Option("--no-llm", help="Only the deterministic stages: no model needed.")] = False,
     llm_signals: Annotated[bool, typer.Option("--llm-signals", help="Also classify each follow-up message with the model.")] = False,  # noqa: E501
     engine: Annotated[str, typer.Option(help="local (in-process, all cores) | ray (Ray Data).")] = "local",
-    ray_address: Annotated[str | None, typer.Option(help="Join this Ray cluster (auto or host:port); default: start a local Ray.", show_default="start a local Ray")] = None,  # noqa: E501
+    ray_address: Annotated[str | None, typer.Option(help="Join this Ray cluster (auto or host:port).", show_default="start a local Ray")] = None,  # noqa: E501
     model: Annotated[str | None, typer.Option("--model", "-m", help="PROVIDER:MODEL for the agents and --llm-signals.", show_default="none: deterministic stages only")] = None,  # noqa: E501
     model_arg: Annotated[list[str] | None, typer.Option("--model-arg", "-M", help="KEY=VALUE for the provider (base_url, api_key_env, ...).", show_default="none")] = None,  # noqa: E501
-    format: Annotated[str, typer.Option("--format", help="auto | canonical | product | messages | sharegpt")] = "auto",
+    log_format: Annotated[str, typer.Option("--log-format", help="How the logs are written: auto (detected per row) | canonical | product | messages | sharegpt.")] = "auto",  # noqa: E501
     skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Count and skip invalid rows instead of stopping.")] = False,  # noqa: E501
-    workers: Annotated[int | None, typer.Option(min=1, help="Worker processes (local) or CPUs of a local Ray (default: all cores).", show_default="all cores")] = None,  # noqa: E501
+    workers: Annotated[int | None, typer.Option(min=1, help="Worker processes (local) or CPUs of a local Ray.", show_default="all cores")] = None,  # noqa: E501
     batch_size: Annotated[int, typer.Option(min=1, help="Conversations per batch (one checkpoint each).")] = 1000,
     seed: Annotated[int, typer.Option(help="Seed of the case sample.")] = 0,
     fresh: Annotated[bool, typer.Option("--fresh", help="Discard earlier work in OUT (the de-identification key lives outside OUT and is kept).")] = False,  # noqa: E501
-    cache_path: Annotated[Path | None, typer.Option(help="Response cache of the LLM stages (default OUT/work/responses.sqlite).", show_default="OUT/work/responses.sqlite")] = None,  # noqa: E501
-    concurrency: Annotated[int | None, typer.Option(min=1, help="Most model calls at once (default: the provider's); adapts down on 429, timeouts and a server that queues.", show_default="the provider's")] = None,  # noqa: E501
+    cache_path: Annotated[Path | None, typer.Option(help="Response cache of the LLM stages.", show_default="OUT/work/responses.sqlite")] = None,  # noqa: E501
+    concurrency: Annotated[int | None, typer.Option(min=1, help="Most model calls at once; adapts down on 429, timeouts and a server that queues.", show_default="the provider's")] = None,  # noqa: E501
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
     dissatisfied_threshold: Annotated[float | None, typer.Option("--dissatisfied-threshold", min=0.0, max=1.0, help="Flag a reply dissatisfied at dissatisfied_score >= this (chosen on the dev part of the real labelled follow-ups).", show_default="0.5")] = None,  # noqa: E501
     deid_model: Annotated[str | None, typer.Option("--deid-model", help="PROVIDER:MODEL of a local model that looks for the personal data the rules missed (names without a cue, handles ...); each value it proposes is replaced only where it occurs in the text.", show_default="none: the rules only")] = None,  # noqa: E501
@@ -84,19 +77,23 @@ def run(
 
         options["model_args"] = parse_model_args(model_arg)
     config = MineConfig(
-        inputs=tuple(logs), out=str(out), format=format, skip_invalid=skip_invalid, engine=engine,  # type: ignore[arg-type]
+        inputs=tuple(logs), out=str(out), format=log_format, skip_invalid=skip_invalid, engine=engine,  # type: ignore[arg-type]
         ray_address=ray_address, batch_size=batch_size, seed=seed, fresh=fresh, llm=not no_llm,
         llm_signals=llm_signals, model=model, cache_path=str(cache_path) if cache_path else None,
         concurrency=concurrency, **options,  # type: ignore[arg-type]
     )
-    check_format(format)
+    check_format(log_format)
     check_output_dir(out, "--out directory")
     if (out / "summary.json").is_file() or (out / "samples.sqlite").is_file():
         from uxbench.errors import ConfigError
 
         raise ConfigError(f"--out {out} is a run directory of `uxbench run`: mining would write its outputs among the "
                           "run's files. Choose another --out.")
-    require_turns(logs, format, skip_invalid=skip_invalid)  # nothing to read: say so before writing anything
+    require_turns(logs, log_format, skip_invalid=skip_invalid)  # nothing to read: say so before writing anything
+    if model is not None and not no_llm:  # a missing key or an unreachable server: one error before any stage
+        from uxbench.orchestrate.preflight import check_models
+
+        asyncio.run(check_models([("--model", model, config.model_args)]))
 
     def say(line: str) -> None:
         if not quiet:
@@ -116,6 +113,15 @@ def run(
     )
     for line in _count_notes(counts):
         typer.echo(line)
+    agents = counts.get("agents") or {}
+    if agents:
+        from uxbench.mining.pipeline.llm_stages import failure_causes
+
+        exchanges, failed, causes = failure_causes(agents)
+        if failed:
+            by_cause = ", ".join(f"{n} {cause}" for cause, n in sorted(causes.items(), key=lambda x: -x[1]))
+            typer.secho(f"{failed} of {exchanges} agent exchanges failed ({by_cause}); their sessions gave no "
+                        f"case. Counts per agent: {out / 'stage_counts.json'}", err=True, fg=typer.colors.YELLOW)
     for name, path in sorted(result.outputs.items()):
         typer.echo(f"  {name}: {path}")
     typer.echo(f"Next: `uxbench mine report {out}` (signal rates, failure patterns, recovery), "
@@ -153,7 +159,7 @@ def _not_a_mining_dir(directory: Path) -> None:
 @app.command("report", help="Signal rates per scenario and per day, top failure patterns, recovery outcomes.")
 def report(
     directory: Annotated[Path, typer.Argument(help="Output directory of `uxbench mine run`.")],
-    format: Annotated[str, typer.Option("--format", callback=_check_format, help="table | md | json")] = "table",
+    format: Annotated[str, format_option("table", "md", "json")] = "table",
     top: Annotated[int, typer.Option(min=1, help="How many failure patterns to list.")] = 10,
 ) -> None:
     from uxbench.mining.report import build_report
@@ -171,11 +177,11 @@ def report(
                            "direct_fix, clarification) with 95% CIs and the outcome per strategy.")
 def audit(
     directory: Annotated[Path, typer.Argument(help="Output directory of `uxbench mine run`.")],
-    format: Annotated[str, typer.Option("--format", callback=_check_format, help="table | md | json")] = "table",
+    format: Annotated[str, format_option("table", "md", "json")] = "table",
     model: Annotated[str | None, typer.Option("--model", "-m", help="Label the openings with this model instead of the rules.", show_default="none: the rules label them")] = None,  # noqa: E501
     model_arg: Annotated[list[str] | None, typer.Option("--model-arg", "-M", help="KEY=VALUE for the provider.", show_default="none")] = None,  # noqa: E501
     cache_path: Annotated[Path | None, typer.Option(help="Response cache.", show_default="DIR/work/responses.sqlite")] = None,  # noqa: E501
-    concurrency: Annotated[int | None, typer.Option(min=1, help="Most model calls at once (default: the provider's); adapts down on 429, timeouts and a server that queues.", show_default="the provider's")] = None,  # noqa: E501
+    concurrency: Annotated[int | None, typer.Option(min=1, help="Most model calls at once; adapts down on 429, timeouts and a server that queues.", show_default="the provider's")] = None,  # noqa: E501
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
 ) -> None:
     from uxbench.cli.checks import not_blank, only_with

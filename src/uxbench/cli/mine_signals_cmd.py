@@ -11,8 +11,9 @@ from typing import Annotated, Any
 
 import typer
 
+from uxbench.cli.options import format_option
+
 _SPLITS = ("dev", "held-out", "all")
-_FORMATS = ("table", "md", "json")
 
 
 def _check_split(value: str) -> str:
@@ -21,10 +22,6 @@ def _check_split(value: str) -> str:
     return value
 
 
-def _check_format(value: str) -> str:
-    if value not in _FORMATS:
-        raise typer.BadParameter(f"choose one of {', '.join(_FORMATS)}")
-    return value
 EVAL_HELP = ("Precision, recall and F1 of the signals on labelled real follow-ups (per signal, per stratum, with "
              "Wilson CIs), the label confusion, the precision-recall curve of the dissatisfied score (its "
              "threshold for a target precision chosen on the dev part), and every false positive and miss.")
@@ -34,16 +31,16 @@ def eval_signals(
     labels: Annotated[Path, typer.Option("--labels", help="Labelled follow-ups (JSONL: conversation_id, u2_turn_index, label, ...).")],  # noqa: E501
     log: Annotated[Path, typer.Option("--log", help="The log the labels refer to (or the output directory of an earlier `uxbench mine run` on it).")],  # noqa: E501
     split: Annotated[str, typer.Option("--split", callback=_check_split, help="dev (tune on it) | held-out (report it) | all.")] = "held-out",  # noqa: E501
-    threshold: Annotated[float | None, typer.Option("--threshold", min=0.0, max=1.0, help="Flag dissatisfied at dissatisfied_score >= this (default: the table's own dissatisfied flag).")] = None,  # noqa: E501
+    threshold: Annotated[float | None, typer.Option("--threshold", min=0.0, max=1.0, help="Flag dissatisfied at dissatisfied_score >= this.", show_default="the table's own dissatisfied flag")] = None,  # noqa: E501
     target_precision: Annotated[float, typer.Option("--target-precision", min=0.0, max=1.0, help="Report the threshold (chosen on dev) for this precision.")] = 0.6,  # noqa: E501
-    plot: Annotated[Path | None, typer.Option("--plot", help="Draw the precision-recall curve to OUT.svg or OUT.png.")] = None,  # noqa: E501
-    format: Annotated[str, typer.Option("--format", callback=_check_format, help="table | md | json")] = "table",
+    plot: Annotated[Path | None, typer.Option("--plot", help="Draw the precision-recall curve to OUT.svg or OUT.png.", show_default="no plot")] = None,  # noqa: E501
+    format: Annotated[str, format_option("table", "md", "json")] = "table",
     errors: Annotated[bool, typer.Option("--errors/--no-errors", help="List the false positives and misses.")] = True,
-    workdir: Annotated[Path | None, typer.Option("--workdir", help="Keep the deterministic stages' output here (default: a temporary directory).")] = None,  # noqa: E501
-    model: Annotated[str | None, typer.Option("--model", "-m", help="Measure the LLM follow-up check (--llm-signals) with PROVIDER:MODEL instead of the rules.")] = None,  # noqa: E501
-    model_arg: Annotated[list[str] | None, typer.Option("--model-arg", "-M", help="KEY=VALUE for the provider.")] = None,  # noqa: E501
-    cache_path: Annotated[Path | None, typer.Option(help="Response cache of the model (default: WORKDIR/work/responses.sqlite, else none kept).")] = None,  # noqa: E501
-    concurrency: Annotated[int | None, typer.Option(min=1, help="Most model calls at once (default: the provider's).")] = None,  # noqa: E501
+    workdir: Annotated[Path | None, typer.Option("--workdir", help="Keep the deterministic stages' output here.", show_default="a temporary directory")] = None,  # noqa: E501
+    model: Annotated[str | None, typer.Option("--model", "-m", help="Measure the LLM follow-up check (--llm-signals) with PROVIDER:MODEL instead of the rules.", show_default="none: the rules")] = None,  # noqa: E501
+    model_arg: Annotated[list[str] | None, typer.Option("--model-arg", "-M", metavar="KEY=VALUE", help="An argument of the model's provider; repeat for several.", show_default="none")] = None,  # noqa: E501
+    cache_path: Annotated[Path | None, typer.Option(help="Response cache of the model.", show_default="WORKDIR/work/responses.sqlite, else none kept")] = None,  # noqa: E501
+    concurrency: Annotated[int | None, typer.Option(min=1, help="Most model calls at once.", show_default="the provider's")] = None,  # noqa: E501
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
     signals: Annotated[str, typer.Option("--signals", help="rules, or learned:DIR (a classifier from train-signals) deciding dissatisfied.")] = "rules",  # noqa: E501
 ) -> None:
@@ -114,8 +111,8 @@ def train_signals(
     split: Annotated[str, typer.Option("--split", callback=_check_split, help="Train on dev (then measured on held-out) or on all.")] = "dev",  # noqa: E501
     folds: Annotated[int, typer.Option("--folds", min=2, help="Cross-validation folds (grouped by conversation).")] = 5,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the model and of the bootstrap.")] = 0,
-    workdir: Annotated[Path | None, typer.Option("--workdir", help="Keep the deterministic stages' output here.")] = None,  # noqa: E501
-    format: Annotated[str, typer.Option("--format", callback=_check_format, help="table | md | json")] = "table",
+    workdir: Annotated[Path | None, typer.Option("--workdir", help="Keep the deterministic stages' output here.", show_default="a temporary directory")] = None,  # noqa: E501
+    format: Annotated[str, format_option("table", "md", "json")] = "table",
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
 ) -> None:
     from uxbench.errors import ConfigError

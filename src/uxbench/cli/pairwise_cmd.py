@@ -8,6 +8,8 @@ from typing import Annotated
 
 import typer
 
+from uxbench.cli.options import format_option, judge_args_option, judge_option, width_option
+
 _FLAGS = {"strategy": "--judge-strategy", "lang": "--judge-lang", "max_tokens": "--judge-max-tokens",
           "temperature": "--judge-temperature", "max_chars": "--max-chars"}
 
@@ -15,16 +17,17 @@ _FLAGS = {"strategy": "--judge-strategy", "lang": "--judge-lang", "max_tokens": 
 def pairwise(
     run_a: Annotated[Path, typer.Argument(help="Run directory A (Task 2/3).")],
     run_b: Annotated[Path, typer.Argument(help="Run directory B, made on the same data.")],
-    judge: Annotated[str, typer.Option("--judge", "-j", help="PROVIDER:MODEL of the pairwise judge (any chat model).")],
-    judge_arg: Annotated[list[str] | None, typer.Option("--judge-arg", "-J", help="KEY=VALUE for the judge's provider.", show_default="none")] = None,  # noqa: E501
-    judge_strategy: Annotated[str | None, typer.Option(help="zero_shot (answer A, B or tie; default) | cot (reason first).", show_default="zero_shot")] = None,  # noqa: E501
+    judge: Annotated[str, judge_option("PROVIDER:MODEL of the pairwise judge (any chat model).", panel=None)],
+    judge_arg: Annotated[list[str] | None, judge_args_option(panel=None)] = None,
+    judge_strategy: Annotated[str | None, typer.Option(help="zero_shot (answer A, B or tie) | cot (reason first).", show_default="zero_shot")] = None,  # noqa: E501
     judge_lang: Annotated[str | None, typer.Option(help="Judge template language: zh | en | auto.", show_default="auto")] = None,  # noqa: E501
-    judge_temperature: Annotated[float | None, typer.Option(help="Sampling temperature of the judge (default 0).", show_default="0")] = None,  # noqa: E501
+    judge_temperature: Annotated[float | None, typer.Option(help="Sampling temperature of the judge.", show_default="0")] = None,  # noqa: E501
     judge_max_tokens: Annotated[int | None, typer.Option(help="Token cap of the judge's answer.", show_default="the provider's")] = None,  # noqa: E501
-    out: Annotated[Path | None, typer.Option(help="Output directory (default: runs/pairwise-<A>-vs-<B>-<hash>); rerun with the same one to resume.", show_default="runs/pairwise-<A>-vs-<B>-<hash>")] = None,  # noqa: E501
+    out: Annotated[Path | None, typer.Option(help="Output directory; rerun with the same one to resume.", show_default="runs/pairwise-<A>-vs-<B>-<hash>")] = None,  # noqa: E501
     limit: Annotated[int | None, typer.Option(help="Compare a deterministic subset of N shared cases.", show_default="all shared cases")] = None,  # noqa: E501
     concurrency: Annotated[int | None, typer.Option(help="Maximum parallel judge calls.", show_default="the provider's")] = None,  # noqa: E501
-    format: Annotated[str, typer.Option("--format", help="table | md | csv | json")] = "table",
+    format: Annotated[str, format_option()] = "table",
+    width: Annotated[int | None, width_option()] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")] = False,
     cache_path: Annotated[Path | None, typer.Option(help="Response cache file.", show_default="$UXBENCH_CACHE_DIR or ~/.cache/uxbench")] = None,  # noqa: E501
     max_attempts: Annotated[int, typer.Option(help="Attempts per call before a verdict is recorded as failed.")] = 6,
@@ -40,11 +43,8 @@ def pairwise(
     from uxbench.models.registry import parse_model_args
     from uxbench.orchestrate.pairwise import PairwiseSpec, run_pairwise
     from uxbench.report.pairwise import render_pairwise
-    from uxbench.report.render import FORMATS
     from uxbench.scoring.pairwise import PairwiseSettings
 
-    if format not in FORMATS:
-        raise ConfigError(f"--format must be one of {', '.join(FORMATS)}, not '{format}'.")
     not_blank("--judge", judge, hint="name the judge as PROVIDER:MODEL")
     common_numbers(concurrency=concurrency, max_attempts=max_attempts, timeout=timeout, limit=limit,
                    temperature=judge_temperature, max_tokens=judge_max_tokens,
@@ -74,7 +74,7 @@ def pairwise(
         raise typer.Exit(130) from None
     finally:
         progress.stop()
-    typer.echo(render_pairwise(result.figures, format))  # type: ignore[arg-type]
+    typer.echo(render_pairwise(result.figures, format, width=width))  # type: ignore[arg-type]
     console.print(f"[bold]Comparison directory:[/] {result.out_dir}")
     failed = result.figures["invocation"]["failed_now"]
     if failed:

@@ -29,6 +29,7 @@ Clock = Callable[[], float]
 BAR_WIDTH = 20
 """Narrow enough that the whole line (counts, times, accuracy per class) fits 80 columns."""
 _LOAD_LOGGER = "uxbench.models.load"
+_GENERATE_LOGGER = "uxbench.models.generate"
 
 
 def clock_text(seconds: float) -> str:
@@ -115,6 +116,21 @@ def bar_display(console: Console, clock: Clock, note_field: str) -> Progress:
     )
 
 
+class TokenTicks(logging.Handler):
+    """Shows an in-process model's tokens as they are written (`uxbench.models.generate` records), in the bar's
+    note: a batch on a CPU can take minutes before its first sample finishes."""
+
+    def __init__(self, show: Callable[[str], None]) -> None:
+        super().__init__(logging.INFO)
+        self.show = show
+
+    def emit(self, record: logging.LogRecord) -> None:
+        ticks = getattr(record, "uxbench_tokens", None)
+        if ticks is not None:
+            done, cap, batch = ticks
+            self.show(f"{batch} {'reply' if batch == 1 else 'replies'} at {done}/{cap} tokens")  # fits 80 columns
+
+
 class RichProgress:
     def __init__(self, console: Console, *, enabled: bool = True, clock: Clock = time.monotonic) -> None:
         self.console = console
@@ -124,6 +140,8 @@ class RichProgress:
         self._progress: Progress | None = None
         self._task_id: TaskID | None = None
         self._loads: LoadLines | None = None
+        self._ticks: TokenTicks | None = None
+        self._metric = ""
 
     def __call__(self, event: ProgressEvent) -> None:
         if event.kind == "start":
@@ -138,14 +156,17 @@ class RichProgress:
             if self.enabled:
                 self._start(event)
         elif event.kind == "sample" and self._progress is not None and self._task_id is not None:
-            self._progress.update(self._task_id, completed=event.done, metric=metric_text(event),
-                                  eta_at=self.clock())
+            self._metric = metric_text(event)
+            self._progress.update(self._task_id, completed=event.done, metric=self._metric, eta_at=self.clock())
         elif event.kind == "end":
             self.stop()
+        elif event.kind == "note":
+            self.console.print(f"[yellow]Note:[/] {event.message}", highlight=False)
 
     def _start(self, event: ProgressEvent) -> None:
         progress = bar_display(self.console, self.clock, "metric")
         progress.start()
+        self._metric = ""
         label = {"score": "scores", "strategy": "strategy labels"}.get(event.phase, "samples")
         self._task_id = progress.add_task(label, total=event.total, completed=event.done, metric="",
                                           eta_origin=self.clock(), eta_base=event.done, eta_at=None)
@@ -158,6 +179,16 @@ class RichProgress:
             logger = logging.getLogger(_LOAD_LOGGER)
             logger.addHandler(self._loads)
             logger.setLevel(logging.INFO)
+        if self._ticks is None:
+            self._ticks = TokenTicks(self._show_activity)
+            logger = logging.getLogger(_GENERATE_LOGGER)
+            logger.addHandler(self._ticks)
+            logger.setLevel(logging.INFO)
+
+    def _show_activity(self, text: str) -> None:
+        """Between finished samples: what the model is doing now, after the running figure."""
+        if self._progress is not None and self._task_id is not None:
+            self._progress.update(self._task_id, metric=f"{self._metric} · {text}" if self._metric else text)
 
     def _restart_pace(self) -> None:
         """A model finished loading: the step's pace counts from now (loading is not the samples' time)."""
@@ -175,6 +206,11 @@ class RichProgress:
             logger.removeHandler(self._loads)
             logger.setLevel(logging.NOTSET)
             self._loads = None
+        if self._ticks is not None:
+            logger = logging.getLogger(_GENERATE_LOGGER)
+            logger.removeHandler(self._ticks)
+            logger.setLevel(logging.NOTSET)
+            self._ticks = None
 
     def render(self) -> str:
         """The bar as text (for tests and logs)."""

@@ -7,25 +7,24 @@ from typing import Annotated
 
 import typer
 
+from uxbench.cli.options import format_option
+
 DEFAULT_N_BOOT = 2000
 
 
 def report(
     run_dirs: Annotated[list[Path], typer.Argument(help="One or more run directories printed by `uxbench run`.")],
-    format: Annotated[str, typer.Option("--format", help="table | md | csv | json")] = "table",
+    format: Annotated[str, format_option()] = "table",
     n_boot: Annotated[int | None, typer.Option(
         "--n-boot", min=1, help="Recompute every summary from the stored records with this many bootstrap rounds "
-                                "(nothing is rerun; also used by the paired tests). Default: the stored summaries, "
-                                f"and {DEFAULT_N_BOOT} rounds for the paired tests.", show_default="the stored summaries; 2000 for the paired tests")] = None,  # noqa: E501
+                                "(nothing is rerun; also used by the paired tests).",
+        show_default=f"the stored summaries; {DEFAULT_N_BOOT} for the paired tests")] = None,
     seed: Annotated[int | None, typer.Option(
         help="Bootstrap seed; like --n-boot, recomputes the summaries from the stored records.", show_default="0")] = None,  # noqa: E501
 ) -> None:
-    from uxbench.errors import ConfigError
     from uxbench.report.compare import compare_views, load_run
     from uxbench.report.render import render, render_summary
 
-    if format not in ("table", "md", "csv", "json"):
-        raise ConfigError(f"--format must be table, md, csv or json, not '{format}'.")
     rounds, boot_seed = n_boot or DEFAULT_N_BOOT, seed or 0
     if any(_task_of(path) != "judge" for path in run_dirs):
         _report_generative(run_dirs, format, n_boot, seed)

@@ -8,11 +8,27 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from uxbench.cli.options import (
+    PANEL_JUDGE,
+    PANEL_MODEL,
+    PANEL_OUTPUT,
+    PANEL_RUNTIME,
+    PANEL_TASK1,
+    PANEL_TASKS23,
+    PANEL_WHAT,
+    format_option,
+    judge_args_option,
+    judge_option,
+    model_args_option,
+    model_option,
+)
+
 if TYPE_CHECKING:
     from rich.console import Console
 
     from uxbench.orchestrate.runner import RunResult
     from uxbench.orchestrate.spec import RunSpec
+    from uxbench.report.render import ReportFormat
 
 EMBEDDED_MODEL = "hf:embedded"
 EMBEDDED_MAX_NEW_TOKENS = 16
@@ -22,51 +38,58 @@ EMBEDDED_REPLY_TOKENS = 64
 _MODEL_HELP = "PROVIDER:MODEL, e.g. openai:gpt-4o-mini, hf:/path/to/model (`uxbench providers` shows each provider's)."
 _TASK_HELP = ("judge (Task 1), eval (Task 2), recovery (Task 3), or several separated by commas "
               "(judge,eval,recovery: the whole protocol, one summary).")
-_JUDGE_HELP = ("PROVIDER:MODEL of the judge that scores Tasks 2/3, e.g. openai:UXBench-GRM -J base_url=... "
-               "With the embedded model, the default is the embedded model under the GRM protocol.")
+_JUDGE_HELP = ("PROVIDER:MODEL of the judge that scores Tasks 2/3, e.g. openai:UXBench-GRM -J base_url=... The first "
+               "judge of a run is its primary judge (the one `report` and `leaderboard` use); a later one scores "
+               "beside it and the primary stays, unless --primary.")
+_PRIMARY_HELP = "Make --judge the run's primary judge even when the run has another one (--no-primary: never)."
+_W, _M, _J, _T1, _T23, _RT, _O = (PANEL_WHAT, PANEL_MODEL, PANEL_JUDGE, PANEL_TASK1, PANEL_TASKS23, PANEL_RUNTIME,
+                                  PANEL_OUTPUT)
 
 
 def run(
-    model: Annotated[str | None, typer.Option("--model", "-m", help=_MODEL_HELP, show_default="hf:embedded, the tiny demo model")] = None,  # noqa: E501
-    task: Annotated[str, typer.Option(help=_TASK_HELP)] = "judge",
-    data: Annotated[str | None, typer.Option(help="A .jsonl/.json/.parquet file, a directory of them, hf:REPO (the official dataset), or demo (the bundled demo set).", show_default="demo, the bundled demo set")] = None,  # noqa: E501
-    split: Annotated[str, typer.Option(help="Dataset split for hf: sources.")] = "test",
-    limit: Annotated[int | None, typer.Option(help="Run a deterministic, class-balanced subset of N cases.", show_default="all cases")] = None,  # noqa: E501
-    concurrency: Annotated[int | None, typer.Option(help="Maximum parallel calls (adapts down on 429 and overload).", show_default="the provider's")] = None,  # noqa: E501
-    model_arg: Annotated[list[str] | None, typer.Option("--model-arg", "-M", help="KEY=VALUE for the provider of --model: base_url, api_key_env, dtype, device, timeout ...", show_default="none")] = None,  # noqa: E501
-    judge: Annotated[str | None, typer.Option("--judge", "-j", help=_JUDGE_HELP, show_default="hf:embedded with the embedded model, else none")] = None,  # noqa: E501
-    judge_arg: Annotated[list[str] | None, typer.Option("--judge-arg", "-J", help="KEY=VALUE for the judge's provider (as -M).", show_default="none")] = None,  # noqa: E501
-    judge_mode: Annotated[str | None, typer.Option(help="grm (one token, verdict from p(good) / (p(good) + p(bad))) or pointwise (the judge writes its verdict: LLM-as-a-judge for judges without logprobs).", show_default="grm")] = None,  # noqa: E501
-    grm_threshold: Annotated[float | None, typer.Option(help="GRM: a reply is good when p(good) >= this.", show_default="0.5")] = None,  # noqa: E501
-    judge_strategy: Annotated[str | None, typer.Option(help="pointwise judge: zero_shot | cot | few_shot | user_modeling.", show_default="zero_shot")] = None,  # noqa: E501
-    judge_lang: Annotated[str | None, typer.Option(help="Judge template language: zh | en | auto.", show_default="en with the embedded judge, else auto")] = None,  # noqa: E501
-    formulation: Annotated[str | None, typer.Option(help="Task 1: binary | three_class | likert", show_default="binary")] = None,  # noqa: E501
-    strategy: Annotated[str | None, typer.Option(help="Task 1: zero_shot | cot | few_shot | user_modeling", show_default="zero_shot")] = None,  # noqa: E501
-    lang: Annotated[str | None, typer.Option(help="Template language: zh | en | auto (by the conversation's script).", show_default="auto; en with the embedded model")] = None,  # noqa: E501
-    verdict_from: Annotated[str | None, typer.Option(help="Task 1: text | logprobs (binary: p(good) vs p(bad) at the first answer token).", show_default="text; logprobs with the embedded model")] = None,  # noqa: E501
-    few_shot_k: Annotated[int | None, typer.Option(help="Task 1: examples for --strategy few_shot.", show_default="2")] = None,  # noqa: E501
-    likert_scale: Annotated[int | None, typer.Option(help="Task 1: points of the Likert scale (4-7).", show_default="5")] = None,  # noqa: E501
-    likert_threshold: Annotated[int | None, typer.Option(help="Task 1: Likert score from which a reply counts as good.", show_default="above the scale's midpoint")] = None,  # noqa: E501
-    system_prompt: Annotated[str | None, typer.Option(help="Task 2: a preset (helpful, ux, empathetic, none), a file, or literal text; none is the method's.", show_default="none")] = None,  # noqa: E501
-    recovery_layout: Annotated[str | None, typer.Option(help="Task 3: multi_message | coach", show_default="multi_message")] = None,  # noqa: E501
-    recovery_strategy: Annotated[str | None, typer.Option(help="Task 3: plain | cot | dimension_aware | critique", show_default="plain")] = None,  # noqa: E501
-    strategy_model: Annotated[str | None, typer.Option(help="Task 3: PROVIDER:MODEL that also labels each recovery's strategy (apology, agreement, error_diagnosis, humor, direct_fix, clarification); rules always label it.", show_default="none: rules only")] = None,  # noqa: E501
-    strategy_arg: Annotated[list[str] | None, typer.Option("--strategy-arg", help="KEY=VALUE for the strategy model's provider (as -M).", show_default="none")] = None,  # noqa: E501
-    temperature: Annotated[float | None, typer.Option(help="Sampling temperature of the model under test.", show_default="Task 1: 0, Tasks 2/3: 0.7")] = None,  # noqa: E501
-    max_tokens: Annotated[int | None, typer.Option(help="Token cap of the model under test.", show_default="Task 1: the provider's, Tasks 2/3: 2048")] = None,  # noqa: E501
-    reasoning_effort: Annotated[str | None, typer.Option(help="Reasoning effort of the model under test: low | medium | high.", show_default="the provider's")] = None,  # noqa: E501
-    seed: Annotated[int | None, typer.Option(help="Tasks 2/3: sampling seed, where the provider supports one.", show_default="none")] = None,  # noqa: E501
-    n_boot: Annotated[int, typer.Option(help="Bootstrap rounds of the confidence intervals (summary only).")] = 2000,
-    ci_seed: Annotated[int, typer.Option(help="Bootstrap seed (summary only).")] = 0,
-    out: Annotated[Path | None, typer.Option(help="Run directory; with several tasks, one sub-directory each.", show_default="runs/<task>-<model>-<config hash>")] = None,  # noqa: E501
-    fresh: Annotated[bool, typer.Option("--fresh", help="Discard the records of an existing run with this config.")] = False,  # noqa: E501
-    skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Skip invalid data rows (reported) instead of stopping.")] = False,  # noqa: E501
-    curation: Annotated[Path | None, typer.Option(help="A curation file (curation.sqlite from `uxbench view`): its excluded cases are left out.", show_default="curation.sqlite beside the data, when there is one")] = None,  # noqa: E501
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")] = False,
-    cache_path: Annotated[Path | None, typer.Option(help="Response cache file.", show_default="$UXBENCH_CACHE_DIR or ~/.cache/uxbench")] = None,  # noqa: E501
-    max_attempts: Annotated[int, typer.Option(help="Attempts per call before a sample is recorded as an error.")] = 6,
-    timeout: Annotated[float | None, typer.Option(help="Seconds per call attempt.", show_default="the provider's")] = None,  # noqa: E501
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+    task: Annotated[str, typer.Option(help=_TASK_HELP, rich_help_panel=_W)] = "judge",
+    data: Annotated[str | None, typer.Option(help="A .jsonl/.json/.parquet file, a directory of them, hf:REPO (the official dataset, e.g. hf:mengze-hong/UXBench), or demo.", show_default="demo, the bundled demo set", rich_help_panel=_W)] = None,  # noqa: E501
+    split: Annotated[str, typer.Option(help="Dataset split of hf: sources.", rich_help_panel=_W)] = "test",
+    limit: Annotated[int | None, typer.Option(help="Run a deterministic, class-balanced subset of N cases (a larger N holds a smaller one).", show_default="all cases", rich_help_panel=_W)] = None,  # noqa: E501
+    skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Skip invalid data rows (counted, and listed in the run directory) instead of stopping.", rich_help_panel=_W)] = False,  # noqa: E501
+    curation: Annotated[Path | None, typer.Option(help="A curation file (curation.sqlite from `uxbench view`): its excluded cases are left out.", show_default="curation.sqlite beside the data, when there is one", rich_help_panel=_W)] = None,  # noqa: E501
+    lang: Annotated[str | None, typer.Option(help="Template language of every task: zh | en | auto (zh when the conversation has Han characters, else en).", show_default="auto; en with the embedded model", rich_help_panel=_W)] = None,  # noqa: E501
+    model: Annotated[str | None, model_option(_MODEL_HELP, show_default="hf:embedded, the tiny demo model")] = None,
+    model_arg: Annotated[list[str] | None, model_args_option()] = None,
+    temperature: Annotated[float | None, typer.Option(help="Sampling temperature of the model under test.", show_default="Task 1: 0, Tasks 2/3: 0.7", rich_help_panel=_M)] = None,  # noqa: E501
+    max_tokens: Annotated[int | None, typer.Option(help="Token cap of the model under test's answer.", show_default="Task 1: the provider's, Tasks 2/3: 2048 (64 with the embedded model)", rich_help_panel=_M)] = None,  # noqa: E501
+    reasoning_effort: Annotated[str | None, typer.Option(help="Reasoning effort of the model under test: low | medium | high.", show_default="the provider's", rich_help_panel=_M)] = None,  # noqa: E501
+    seed: Annotated[int | None, typer.Option(help="Tasks 2/3: sampling seed, where the provider supports one.", show_default="none", rich_help_panel=_M)] = None,  # noqa: E501
+    fit_history: Annotated[bool, typer.Option("--fit-history", help="A conversation longer than the model under test accepts: drop its oldest history messages until it fits (recorded per sample), instead of recording it as too long.", rich_help_panel=_M)] = False,  # noqa: E501
+    judge: Annotated[str | None, judge_option(_JUDGE_HELP, show_default="hf:embedded with the embedded model, else none: generate only")] = None,  # noqa: E501
+    judge_arg: Annotated[list[str] | None, judge_args_option()] = None,
+    primary: Annotated[bool | None, typer.Option("--primary/--no-primary", help=_PRIMARY_HELP, show_default="when the run has no primary judge", rich_help_panel=_J)] = None,  # noqa: E501
+    judge_mode: Annotated[str | None, typer.Option(help="grm (one token, verdict from p(good) / (p(good) + p(bad))) or pointwise (the judge writes its verdict: LLM-as-a-judge for judges without logprobs).", show_default="grm", rich_help_panel=_J)] = None,  # noqa: E501
+    grm_threshold: Annotated[float | None, typer.Option(help="GRM: a reply is good when p(good) >= this.", show_default="0.5", rich_help_panel=_J)] = None,  # noqa: E501
+    judge_strategy: Annotated[str | None, typer.Option(help="pointwise judge: zero_shot | cot | few_shot | user_modeling.", show_default="zero_shot", rich_help_panel=_J)] = None,  # noqa: E501
+    judge_lang: Annotated[str | None, typer.Option(help="Judge template language: zh | en | auto. A judge trained on Chinese answers (the UXBench GRM: 好/差) needs zh.", show_default="en with the embedded judge, else auto", rich_help_panel=_J)] = None,  # noqa: E501
+    strategy_model: Annotated[str | None, typer.Option(help="Task 3: PROVIDER:MODEL that also labels each recovery's strategy (apology, agreement, error_diagnosis, humor, direct_fix, clarification); rules always label it.", show_default="none: rules only", rich_help_panel=_J)] = None,  # noqa: E501
+    strategy_arg: Annotated[list[str] | None, typer.Option("--strategy-arg", metavar="KEY=VALUE", help="An argument of the strategy model's provider (as -M).", show_default="none", rich_help_panel=_J)] = None,  # noqa: E501
+    formulation: Annotated[str | None, typer.Option(help="binary | three_class | likert", show_default="binary", rich_help_panel=_T1)] = None,  # noqa: E501
+    strategy: Annotated[str | None, typer.Option(help="zero_shot | cot | few_shot | user_modeling", show_default="zero_shot", rich_help_panel=_T1)] = None,  # noqa: E501
+    verdict_from: Annotated[str | None, typer.Option(help="text | logprobs (binary: p(good) vs p(bad) at the first answer token).", show_default="text; logprobs with the embedded model", rich_help_panel=_T1)] = None,  # noqa: E501
+    few_shot_k: Annotated[int | None, typer.Option(help="Examples for --strategy few_shot.", show_default="2", rich_help_panel=_T1)] = None,  # noqa: E501
+    likert_scale: Annotated[int | None, typer.Option(help="Points of the Likert scale (4-7).", show_default="5", rich_help_panel=_T1)] = None,  # noqa: E501
+    likert_threshold: Annotated[int | None, typer.Option(help="Likert score from which a reply counts as good.", show_default="the score just above the scale's midpoint", rich_help_panel=_T1)] = None,  # noqa: E501
+    system_prompt: Annotated[str | None, typer.Option(help="Task 2: a preset (helpful, ux, empathetic, none), a file, or literal text (several words, or text:WORD).", show_default="none, as the method", rich_help_panel=_T23)] = None,  # noqa: E501
+    recovery_layout: Annotated[str | None, typer.Option(help="Task 3: multi_message | coach", show_default="multi_message", rich_help_panel=_T23)] = None,  # noqa: E501
+    recovery_strategy: Annotated[str | None, typer.Option(help="Task 3: plain | cot | dimension_aware | critique", show_default="plain", rich_help_panel=_T23)] = None,  # noqa: E501
+    concurrency: Annotated[int | None, typer.Option(help="Maximum parallel calls (adapts down on 429 and overload).", show_default="the provider's", rich_help_panel=_RT)] = None,  # noqa: E501
+    max_attempts: Annotated[int, typer.Option(help="Attempts per call before a sample is recorded as an error.", rich_help_panel=_RT)] = 6,  # noqa: E501
+    timeout: Annotated[float | None, typer.Option(help="Seconds per call attempt.", show_default="the provider's", rich_help_panel=_RT)] = None,  # noqa: E501
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.", rich_help_panel=_RT)] = False,  # noqa: E501
+    cache_path: Annotated[Path | None, typer.Option(help="Response cache file.", show_default="$UXBENCH_CACHE_DIR/responses.sqlite or ~/.cache/uxbench/responses.sqlite", rich_help_panel=_RT)] = None,  # noqa: E501
+    out: Annotated[Path | None, typer.Option(help="Run directory; with several tasks, one sub-directory each.", show_default="runs/<task>-<model>-<config hash>", rich_help_panel=_O)] = None,  # noqa: E501
+    fresh: Annotated[bool, typer.Option("--fresh", help="Discard the records of an existing run with this config.", rich_help_panel=_O)] = False,  # noqa: E501
+    format: Annotated[str, format_option(help="How to print the figures at the end: a table, Markdown, CSV or JSON.")] = "table",  # noqa: E501
+    n_boot: Annotated[int, typer.Option(help="Bootstrap rounds of the confidence intervals (summary only).", rich_help_panel=_O)] = 2000,  # noqa: E501
+    ci_seed: Annotated[int, typer.Option(help="Bootstrap seed (summary only).", rich_help_panel=_O)] = 0,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.", rich_help_panel=_O)] = False,
 ) -> None:
     from rich.console import Console
 
@@ -106,8 +129,8 @@ def run(
             model=judge or EMBEDDED_MODEL, args=parse_model_args(judge_arg, option="--judge-arg"),
             settings=judge_settings(**settings),
         )
-    elif judge_arg or judge_mode or grm_threshold is not None:
-        raise ConfigError("--judge-arg, --judge-mode and --grm-threshold need --judge (Tasks 2/3 only).")
+    elif judge_arg or judge_mode or grm_threshold is not None or primary is not None:
+        raise ConfigError("--judge-arg, --judge-mode, --grm-threshold and --primary need --judge (Tasks 2/3 only).")
     if judge is not None and not generative:
         raise ConfigError(
             "Task 1 has no judge step: the model under test (--model) is the judge. Drop --judge, or add "
@@ -121,12 +144,16 @@ def run(
         strategy_spec = StrategySpec(model=strategy_model, args=parse_model_args(strategy_arg, option="--strategy-arg"))
     elif strategy_arg:
         raise ConfigError("--strategy-arg needs --strategy-model.")
-    if system_prompt is not None and Path(system_prompt).is_file():
-        system_prompt = Path(system_prompt).read_text(encoding="utf-8")
+    if system_prompt is not None:
+        from uxbench.tasks.eval.system_prompt import resolve_system_prompt
+        from uxbench.tasks.eval.task import PRESETS
+
+        system_prompt = resolve_system_prompt(system_prompt, PRESETS) or "none"
 
     _announce(console, spec_model, embedded, tasks, judge_spec, data)
     _announce_curation(console, data, curation)
-    common = {"temperature": temperature, "max_tokens": max_tokens, "reasoning_effort": reasoning_effort}
+    common = {"temperature": temperature, "max_tokens": max_tokens, "reasoning_effort": reasoning_effort,
+              "fit_history": True if fit_history else None}
     options: dict[str, dict[str, Any]] = {
         "judge": {**common, "formulation": formulation, "strategy": strategy, "lang": lang,
                   "verdict_from": verdict_from, "few_shot_k": few_shot_k, "likert_scale": likert_scale,
@@ -144,6 +171,7 @@ def run(
             opts = _embedded_defaults(name, opts, args)
         specs.append(RunSpec(
             task=name, model=spec_model, model_args=args, judge=judge_spec if name != "judge" else None,
+            make_primary=primary,
             strategy_model=strategy_spec if name == "recovery" else None,
             data=data, curation=curation, split=split, limit=limit, concurrency=concurrency, task_options=opts,
             summary=SummaryOptions(n_boot=n_boot, seed=ci_seed),
@@ -152,7 +180,7 @@ def run(
             max_attempts=max_attempts, timeout_s=timeout,
         ))
     results = [_execute(console, spec, quiet) for spec in specs]
-    _print_results(console, results)
+    _print_results(console, results, format)  # type: ignore[arg-type]  # checked by format_option
 
 
 def _announce_curation(console: Console, data: str | None, explicit: Path | None) -> None:
@@ -188,7 +216,7 @@ def _reject_foreign_options(tasks: list[str], options: dict[str, dict[str, Any]]
     """An option given for a task that is not run is a mistake worth saying (e.g. --formulation with eval)."""
     from uxbench.errors import ConfigError
 
-    shared = {"temperature", "max_tokens", "reasoning_effort", "lang"}
+    shared = {"temperature", "max_tokens", "reasoning_effort", "lang", "seed", "fit_history"}
     flags = {"strategy": "--strategy", "layout": "--recovery-layout", "system_prompt": "--system-prompt"}
     given = {k for name in options for k, v in options[name].items() if v is not None and k not in shared}
     used = {k for name in tasks for k, v in options[name].items() if v is not None}
@@ -232,7 +260,8 @@ def _execute(console: Console, spec: RunSpec, quiet: bool) -> RunResult:
         progress.stop()
 
 
-def _print_results(console: Console, results: list[RunResult]) -> None:
+def _print_results(console: Console, results: list[RunResult], fmt: ReportFormat) -> None:
+    from uxbench.cli.run_outcome import outcome_lines
     from uxbench.data.loaders import ReadReport
     from uxbench.report.generative import render_generative_summary
     from uxbench.report.protocol import render_protocol
@@ -244,8 +273,10 @@ def _print_results(console: Console, results: list[RunResult]) -> None:
         summary = result.summary
         for note in ReadReport.model_validate(summary.get("read") or {}).notes():
             console.print(f"[yellow]Note:[/] {note}.")
-        if summary.get("task") == "judge":
-            typer.echo(render_summary(summary, "table", breakdowns=False))
+        if fmt == "json" or (fmt == "csv" and len(results) > 1):
+            pass  # one document for all tasks, below
+        elif summary.get("task") == "judge":
+            typer.echo(render_summary(summary, fmt, breakdowns=False), nl=False)
             unparseable = (summary.get("metrics") or {}).get("unparseable") or {}
             if (unparseable.get("rate") or 0) > 0.5:
                 console.print(
@@ -254,21 +285,21 @@ def _print_results(console: Console, results: list[RunResult]) -> None:
                     "keep to the answer format, and a larger judge or --strategy cot usually fixes it."
                 )
         else:
-            typer.echo(render_generative_summary(summary, "table", breakdowns=False))
-            typer.echo(render_strategies(summary, "table"), nl=False)
+            typer.echo(render_generative_summary(summary, fmt, breakdowns=False), nl=False)
+            typer.echo(render_strategies(summary, fmt), nl=False)
         console.print(f"[bold]Run directory:[/] {result.run_dir}")
-        n_errors = int(summary.get("n_errors") or 0)
         score_errors = sum(int(j.get("n_score_errors") or 0) for j in (summary.get("judges") or {}).values())
         score_errors += unlabelled_recoveries(summary)  # strategy labels that failed count as failed scores
-        if n_errors or score_errors:
-            errors = summary.get("errors") or []
-            console.print(
-                f"[red]{n_errors} of {summary.get('n_selected')} samples failed"
-                + (f" and {score_errors} scores failed" if score_errors else "") + "[/]: they are not in the figures"
-                + (f"; first error: {errors[0]}" if errors else "") + ". Rerun the same command to retry them."
-            )
-            failed += 1
-    if len(results) > 1:
-        typer.echo(render_protocol([r.summary for r in results], "table"))
+        lines, any_failed = outcome_lines(summary, score_errors)
+        for line in lines:
+            console.print(line, highlight=False)
+        failed += any_failed
+    if fmt == "json":
+        import json
+
+        summaries = [r.summary for r in results]
+        typer.echo(json.dumps(summaries if len(summaries) > 1 else summaries[0], ensure_ascii=False, indent=2))
+    elif len(results) > 1:
+        typer.echo(render_protocol([r.summary for r in results], fmt), nl=False)
     if failed:
         raise typer.Exit(1)

@@ -8,26 +8,31 @@ from typing import Annotated
 
 import typer
 
+from uxbench.cli.options import PANEL_JUDGE, PANEL_OUTPUT, PANEL_RUNTIME, format_option, judge_args_option, judge_option
+
+_J, _RT, _O = PANEL_JUDGE, PANEL_RUNTIME, PANEL_OUTPUT
+
 
 def score(
     run_dir: Annotated[Path, typer.Argument(help="A run directory made by `uxbench run --task eval|recovery`.")],
-    judge: Annotated[str | None, typer.Option("--judge", "-j", help="PROVIDER:MODEL of the judge.", show_default="none: --strategy-model only")] = None,  # noqa: E501
-    judge_arg: Annotated[list[str] | None, typer.Option("--judge-arg", "-J", help="KEY=VALUE for the judge's provider.", show_default="none")] = None,  # noqa: E501
-    judge_mode: Annotated[str | None, typer.Option(help="grm (default) or pointwise.", show_default="grm")] = None,
-    grm_threshold: Annotated[float | None, typer.Option(help="GRM: good when p(good) >= this (default 0.5).", show_default="0.5")] = None,  # noqa: E501
-    judge_strategy: Annotated[str | None, typer.Option(help="pointwise: zero_shot | cot | few_shot | user_modeling.", show_default="zero_shot")] = None,  # noqa: E501
-    judge_lang: Annotated[str | None, typer.Option(help="Judge template language: zh | en | auto.", show_default="auto")] = None,  # noqa: E501
-    strategy_model: Annotated[str | None, typer.Option(help="Task 3 runs: PROVIDER:MODEL that labels each recovery's strategy (with or without --judge).", show_default="none")] = None,  # noqa: E501
-    strategy_arg: Annotated[list[str] | None, typer.Option("--strategy-arg", help="KEY=VALUE for the strategy model's provider.", show_default="none")] = None,  # noqa: E501
-    primary: Annotated[bool | None, typer.Option("--primary/--no-primary", help="Make this the run's primary judge (default: when it has none).", show_default="when the run has no primary judge")] = None,  # noqa: E501
-    concurrency: Annotated[int | None, typer.Option(help="Maximum parallel judge calls.", show_default="the provider's")] = None,  # noqa: E501
-    n_boot: Annotated[int, typer.Option(help="Bootstrap rounds of the confidence intervals.")] = 2000,
-    ci_seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.")] = False,
-    cache_path: Annotated[Path | None, typer.Option(help="Response cache file.", show_default="$UXBENCH_CACHE_DIR or ~/.cache/uxbench")] = None,  # noqa: E501
-    max_attempts: Annotated[int, typer.Option(help="Attempts per call before a score is recorded as failed.")] = 6,
-    timeout: Annotated[float | None, typer.Option(help="Seconds per call attempt.", show_default="the provider's")] = None,  # noqa: E501
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
+    judge: Annotated[str | None, judge_option("PROVIDER:MODEL of the judge.", show_default="none: --strategy-model only")] = None,  # noqa: E501
+    judge_arg: Annotated[list[str] | None, judge_args_option()] = None,
+    judge_mode: Annotated[str | None, typer.Option(help="grm or pointwise.", show_default="grm", rich_help_panel=_J)] = None,  # noqa: E501
+    grm_threshold: Annotated[float | None, typer.Option(help="GRM: good when p(good) >= this.", show_default="0.5", rich_help_panel=_J)] = None,  # noqa: E501
+    judge_strategy: Annotated[str | None, typer.Option(help="pointwise: zero_shot | cot | few_shot | user_modeling.", show_default="zero_shot", rich_help_panel=_J)] = None,  # noqa: E501
+    judge_lang: Annotated[str | None, typer.Option(help="Judge template language: zh | en | auto. A judge trained on Chinese answers (the UXBench GRM: 好/差) needs zh.", show_default="auto", rich_help_panel=_J)] = None,  # noqa: E501
+    primary: Annotated[bool | None, typer.Option("--primary/--no-primary", help="Make --judge the run's primary judge even when the run has another one (--no-primary: never). The first judge of a run is its primary judge; a later one scores beside it.", show_default="when the run has no primary judge", rich_help_panel=_J)] = None,  # noqa: E501
+    strategy_model: Annotated[str | None, typer.Option(help="Task 3 runs: PROVIDER:MODEL that labels each recovery's strategy (with or without --judge).", show_default="none", rich_help_panel=_J)] = None,  # noqa: E501
+    strategy_arg: Annotated[list[str] | None, typer.Option("--strategy-arg", metavar="KEY=VALUE", help="An argument of the strategy model's provider (as -M).", show_default="none", rich_help_panel=_J)] = None,  # noqa: E501
+    concurrency: Annotated[int | None, typer.Option(help="Maximum parallel judge calls.", show_default="the provider's", rich_help_panel=_RT)] = None,  # noqa: E501
+    max_attempts: Annotated[int, typer.Option(help="Attempts per call before a score is recorded as failed.", rich_help_panel=_RT)] = 6,  # noqa: E501
+    timeout: Annotated[float | None, typer.Option(help="Seconds per call attempt.", show_default="the provider's", rich_help_panel=_RT)] = None,  # noqa: E501
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.", rich_help_panel=_RT)] = False,  # noqa: E501
+    cache_path: Annotated[Path | None, typer.Option(help="Response cache file.", show_default="$UXBENCH_CACHE_DIR/responses.sqlite or ~/.cache/uxbench/responses.sqlite", rich_help_panel=_RT)] = None,  # noqa: E501
+    format: Annotated[str, format_option(help="How to print the figures at the end: a table, Markdown, CSV or JSON.")] = "table",  # noqa: E501
+    n_boot: Annotated[int, typer.Option(help="Bootstrap rounds of the confidence intervals.", rich_help_panel=_O)] = 2000,  # noqa: E501
+    ci_seed: Annotated[int, typer.Option(help="Bootstrap seed.", rich_help_panel=_O)] = 0,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.", rich_help_panel=_O)] = False,
 ) -> None:
     from rich.console import Console
 
@@ -84,8 +89,8 @@ def score(
         raise typer.Exit(130) from None
     finally:
         progress.stop()
-    typer.echo(render_generative_summary(result.summary, "table", breakdowns=False))
-    typer.echo(render_strategies(result.summary, "table"), nl=False)
+    typer.echo(render_generative_summary(result.summary, format, breakdowns=False), nl=False)  # type: ignore[arg-type]
+    typer.echo(render_strategies(result.summary, format), nl=False)  # type: ignore[arg-type]
     judges = result.summary.get("judges") or {}
     failed = int((judges.get(judge_key) or {}).get("n_score_errors") or 0) if judge_key else 0
     unlabelled = unlabelled_recoveries(result.summary) if strategy_model is not None else 0

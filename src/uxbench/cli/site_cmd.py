@@ -17,10 +17,10 @@ app = typer.Typer(no_args_is_help=True, add_completion=False)
 def build(
     paths: Annotated[list[str], typer.Argument(help="Run directories of any task, globs or parent directories.")],
     out: Annotated[Path, typer.Option(help="The site directory (created).")],
-    judge: Annotated[str | None, typer.Option("--judge", "-j", help="Tasks 2/3: rank by this judge (key or spec); default: each run's primary judge.")] = None,  # noqa: E501
+    judge: Annotated[str | None, typer.Option("--judge", "-j", help="Tasks 2/3: rank by this judge (key or spec).", show_default="each run's primary judge")] = None,  # noqa: E501
     n_boot: Annotated[int, typer.Option("--n-boot", min=1, help="Bootstrap rounds of the paired differences.")] = 2000,
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
-    models: Annotated[str | None, typer.Option(help="A model table (YAML) extending the bundled one.")] = None,
+    models: Annotated[str | None, typer.Option(help="A model table (YAML) extending the bundled one.", show_default="the bundled table and $UXBENCH_MODELS")] = None,  # noqa: E501
     title: Annotated[str, typer.Option(help="The page title.")] = "UXBench leaderboard",
 ) -> None:
     from uxbench.cli.view_cmd import require_web

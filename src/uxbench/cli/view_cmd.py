@@ -25,10 +25,10 @@ def require_web() -> None:
 
 def view(
     paths: Annotated[list[str] | None, typer.Argument(help="Run directories, their parent directories or globs, and output directories of `uxbench mine run`.", show_default="runs, where `uxbench run` writes by default")] = None,  # noqa: E501
-    host: Annotated[str, typer.Option(help="Address to listen on (default: this machine only).")] = "127.0.0.1",
+    host: Annotated[str, typer.Option(help="Address to listen on (127.0.0.1: this machine only).")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port (0: any free port).")] = 8321,
-    study: Annotated[Path | None, typer.Option(help="Also serve the annotator pages of this study directory (`uxbench human new`).")] = None,  # noqa: E501
-    index_dir: Annotated[Path | None, typer.Option(help="Where the sample indexes are kept (default: ~/.cache/uxbench/view).")] = None,  # noqa: E501
+    study: Annotated[Path | None, typer.Option(help="Also serve the annotator pages of this study directory (`uxbench human new`).", show_default="none")] = None,  # noqa: E501
+    index_dir: Annotated[Path | None, typer.Option(help="Where the sample indexes are kept.", show_default="~/.cache/uxbench/view")] = None,  # noqa: E501
 ) -> None:
     require_web()
     from uxbench.human.study import Study

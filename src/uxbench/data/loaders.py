@@ -173,6 +173,17 @@ class CaseSource:
         """Rows, duplicates left out and empty messages of the current (or latest) iteration."""
         return self._read
 
+    def first_rows(self, n: int = 5) -> list[object]:
+        """The first `n` raw rows as read (before normalisation), for telling what the input holds."""
+        rows: list[object] = []
+        for part in self._parts:
+            for _, row in part.rows():
+                if not isinstance(row, DataError):
+                    rows.append(row)
+                if len(rows) >= n:
+                    return rows
+        return rows
+
     @property
     def files(self) -> list[str]:
         """Display names of the underlying files or datasets."""

@@ -23,51 +23,17 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
 
-from uxbench.data.schema import JudgeCase, Message
+from uxbench.data.schema import JudgeCase
 from uxbench.data.timestamps import parse_timestamp
+from uxbench.judge_train.rows import LoadReport as LoadReport  # re-exported: callers import them from here
+from uxbench.judge_train.rows import TrainRow as TrainRow
 
-Label = Literal["good", "bad"]
 CONVERSATION_KEYS = ("conversation_id", "conv_id", "session_id", "dialog_id", "dialogue_id")
 ID_SEPARATORS = ("#", "/")
 TIME_KEYS = ("created_at", "answercreatetime", "answer_create_time", "create_time", "timestamp", "time", "date")
-
-
-@dataclass(frozen=True)
-class TrainRow:
-    """One labelled reply in its context."""
-
-    id: str
-    conversation: str
-    history: tuple[Message, ...]
-    query: str
-    response: str
-    label: Label
-    label_source: str
-    """Where the label came from: `file:PATH` (+ `:signal_type`), `thumbs_down`, `signals:complaint` ..."""
-    timestamp: datetime | None = None
-    lang: Literal["zh", "en"] | None = None
-
-    @property
-    def text(self) -> str:
-        """The row's whole text (history, query, reply), for near-duplicate checks."""
-        return "\n".join([*(m.content for m in self.history), self.query, self.response])
-
-
-@dataclass
-class LoadReport:
-    """What was read from each input and what was left out, with reasons."""
-
-    rows_by_source: Counter[str] = field(default_factory=Counter)
-    left_out: Counter[str] = field(default_factory=Counter)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"rows_by_label_source": dict(self.rows_by_source.most_common()),
-                "left_out": dict(self.left_out.most_common())}
 
 
 def conversation_of(case: JudgeCase) -> str:

@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 from uxbench.data.schema import Message
 from uxbench.data.timestamps import parse_timestamp
 from uxbench.errors import DataError
-from uxbench.judge_train.data import Label, LoadReport, TrainRow
+from uxbench.judge_train.rows import Label, LoadReport, TrainRow
 
 SIGNALS_FILE = "signals.parquet"
 _ROW_COLUMNS = ("conversation_id", "turn_index", "created_at", "prev_user_turn", "thumbs_down", "thumbs_up",

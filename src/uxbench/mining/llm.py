@@ -47,6 +47,9 @@ class Exchange(Generic[T]):
     """Problems of the last answer (empty when it was usable)."""
     error: str | None = None
     """A model error that ended the exchange."""
+    error_kind: str | None = None
+    """What kind of model error: its class, and the HTTP status when there was one (`FatalModelError HTTP
+    401`), for counting failures by cause."""
     attempts: int = 0
     """Requests sent (the one that failed with a model error included)."""
 
@@ -86,6 +89,7 @@ async def ask(
             out = await model.generate(request, config)
         except ModelError as err:
             ex.error = f"model error: {err}"
+            ex.error_kind = type(err).__name__ + (f" HTTP {err.status}" if err.status else "")
             return ex
         value, problems = parse(out.text)
         ex.values.append(value)

@@ -1,6 +1,6 @@
 """Raw log formats that `uxbench mine` reads, and the adapters that turn a row into `Turn`s.
 
-Canonical format (``--format canonical``): JSON Lines (``.jsonl``, ``.jsonl.gz``) or Parquet, one object
+Canonical format (``--log-format canonical``): JSON Lines (``.jsonl``, ``.jsonl.gz``) or Parquet, one object
 per turn.
 
 - ``conversation_id`` (required): string; an integer is turned into a string.
@@ -22,7 +22,7 @@ per turn.
 - ``metadata``: free object, carried as ``Turn.meta`` (and de-identified like the text).
 Other top-level keys are ignored: put extra data under ``metadata``.
 
-Product export (``--format product``), one row per exchange: ``cid``, ``convidx`` (exchange order),
+Product export (``--log-format product``), one row per exchange: ``cid``, ``convidx`` (exchange order),
 ``regenerateidx`` (or the misspelled ``regeneateidx``), ``modelprompt`` (user text), ``answer`` (a JSON
 payload whose ``content[]`` blocks hold the reply in ``text`` blocks' ``msg``, reasoning in ``think`` /
 ``deepSearch`` blocks, and search or image cards, read by `uxbench.data.payload` as the dataset's replies
@@ -36,13 +36,13 @@ keeps once. ``{"outputs": [row, ...]}`` is unwrapped. Reasoning goes to ``meta["
 classifiers (``atom_ability``, ``mas_intent``, ...) to ``meta``; user-profile fields (age, gender, openid,
 ...) are dropped on purpose. Texts are capped at 120,000 characters.
 
-Conversation-level files: ``--format messages`` reads ``{"messages": [{"role", "content"}, ...]}`` (OpenAI
+Conversation-level files: ``--log-format messages`` reads ``{"messages": [{"role", "content"}, ...]}`` (OpenAI
 style; optional row ``conversation_id`` | ``id``; messages may carry ``created_at``, ``feedback``, ``id``);
-``--format sharegpt`` reads ``{"conversations": [{"from": "human" | "gpt", "value"}], "id"}``. Turns are
+``--log-format sharegpt`` reads ``{"conversations": [{"from": "human" | "gpt", "value"}], "id"}``. Turns are
 numbered 0, 1, ... over the kept messages; without an id the conversation id is a hash of the content. Such
 files usually have no timestamps, so the timing signals are reported as not computed.
 
-``--format auto`` (the default) detects the format per row (`detect_format`). Every adapter is a pure
+``--log-format auto`` (the default) detects the format per row (`detect_format`). Every adapter is a pure
 function ``row -> list[Turn]`` that raises `DataError` (naming the field) on a bad row; error messages never
 quote field values, so reports built from them hold no personal data.
 """
@@ -290,7 +290,7 @@ def detect_format(row: Mapping[str, Any]) -> str:
         return "canonical"
     raise DataError(
         "unrecognised row shape", hint="expected a canonical turn, a product-export row, or a messages / "
-        "ShareGPT conversation; pass --format to choose the adapter",
+        "ShareGPT conversation; pass --log-format to choose the adapter",
     )
 
 

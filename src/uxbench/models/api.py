@@ -150,6 +150,11 @@ class ModelAPI(ABC):
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release connections, threads or memory."""
 
+    async def preflight(self) -> None:  # noqa: B027 - optional hook
+        """Check, before a run creates anything or loads weights, what would make every call fail: a missing
+        API key, a server that cannot be reached, a device that is not there. Raises `ConfigError` (or
+        `FatalModelError`) with what to do; cheap (at most one short request)."""
+
     @property
     def spec(self) -> str:
         return f"{self.provider}:{self.model_name}"

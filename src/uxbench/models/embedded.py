@@ -25,6 +25,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import csv
+import functools
 import hashlib
 import importlib.util
 import io
@@ -229,6 +230,23 @@ def write_converted(gguf: Path, out: Path) -> None:
     save_converted(model, tokenizer, out)
 
 
+def silence_gguf_bar() -> Callable[[], None] | None:
+    """The GGUF converter calls plain tqdm, which the transformers switch does not reach."""
+    try:
+        import transformers.modeling_gguf_pytorch_utils as gguf_utils
+    except ImportError:
+        return None
+    original = getattr(gguf_utils, "tqdm", None)
+    if original is None:
+        return None
+    setattr(gguf_utils, "tqdm", functools.partial(original, disable=True))  # noqa: B010
+
+    def restore() -> None:
+        setattr(gguf_utils, "tqdm", original)  # noqa: B010
+
+    return restore
+
+
 def load_gguf(gguf: Path) -> tuple[Any, Any]:
     """The model (float32, as the `hf` provider loads it on a CPU) and tokenizer of a GGUF file, with the
     libraries' progress bars off."""
@@ -237,11 +255,9 @@ def load_gguf(gguf: Path) -> tuple[Any, Any]:
         from transformers import AutoModelForCausalLM, AutoTokenizer
     except ImportError:
         raise MissingDependencyError("transformers", "local", "Converting the embedded demo model") from None
-    from uxbench.models.providers._hf_engine import _silence_gguf_bar
-
     kwargs = {"gguf_file": gguf.name, "local_files_only": True}
     with _quiet_transformers():
-        restore = _silence_gguf_bar()
+        restore = silence_gguf_bar()
         try:
             tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), **kwargs)
             model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), dtype=torch.float32, **kwargs)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import ValidationError
@@ -73,6 +74,9 @@ class Model:
         self._stats = self.usage.model(self.spec, price)
         self._identity = api.cache_identity()
         self._cfg_memo: tuple[GenerateConfig, dict[str, Any]] | None = None
+        self.on_send: Callable[[], None] | None = None
+        """Called before every request sent to the provider (each attempt; never for a cache hit): a run
+        counts them where a kill cannot lose them, since a request in flight at a kill was sent all the same."""
 
     def _config_dict(self, config: GenerateConfig) -> dict[str, Any]:
         # Tasks reuse one config object for thousands of calls; dump it once. Non-default fields only,
@@ -122,6 +126,8 @@ class Model:
         api = self.api
 
         async def call() -> ModelOutput:
+            if self.on_send is not None:
+                self.on_send()
             t0 = time.perf_counter()
             out = await api.generate(messages, cfg)
             if not out.latency_s:

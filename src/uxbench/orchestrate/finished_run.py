@@ -64,9 +64,10 @@ async def open_finished_run(run_dir: Path, *, command: str, verb: str) -> AsyncI
 
 async def run_with_model(
     spec: str, args: dict[str, str], concurrency: int | None, calls: CallSettings,
-    step: Callable[[Model], Awaitable[dict[str, Any]]],
+    step: Callable[[Model], Awaitable[dict[str, Any]]], *, sent_to: tuple[RunStore, str] | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Build the step's model, run `step` with it and close it: (the step's outcome, usage and time)."""
+    """Build the step's model, run `step` with it and close it: (the step's outcome, usage and time).
+    `sent_to`: the store and role that count the requests it sends."""
     from uxbench.models.model import create_model
     from uxbench.runtime.cache import ResponseCache, default_cache_path
     from uxbench.runtime.retry import RetryPolicy
@@ -74,6 +75,9 @@ async def run_with_model(
     cache = ResponseCache(calls.cache_path or default_cache_path()) if calls.use_cache else None
     model = create_model(spec, args, cache=cache, max_concurrency=concurrency,
                          retry=RetryPolicy(max_attempts=calls.max_attempts, timeout_s=calls.timeout_s))
+    if sent_to is not None:
+        store, role = sent_to
+        model.on_send = lambda: store.count_sent(role)
     started = time.monotonic()
     try:
         outcome = await step(model)

@@ -18,7 +18,7 @@ class RunAborted(UxbenchError):
 
 @dataclass
 class ProgressEvent:
-    kind: str  # "start" | "sample" | "end"
+    kind: str  # "start" | "sample" | "end" | "note"
     done: int
     total: int
     metric_name: str = ""
@@ -30,6 +30,12 @@ class ProgressEvent:
     metric_by_class: dict[str, tuple[int, int]] | None = None
     """Per gold class: (hits, counted) behind `metric_value`, so a display can show each class (data ordered
     by class makes the overall figure swing) or wait until both are seen."""
+    message: str = ""
+    """A "note" event's text: something the user should know about the run (shown even with --quiet)."""
+
+
+def note(message: str) -> ProgressEvent:
+    return ProgressEvent("note", 0, 0, message=message)
 
 
 ProgressFn = Callable[[ProgressEvent], None]
@@ -38,7 +44,9 @@ ProgressFn = Callable[[ProgressEvent], None]
 class FailureGuard:
     """Counts a step's outcomes; raises `RunAborted` when the first `ABORT_AFTER_ERRORS` all failed."""
 
-    def __init__(self, what: str, where: Path, hint: str) -> None:
+    def __init__(self, what: str, where: Path | None, hint: str) -> None:
+        """`where`: the directory that keeps the finished samples, or None when the run leaves none (a new
+        directory is removed when a run stops before any sample finished)."""
         self.what = what
         self.where = where
         self.hint = hint
@@ -57,8 +65,9 @@ class FailureGuard:
         if self.ok == 0 and self.errors >= ABORT_AFTER_ERRORS:
             # Nothing has worked yet: a wrong base URL, key or model name. Stop instead of spending retries on
             # every remaining sample.
+            kept = (f"finished samples are saved in {self.where}, and rerunning the same command retries the failed "
+                    "ones" if self.where is not None else "nothing was kept, so fix it and run the same command again")
             raise RunAborted(
                 f"The first {self.errors} {self.what} all failed, so the run was stopped. First error: "
-                f"{self.first_errors[0].rstrip('.')}. {self.hint}; finished samples are saved in {self.where}, "
-                "and rerunning the same command retries the failed ones."
+                f"{self.first_errors[0].rstrip('.')}. {self.hint}; {kept}."
             )

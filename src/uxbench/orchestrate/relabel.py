@@ -6,9 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from uxbench.orchestrate.finished_run import CallSettings, open_finished_run, refresh_summary, run_with_model
+from uxbench.orchestrate.preflight import check_models
 from uxbench.orchestrate.progress import ProgressFn
 from uxbench.orchestrate.runner import RunResult
 from uxbench.orchestrate.spec import StrategySpec
+from uxbench.orchestrate.summary import usage_key
 from uxbench.tasks.base import SummaryOptions
 
 
@@ -34,6 +36,7 @@ async def label_run(
     )
 
     validate_provider_args(spec.model, spec.args, option="--strategy-arg")
+    await check_models([("--strategy-model", spec.model, spec.args)])
     role = classifier_role(spec)
     calls = CallSettings(use_cache=use_cache, cache_path=cache_path, max_attempts=max_attempts, timeout_s=timeout_s)
     async with open_finished_run(run_dir, command="uxbench score", verb="label") as run:
@@ -44,5 +47,6 @@ async def label_run(
             spec.model, spec.args, spec.concurrency, calls,
             lambda model: strategy_step(run.store, role, model, selected=run.selected,
                                         concurrency=model.limiter.max_concurrency, progress=progress),
+            sent_to=(run.store, usage_key(role.key)),
         )
         return refresh_summary(run, summary_options, strategy_labelling={"classifier": role.key, **outcome, **spent})

@@ -10,9 +10,12 @@ from pathlib import Path
 
 from uxbench.errors import ConfigError
 from uxbench.orchestrate.finished_run import CallSettings, open_finished_run, refresh_summary, run_with_model
-from uxbench.orchestrate.progress import ProgressFn
+from uxbench.orchestrate.preflight import check_models
+from uxbench.orchestrate.primary import choose_primary
+from uxbench.orchestrate.progress import ProgressFn, note
 from uxbench.orchestrate.runner import RunResult
 from uxbench.orchestrate.spec import JudgeSpec
+from uxbench.orchestrate.summary import usage_key
 from uxbench.tasks.base import SummaryOptions
 
 
@@ -35,6 +38,7 @@ async def score_run(
     from uxbench.orchestrate.scoring_step import judge_role, judges_in_manifest, score_step
 
     validate_provider_args(judge.model, judge.args, option="--judge-arg")
+    await check_models([("--judge", judge.model, judge.args)])
     role = judge_role(judge)
     calls = CallSettings(use_cache=use_cache, cache_path=cache_path, max_attempts=max_attempts, timeout_s=timeout_s)
     async with open_finished_run(run_dir, command="uxbench score", verb="score") as run:
@@ -45,12 +49,15 @@ async def score_run(
             )
         manifest = run.manifest
         manifest["judges"] = {**judges_in_manifest(manifest), role.key: role.info}
-        if make_primary or (make_primary is None and not manifest.get("primary_judge")):
-            manifest["primary_judge"] = role.key
+        manifest["primary_judge"], primary_note = choose_primary(manifest, role.key, judge.model, make_primary,
+                                                                 set(run.store.judges()))
         run.store.write_manifest(manifest)
+        if primary_note and progress is not None:
+            progress(note(primary_note))
         outcome, spent = await run_with_model(
             judge.model, judge.args, judge.concurrency, calls,
             lambda model: score_step(run.store, run.task, role, model, selected=run.selected,
                                      concurrency=model.limiter.max_concurrency, progress=progress),
+            sent_to=(run.store, usage_key(role.key)),
         )
         return refresh_summary(run, summary_options, scoring={"judge": role.key, **outcome, **spent})

@@ -20,12 +20,15 @@ from uxbench.dirlock import LOCK_FILE, hold_dir_lock
 from uxbench.errors import ConfigError, DataError
 from uxbench.fileio import remove_stale_temps
 from uxbench.orchestrate.pool import run_pool
+from uxbench.orchestrate.preflight import check_models
+from uxbench.orchestrate.primary import choose_primary
 from uxbench.orchestrate.progress import (
     ABORT_AFTER_ERRORS,
     FailureGuard,
     ProgressEvent,
     ProgressFn,
     RunAborted,
+    note,
 )
 from uxbench.orchestrate.spec import JudgeSpec, RunSpec
 from uxbench.runs import manifest as mf
@@ -41,6 +44,10 @@ class RunResult:
     run_dir: Path
     summary: dict[str, Any]
     interrupted: bool = False
+
+
+MAX_SKIPPED_LISTED = 100_000
+"""Skipped rows whose reasons a run keeps (in skipped_rows.jsonl); beyond that they are counted only."""
 
 
 def _sample_id(case_json: bytes, identity_hash: str) -> str:
@@ -73,8 +80,11 @@ async def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResul
         validate_provider_args(spec.strategy_model.model, spec.strategy_model.args, option="--strategy-arg")
         labeller = classifier_role(spec.strategy_model)
     source = load_cases(spec.data, task=spec.task, split=spec.split, skip_invalid=spec.skip_invalid)  # type: ignore[arg-type]
+    if spec.skip_invalid:
+        source = source.with_options(max_reasons=MAX_SKIPPED_LISTED)  # every skipped row is listed in the run
     source = curated(source, spec.data, spec.curation)  # cases excluded in `uxbench view` are left out
     source.require_nonempty()  # nothing read is an error that says why, before a run directory exists
+    await check_models(_roles(spec))  # a missing key, an unreachable server, no GPU: one error, before anything
 
     fingerprint = source.fingerprint()  # hashes the whole input: once
     identity = mf.run_identity(
@@ -84,10 +94,41 @@ async def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResul
     identity_hash = mf.content_hash(identity)
     run_id = f"{spec.task}-{mf.slug(spec.model)}-{identity_hash[:10]}"
     run_dir = spec.out if spec.out is not None else spec.runs_root / run_id
-    with hold_dir_lock(run_dir, command=f"uxbench run --task {spec.task}", what="run directory"):
-        prepared = _Prepared(task=task, role=role, labeller=labeller, source=source, identity=identity,
-                             identity_hash=identity_hash, run_id=run_id, run_dir=run_dir)
-        return await _execute_locked(spec, prepared, progress)
+    new_dir = not run_dir.exists() or not any(run_dir.iterdir())
+    try:
+        with hold_dir_lock(run_dir, command=f"uxbench run --task {spec.task}", what="run directory"):
+            prepared = _Prepared(task=task, role=role, labeller=labeller, source=source, identity=identity,
+                                 identity_hash=identity_hash, run_id=run_id, run_dir=run_dir, new_dir=new_dir)
+            return await _execute_locked(spec, prepared, progress)
+    except BaseException:
+        if new_dir:
+            _remove_if_nothing_done(run_dir)
+        raise
+
+
+def _roles(spec: RunSpec) -> list[tuple[str, str, dict[str, str]]]:
+    roles = [("--model", spec.model, spec.model_args)]
+    if spec.judge is not None:
+        roles.append(("--judge", spec.judge.model, spec.judge.args))
+    if spec.strategy_model is not None:
+        roles.append(("--strategy-model", spec.strategy_model.model, spec.strategy_model.args))
+    return roles
+
+
+def _remove_if_nothing_done(run_dir: Path) -> None:
+    """A run directory this invocation created and that holds no finished sample goes again: it would only be
+    a directory without a summary for `report` and `leaderboard` to trip over."""
+    import shutil
+
+    store = RunStore(run_dir)
+    try:
+        finished = bool(store.done_ids()) if (run_dir / SAMPLES_DB).exists() else False
+    except Exception:  # a store that cannot be read holds nothing worth keeping either
+        finished = False
+    finally:
+        store.close()
+    if not finished:
+        shutil.rmtree(run_dir, ignore_errors=True)
 
 
 @dataclass
@@ -102,6 +143,8 @@ class _Prepared:
     identity_hash: str
     run_id: str
     run_dir: Path
+    new_dir: bool
+    """The directory did not exist (or was empty) before this invocation."""
 
 
 async def _execute_locked(spec: RunSpec, prepared: _Prepared, progress: ProgressFn | None) -> RunResult:
@@ -109,7 +152,7 @@ async def _execute_locked(spec: RunSpec, prepared: _Prepared, progress: Progress
     from uxbench.models.model import create_model
     from uxbench.orchestrate.scoring_step import judges_in_manifest, score_step
     from uxbench.orchestrate.strategy_step import classifiers_in_manifest, strategy_step
-    from uxbench.orchestrate.summary import run_summary
+    from uxbench.orchestrate.summary import run_summary, usage_key
     from uxbench.runtime.cache import ResponseCache, default_cache_path
     from uxbench.runtime.retry import RetryPolicy
 
@@ -126,9 +169,13 @@ async def _execute_locked(spec: RunSpec, prepared: _Prepared, progress: Progress
     cache = ResponseCache(spec.cache_path or default_cache_path()) if spec.use_cache else None
     retry = RetryPolicy(max_attempts=spec.max_attempts, timeout_s=spec.timeout_s)
     model = create_model(spec.model, spec.model_args, max_concurrency=spec.concurrency, cache=cache, retry=retry)
+    model.on_send = lambda: store.count_sent("model")
     concurrency = model.limiter.max_concurrency
     judges = judges_in_manifest(previous or {})
+    primary, primary_note = (previous or {}).get("primary_judge"), None
     if role is not None:
+        primary, primary_note = choose_primary(previous or {}, role.key, role.spec.model, spec.make_primary,
+                                               set(store.judges()) if previous else set())
         judges[role.key] = role.info
     classifiers = classifiers_in_manifest(previous or {})
     if labeller is not None:
@@ -142,7 +189,7 @@ async def _execute_locked(spec: RunSpec, prepared: _Prepared, progress: Progress
         "template_hashes": identity["template_hashes"],
         "model": {"spec": spec.model, "args": mf.redact_args(spec.model_args)},
         "judges": judges,
-        "primary_judge": role.key if role is not None else (previous or {}).get("primary_judge"),
+        "primary_judge": primary,
         **({"strategy_classifiers": classifiers} if classifiers else {}),
         "data": {"source": spec.data or "demo", "description": source.description,
                  "fingerprint": fingerprint, "split": spec.split, "demo": source.is_demo},
@@ -153,16 +200,20 @@ async def _execute_locked(spec: RunSpec, prepared: _Prepared, progress: Progress
     store.write_manifest(manifest)
 
     emit = progress or (lambda _e: None)
+    if primary_note:
+        emit(note(primary_note))
     started = time.monotonic()
     judge_model = strategy_model = None
     try:
-        selected, resumed = await _generate(store, task, model, source, spec, identity_hash, concurrency, emit)
+        selected, resumed = await _generate(store, task, model, source, spec, identity_hash, concurrency, emit,
+                                            prepared.new_dir)
         store.write_selection(selected)
         if role is not None:
             judge_model = create_model(
                 role.spec.model, role.spec.args, cache=cache, retry=retry,
                 max_concurrency=role.spec.concurrency or spec.concurrency,
             )
+            judge_model.on_send = lambda: store.count_sent(usage_key(role.key))
             await score_step(store, task, role, judge_model, selected=selected,
                              concurrency=judge_model.limiter.max_concurrency, progress=progress)
         if labeller is not None:
@@ -170,6 +221,7 @@ async def _execute_locked(spec: RunSpec, prepared: _Prepared, progress: Progress
                 labeller.spec.model, labeller.spec.args, cache=cache, retry=retry,
                 max_concurrency=labeller.spec.concurrency or spec.concurrency,
             )
+            strategy_model.on_send = lambda: store.count_sent(usage_key(labeller.key))
             await strategy_step(store, labeller, strategy_model, selected=selected,
                                 concurrency=strategy_model.limiter.max_concurrency, progress=progress)
     except (asyncio.CancelledError, KeyboardInterrupt, RunAborted):
@@ -204,12 +256,15 @@ async def _execute_locked(spec: RunSpec, prepared: _Prepared, progress: Progress
 
 async def _generate(
     store: RunStore, task: Any, model: Any, source: Any, spec: RunSpec, identity_hash: str, concurrency: int,
-    emit: ProgressFn,
+    emit: ProgressFn, new_dir: bool,
 ) -> tuple[list[str], int]:
     """The generation step: run every selected case that has no successful record yet."""
     done = store.done_ids()
     chosen = _limit_selection(source, spec.limit)
-    total = source.count() if chosen is None else len(chosen)
+    # The bar counts the cases that run: invalid rows skipped, duplicates and curated cases are not among them.
+    total, already = _count_selected(source, chosen, done, identity_hash)
+    if source.skipped.count:
+        emit(note(_write_skipped(store, source)))
     if total == 0:
         raise DataError(
             f"No cases were read from {source.description}: there is nothing to run. Check that the input holds "
@@ -217,10 +272,9 @@ async def _generate(
         )
     selected: list[str] = []
     # The bar starts at the samples already done, and `done` only grows from there.
-    already = min(total, _already_done(source, chosen, done, identity_hash))
     state = {"done": already, "hits": 0, "counted": 0, "resumed": 0}
     by_class: dict[str, tuple[int, int]] = {}
-    guard = FailureGuard("samples", store.path, "Check the model name, base_url and API key")
+    guard = FailureGuard("samples", None if new_dir else store.path, "Check the model name, base_url and API key")
 
     def pending() -> Any:
         for index, case in enumerate(source):
@@ -240,7 +294,7 @@ async def _generate(
         record: SampleRecord = await task.run_sample(case, model, sample_id=sid, index=index)
         store.put(record, case_json)
         state["done"] += 1
-        if record.status == "ok":
+        if record.status != "error":  # a conversation too long for the model: the model works
             guard.success()
         else:
             guard.failure(record.error)
@@ -260,13 +314,34 @@ async def _generate(
     return selected, state["resumed"]
 
 
-def _already_done(source: Any, chosen: set[int] | None, done: set[str], identity_hash: str) -> int:
-    """How many of the selected cases have a finished record: a pass over the data, only when resuming (the
-    directory may hold records of cases this run does not select: a larger --limit before, or curation)."""
-    if not done:
-        return 0
-    return sum(1 for index, case in enumerate(source) if (chosen is None or index in chosen)
-               and _sample_id(case.__pydantic_serializer__.to_json(case), identity_hash) in done)
+def _count_selected(source: Any, chosen: set[int] | None, done: set[str], identity_hash: str) -> tuple[int, int]:
+    """(cases selected, of those with a finished record), by a pass over the data: the file's row count would
+    include invalid rows skipped, exact duplicates and curated cases, and the directory may hold records of
+    cases this run does not select (a larger --limit before, or curation)."""
+    total = already = 0
+    for index, case in enumerate(source):
+        if chosen is not None and index not in chosen:
+            continue
+        total += 1
+        if done and _sample_id(case.__pydantic_serializer__.to_json(case), identity_hash) in done:
+            already += 1
+    return total, already
+
+
+SKIPPED_ROWS = "skipped_rows.jsonl"
+"""The invalid rows `--skip-invalid` left out, one JSON object each (file, line, field, reason)."""
+
+
+def _write_skipped(store: RunStore, source: Any) -> str:
+    """Write every skipped row's reason into the run directory; returns the note that says so."""
+    from uxbench.fileio import atomic_write_lines
+
+    report = source.skipped
+    path = store.path / SKIPPED_ROWS
+    atomic_write_lines(path, (entry.model_dump_json().encode("utf-8") for entry in report.entries))
+    listed = "each" if len(report.entries) == report.count else f"the first {len(report.entries)}"
+    return (f"{report.count} invalid rows were skipped (--skip-invalid) and are not among the cases that run; "
+            f"{listed} with its file, line and reason: {path}")
 
 
 def _limit_selection(source: Any, limit: int | None) -> set[int] | None:
@@ -308,7 +383,11 @@ def _skipped(source: Any) -> dict[str, Any]:
     if report is None:
         return {"count": 0}
     if hasattr(report, "model_dump"):
-        return dict(report.model_dump(mode="json"))
+        dumped = dict(report.model_dump(mode="json"))
+        dumped["entries"] = dumped.get("entries", [])[:20]  # all of them are in SKIPPED_ROWS
+        if dumped.get("count"):
+            dumped["listed_in"] = SKIPPED_ROWS
+        return dumped
     return {"count": int(getattr(report, "count", 0))}
 
 

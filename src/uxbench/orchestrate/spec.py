@@ -44,6 +44,8 @@ class RunSpec(BaseModel):
     model_args: dict[str, str] = Field(default_factory=dict)
     judge: JudgeSpec | None = None
     """The grader of Tasks 2/3; None generates without scoring (score later with `uxbench score`)."""
+    make_primary: bool | None = None
+    """Whether `judge` becomes the run's primary judge: None = when the run has none (orchestrate.primary)."""
     strategy_model: StrategySpec | None = None
     """Task 3: also label each recovery's strategy with this model (the rules always label it)."""
     data: str | None = None

@@ -44,6 +44,11 @@ def usage_of(records: Iterable[SampleRecord | ScoreRecord], spec: str, prices: P
     return usage
 
 
+def usage_key(judge_key: str) -> str:
+    """The role of a judge or strategy model in `summary.usage` and in the store's count of requests sent."""
+    return f"{'strategy' if is_strategy_key(judge_key) else 'judge'}:{judge_key}"
+
+
 def score_lookup(store: RunStore, judges: dict[str, dict[str, Any]], selected: list[str] | None) -> ScoreLookup:
     """Every judge with scores in the store, with what the manifest says of it."""
     lookup: ScoreLookup = {}
@@ -73,15 +78,17 @@ def summarize_store(
     prices = PriceTable.default()
     usage: dict[str, Any] = {"model": {"spec": model_spec, **usage_of(store.iter_records(selected), model_spec,
                                                                          prices).to_dict()}}
+    sent = store.sent()
     costs = [usage["model"]["cost_usd"]]
     for key in (lookup or {}):
         spec = judges.get(key, {}).get("spec")
         if not spec:
             continue
         entry = usage_of(store.iter_scores(key, selected), str(spec), prices).to_dict()
-        role = "strategy" if is_strategy_key(key) else "judge"
-        usage[f"{role}:{key}"] = {"spec": spec, **entry}
+        usage[usage_key(key)] = {"spec": spec, **entry}
         costs.append(entry["cost_usd"])
+    for role, entry in usage.items():
+        entry["requests_sent"] = sent.get(role)  # None: a run made before requests were counted as sent
     summary["usage"] = usage
     summary["cost_usd"] = None if any(c is None for c in costs) else round(sum(costs), 6)
     summary["summary_options"] = options.model_dump()
@@ -125,7 +132,12 @@ def run_summary(
         primary_judge=manifest.get("primary_judge"), options=options,
     )
     n_selected = len(selected) if selected is not None else store.count()
-    errors = [r.error for r in store.iter_records(selected) if r.status != "ok" and r.error][:3]
+    errors: list[str] = []
+    too_long: list[str] = []
+    for r in store.iter_records(selected):
+        kept = errors if r.status == "error" else too_long if r.status == "too_long" else None
+        if kept is not None and r.error and len(kept) < 3:
+            kept.append(r.error)
     summary.update({
         "run_id": manifest.get("run_id"),
         "run_dir": str(store.path),
@@ -135,6 +147,7 @@ def run_summary(
         "data": {"description": (data or {}).get("description"), "fingerprint": (data or {}).get("fingerprint")},
         "n_selected": n_selected,
         "errors": errors,
+        "too_long_errors": too_long[:1],
         "complete": summary.get("n_samples", 0) - summary.get("n_errors", 0) == n_selected,
         **(extra or {}),
     })

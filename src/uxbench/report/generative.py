@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from uxbench.report.render import DASH, ReportFormat, _check_fmt, _markdown, _rich, pct
+from uxbench.report.usage import cost_note
 
 _RATE_TITLES = {"good_pct": "Good", "recovery_rate": "Recovery Rate"}
 _TASK_TITLES = {"eval": "Task 2, UX Eval", "recovery": "Task 3, UX Recovery"}
@@ -65,10 +66,14 @@ def render_generative_summary(
     notes = [DEMO_BANNER] if summary.get("demo_data") else []
     notes.append(
         f"Generated: {summary.get('n_generated')} of {summary.get('n_samples')} cases "
-        f"({summary.get('n_errors')} failed, {summary.get('n_empty_replies')} empty replies)."
+        f"({summary.get('n_errors')} failed, {summary.get('n_too_long') or 0} too long for the model, "
+        f"{summary.get('n_empty_replies')} empty replies)."
     )
     if not summary.get("judges"):
         notes.append("No judge has scored this run yet: `uxbench score RUN_DIR --judge PROVIDER:MODEL`.")
+    cost = cost_note(summary)
+    if cost:
+        notes.append(cost)
     primary = (summary.get("judges") or {}).get(summary.get("primary_judge") or "")
     if breakdowns and primary:
         for name, values in ((primary.get("metrics") or {}).get("breakdowns") or {}).items():

@@ -14,6 +14,7 @@ from typing import Any, Literal, get_args
 from uxbench.errors import ConfigError
 from uxbench.report.compare import DEMO_LABEL, METRICS, report_from_summaries
 from uxbench.report.layout import fit_columns, render_tables, terminal_width
+from uxbench.report.usage import cost_note
 
 ReportFormat = Literal["table", "md", "csv", "json"]
 FORMATS: tuple[str, ...] = get_args(ReportFormat)
@@ -209,10 +210,17 @@ def render_summary(
     title = f"{row['model']} on {row['data'] or 'data'}" + (f" [{DEMO_LABEL}]" if row["demo_data"] else "")
     unp = row["unparseable"]
     notes = [*_notes(report), f"Unparseable answers: {unp.get('k')} of {unp.get('n')} ({pct(unp)} %)"]
+    left_out = [f"{summary[k]} {what}" for k, what in (("n_errors", "failed"), ("n_too_long", "too long for the model"))
+                if summary.get(k)]
+    if left_out:
+        notes.append(f"Left out of the figures: {' and '.join(left_out)} of {summary.get('n_samples')} samples.")
     if row["neutral_escape_bad"].get("value") is not None:
         notes.append(f"Neutral escape (bad cases answered neutral): {pct(row['neutral_escape_bad'])} %")
     notes.append("All cases: " + _TITLES["all"].split(" (")[1].rstrip(")") + "; valid answers only: the "
                  + _TITLES["valid_only"].split(" (")[1].rstrip(")") + ". Figures: % [95% CI].")
+    cost = cost_note(summary)
+    if cost:
+        notes.append(cost)
     parts = _breakdown_tables(summary, max_breakdown_values) if breakdowns else []
     if not breakdowns and summary.get("run_dir"):
         notes.append(f"Breakdowns by scenario, dimension, difficulty and turns: uxbench report {summary['run_dir']}")

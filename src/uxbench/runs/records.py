@@ -38,8 +38,10 @@ class SampleRecord(CallTotals):
     """The case's own id."""
     index: int
     """Position of the case in the loaded data, for stable ordering of exports."""
-    status: Literal["ok", "error"]
-    """`error`: the model call failed for good after retries (the sample is retried on the next run)."""
+    status: Literal["ok", "error", "too_long"]
+    """`error`: the model call failed for good after retries (the sample is retried on the next run).
+    `too_long`: the conversation is longer than the model under test accepts (a permanent outcome: counted
+    apart, never retried; `fit_history` drops its oldest messages instead)."""
     gold: str | None = None
     """Ground truth (Task 1: good / bad)."""
     prediction: str | None = None

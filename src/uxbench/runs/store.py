@@ -52,6 +52,10 @@ CREATE TABLE IF NOT EXISTS selection (
     pos INTEGER PRIMARY KEY,
     sample_id TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS sent (
+    role TEXT PRIMARY KEY,
+    requests INTEGER NOT NULL
+);
 """
 
 
@@ -144,6 +148,16 @@ class RunStore:
             (record.sample_id, record.index, record.status, body, case_json),
         )
 
+    def count_sent(self, role: str) -> None:
+        """One more request sent by `role` (model, judge:KEY, strategy:KEY); committed at once, so requests in
+        flight when the run is killed are counted too."""
+        self._conn().execute("INSERT INTO sent(role, requests) VALUES (?, 1) "
+                             "ON CONFLICT(role) DO UPDATE SET requests = requests + 1", (role,))
+
+    def sent(self) -> dict[str, int]:
+        """Requests sent per role, over every invocation on this directory (empty for older runs)."""
+        return {str(r): int(n) for r, n in self._conn().execute("SELECT role, requests FROM sent")}
+
     def iter_with_cases(self, sample_ids: Iterable[str] | None = None) -> Iterator[tuple[SampleRecord, bytes | None]]:
         """(record, case JSON) in data order; the case is None for records written before cases were stored."""
         wanted = set(sample_ids) if sample_ids is not None else None
@@ -198,8 +212,9 @@ class RunStore:
                 yield ScoreRecord.model_validate_json(body)
 
     def done_ids(self, *, include_errors: bool = False) -> set[str]:
-        """Ids of finished samples. Errored samples are not 'done' unless asked: they are retried."""
-        sql = "SELECT sample_id FROM records" + ("" if include_errors else " WHERE status = 'ok'")
+        """Ids of finished samples (`ok`, and `too_long`: a permanent outcome). Errored samples are not 'done'
+        unless asked: they are retried."""
+        sql = "SELECT sample_id FROM records" + ("" if include_errors else " WHERE status IN ('ok', 'too_long')")
         return {row[0] for row in self._conn().execute(sql)}
 
     def iter_records(self, sample_ids: Iterable[str] | None = None) -> Iterator[SampleRecord]:

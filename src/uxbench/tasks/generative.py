@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from uxbench.data.schema import AnyCase, Message
-from uxbench.errors import ModelError
+from uxbench.errors import ContextLengthError, ModelError
 from uxbench.metrics.good_rate import good_rate_metrics, history_bucket, length_bucket
 from uxbench.models.api import GenerateConfig, ModelOutput
 from uxbench.runs.records import SampleRecord, Stratum
@@ -21,6 +21,7 @@ from uxbench.scoring.judgement import call_totals
 from uxbench.scoring.prompts.render import detect_lang
 from uxbench.scoring.prompts.templates_io import Lang
 from uxbench.tasks.base import ScoreLookup, SummaryOptions, Task
+from uxbench.tasks.fit import fitted, too_long_text
 
 if TYPE_CHECKING:
     from uxbench.models.model import Model
@@ -42,6 +43,9 @@ class GenerationOptions(BaseModel):
     """Reasoning effort for reasoning models (low / medium / high), passed through."""
     seed: int | None = None
     """Sampling seed, where the provider supports one."""
+    fit_history: bool = False
+    """A conversation longer than the model accepts: drop its oldest history messages until it fits (recorded
+    per sample in `extra.history_cut`) instead of recording it as `too_long`."""
 
 
 class GenerativeTask(Task):
@@ -85,9 +89,14 @@ class GenerativeTask(Task):
         base: dict[str, Any] = {"sample_id": sample_id, "case_id": case.id, "index": index,
                                 "strata": self.strata(case)}
         try:
-            outputs, extra = await self.generate(case, model)
+            (outputs, extra), cut = await fitted(case, lambda c: self.generate(c, model),
+                                                 enabled=self.generation.fit_history)
+        except ContextLengthError as err:
+            return SampleRecord(status="too_long", error=too_long_text(err), **base)
         except ModelError as err:
             return SampleRecord(status="error", error=f"{type(err).__name__}: {err}", **base)
+        if cut is not None:
+            extra["history_cut"] = cut
         final = outputs[-1]
         reply = self.reply_text(final, extra)
         if not reply:
@@ -108,12 +117,14 @@ class GenerativeTask(Task):
     ) -> dict[str, Any]:
         rows: dict[str, dict[str, Stratum]] = {}
         lengths: list[int] = []
-        n_samples = n_errors = n_empty = 0
+        n_samples = n_errors = n_empty = n_too_long = n_cut = 0
         for r in records:
             n_samples += 1
             if r.status != "ok":
-                n_errors += 1
+                n_errors += r.status == "error"
+                n_too_long += r.status == "too_long"
                 continue
+            n_cut += "history_cut" in r.extra
             reply = r.raw_output or ""
             lengths.append(len(reply))
             n_empty += not reply
@@ -129,8 +140,10 @@ class GenerativeTask(Task):
             "task": self.name,
             "rate_name": self.rate_name,
             "n_samples": n_samples,
-            "n_generated": n_samples - n_errors,
+            "n_generated": n_samples - n_errors - n_too_long,
             "n_errors": n_errors,
+            "n_too_long": n_too_long,
+            "n_history_cut": n_cut,
             "n_empty_replies": n_empty,
             "reply_chars": {
                 "mean": statistics.fmean(lengths) if lengths else None,

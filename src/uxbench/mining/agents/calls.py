@@ -17,6 +17,8 @@ from uxbench.models.api import GenerateConfig
 from uxbench.models.model import Model
 
 T = TypeVar("T")
+INVALID_OUTPUT = "invalid output"
+"""The cause of a failed exchange whose answers (and the correction retry's) could not be used."""
 _MAX_PROBLEMS = 8
 _PROBLEM_CHARS = 200
 
@@ -46,8 +48,12 @@ async def ask_agent(
         report.bump("in_flight", stage, -1)
     for _ in range(ex.attempts):
         report.bump("calls", stage)
+    report.bump("exchanges", stage)
     if ex.attempts > 1:
         report.bump("retries", stage)
     if not ex.ok:
         report.bump("failures", stage)
+        report.bump("failure_causes", ex.error_kind or INVALID_OUTPUT)
+        if report.first_error is None:
+            report.first_error = ex.error or f"{INVALID_OUTPUT}: {'; '.join(ex.problems)[:300]}"
     return ex

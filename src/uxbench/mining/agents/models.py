@@ -162,6 +162,12 @@ class AgentReport(BaseModel):
     """Correction retries per stage."""
     failures: dict[str, int] = Field(default_factory=dict)
     """Calls that ended without a valid output, per stage."""
+    exchanges: dict[str, int] = Field(default_factory=dict)
+    """Exchanges (a request and its correction retry) per stage."""
+    failure_causes: dict[str, int] = Field(default_factory=dict)
+    """Failed exchanges by cause: the model error's kind (`FatalModelError HTTP 401`) or `invalid output`."""
+    first_error: str | None = None
+    """The first failed exchange's message, to show when every exchange failed."""
     empty_miner: int = 0
     """Miner calls that validly proposed no case."""
     in_flight: dict[str, int] = Field(default_factory=dict)

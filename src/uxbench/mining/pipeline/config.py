@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -13,6 +13,9 @@ from uxbench.mining.logformat import FORMATS
 from uxbench.mining.prefilter import PrefilterConfig
 from uxbench.mining.signals import SignalConfig
 from uxbench.redact import redact_args
+
+if TYPE_CHECKING:
+    from uxbench.mining.agents import AgentConfig
 
 Engine = Literal["local", "ray"]
 
@@ -116,3 +119,14 @@ class MineConfig(BaseModel):
         """What of the model settings decides the LLM stages' answers (their checkpoint keys): every
         argument that changes an answer, no secret (a new key keeps the checkpoints)."""
         return {"model": self.model, "args": redact_args(self.model_args)}
+
+
+def agent_config(config: MineConfig) -> AgentConfig:
+    """The agents' settings of a run (`-A key=value`), checked: here rather than in the agents' stage, because the
+    stage registry keys the stage by them."""
+    from uxbench.mining.agents import AgentConfig
+
+    try:
+        return AgentConfig(**config.agent_options)
+    except ValueError as exc:
+        raise ConfigError(f"invalid agent settings: {exc}") from None

@@ -29,13 +29,13 @@ import pyarrow.parquet as pq
 
 from uxbench.errors import ConfigError
 from uxbench.fileio import atomic_write_lines
-from uxbench.mining.agents import AgentConfig, AgentReport, Candidate, run_agents
+from uxbench.mining.agents import AgentReport, Candidate, run_agents
 from uxbench.mining.agents.models import agent_progress
 from uxbench.mining.datacard import write_data_card
 from uxbench.mining.export import export_cases
 from uxbench.mining.llm import Tick, default_cache_path, open_model
 from uxbench.mining.pipeline import registry
-from uxbench.mining.pipeline.config import MineConfig
+from uxbench.mining.pipeline.config import agent_config
 from uxbench.mining.pipeline.engine import commit_batch
 from uxbench.mining.pipeline.outputs import CANDIDATES, CASES_DIR, DATA_CARD, DATA_CARD_JSON
 from uxbench.mining.pipeline.progress import StageProgress, StageTick
@@ -148,14 +148,34 @@ def _candidate_counts(cands: list[Candidate], report: AgentReport) -> dict[str, 
         counts[key] = counts.get(key, 0) + 1
     for stage, n in report.failures.items():
         counts[f"failed_calls_{stage}"] = n
+    for stage, n in report.exchanges.items():
+        counts[f"exchanges_{stage}"] = n
+    for cause, n in report.failure_causes.items():
+        counts[f"{FAILED_CAUSE}{cause}"] = n
     return counts
 
 
-def agent_config(config: MineConfig) -> AgentConfig:
-    try:
-        return AgentConfig(**config.agent_options)
-    except ValueError as exc:
-        raise ConfigError(f"invalid agent settings: {exc}") from None
+FAILED_CAUSE = "failed:"
+"""Prefix of the agents stage's counts of failed exchanges by cause (`failed:FatalModelError HTTP 401`)."""
+
+
+def failure_causes(counts: dict[str, int]) -> tuple[int, int, dict[str, int]]:
+    """(exchanges, failed, failed by cause) from the agents stage's counts."""
+    exchanges = sum(n for k, n in counts.items() if k.startswith("exchanges_"))
+    causes = {k.removeprefix(FAILED_CAUSE): n for k, n in counts.items() if k.startswith(FAILED_CAUSE)}
+    return exchanges, sum(causes.values()), causes
+
+
+def _all_failed(batch: int, report: AgentReport) -> ConfigError:
+    causes = ", ".join(f"{n} {cause}" for cause, n in sorted(report.failure_causes.items(), key=lambda x: -x[1]))
+    n = sum(report.exchanges.values())
+    return ConfigError(
+        f"{'the only agent exchange' if n == 1 else f'every one of the {n} agent exchanges'} of batch {batch} "
+        f"failed ({causes}), so no case can be mined; "
+        f"the first: {report.first_error}. Check the model name, base_url and API key (or, for invalid outputs, "
+        "use a model that follows the agents' JSON format), then rerun the same command: the finished stages "
+        "are kept, and this batch is asked again."
+    )
 
 
 async def run_agents_stage(ctx: RunContext, stage: StageDir, model: Model, ticks: StageTick | None) -> None:
@@ -184,6 +204,8 @@ async def run_agents_stage(ctx: RunContext, stage: StageDir, model: Model, ticks
         finished.append(report)
         counter.finish_batch(len(items))
         counter.emit(counter.before, agent_progress(finished))
+        if report.exchanges and sum(report.failures.values()) >= sum(report.exchanges.values()):
+            raise _all_failed(batch, report)  # not committed: a rerun asks this batch again
         atomic_write_lines(stage.shard_path(batch), (c.model_dump_json().encode("utf-8") for c in cands))
         stage.mark_shard(batch, _candidate_counts(cands, report))
 

@@ -31,7 +31,7 @@ from typing import Any, Literal
 import pyarrow as pa
 
 from uxbench.mining.dedup import SHINGLE_HASH, permutations
-from uxbench.mining.pipeline.config import MineConfig
+from uxbench.mining.pipeline.config import MineConfig, agent_config
 from uxbench.mining.pipeline.driver_stages import run_dedup_stage, run_sessions_stage
 from uxbench.mining.pipeline.stages import (
     GATE_SCHEMA,
@@ -125,8 +125,6 @@ def _llm_signal_settings(ctx: RunContext) -> dict[str, Any]:
 
 
 def _agent_settings(ctx: RunContext) -> dict[str, Any]:
-    from uxbench.mining.pipeline.llm_stages import agent_config
-
     return {**ctx.config.model_identity(), "agents": agent_config(ctx.config).model_dump(mode="json")}
 
 

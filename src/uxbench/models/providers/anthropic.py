@@ -113,6 +113,9 @@ class AnthropicModel(ModelAPI):
             "reasoning_effort": self.reasoning_effort,
         }
 
+    async def preflight(self) -> None:
+        self._get_client()  # the SDK and the API key
+
     def _get_client(self) -> Any:
         loop = asyncio.get_running_loop()
         if self._client is not None and self._loop is loop:

@@ -120,7 +120,7 @@ class HFModel(ModelAPI):
             remember_secret(os.environ.get(var))
         self.source = engine.resolve_source(model_name)
         self.device = p.device.strip().lower()
-        self.dtype = p.dtype or ("float32" if self.source.gguf_file else "auto")
+        self.dtype = p.dtype or self.source.default_dtype
         self.max_batch_size = p.max_batch_size
         self.max_new_tokens = p.max_new_tokens
         offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
@@ -139,6 +139,12 @@ class HFModel(ModelAPI):
             "provider": "hf", "model": self.source.label, "dtype": self.dtype, "chat_template": template,
             "max_new_tokens": self.max_new_tokens,  # the cap when a request sets no max_tokens
         }
+
+    async def preflight(self) -> None:
+        """The device exists and the weights are on this machine (or may be downloaded), before they load."""
+        engine.check_device(self.device)
+        if not self.source.local and not self.allow_download:
+            engine.check_hub_cache(self.source.path)
 
     def run_batch(self, prompts: list[list[dict[str, str]]], config: GenerateConfig) -> list[ModelOutput]:
         """Worker-thread entry point: load on first use, then generate one batch."""

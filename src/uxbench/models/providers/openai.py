@@ -14,6 +14,7 @@ import contextlib
 import os
 import time
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import aiohttp
 import orjson
@@ -39,6 +40,8 @@ from uxbench.redact import clip, redact_json, remember_basic_auth, remember_secr
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _BODY_CHARS = 600
 """How much of a body that is not the expected JSON an error quotes."""
+PREFLIGHT_TIMEOUT_S = 10.0
+"""How long the check before a run waits for the server's `GET /models`."""
 
 
 class OpenAIArgs(ProviderArgs):
@@ -174,6 +177,36 @@ class OpenAIModel(ModelAPI):
         if config.extra_body:
             body.update(config.extra_body)
         return body
+
+    async def preflight(self) -> None:
+        """An API key where the OpenAI API needs one, and a server that answers at base_url (`GET /models`:
+        any answer but 401/403 will do; a slow answer is not held against it)."""
+        authorised = self._key is not None or any(k.lower() == "authorization" for k in self._headers)
+        host = (urlsplit(self.base_url).hostname or "").lower()
+        if not authorised and host == "api.openai.com":
+            raise ConfigError(
+                f"openai:{self.model_name} calls the OpenAI API ({self.base_url}), which needs an API key, and "
+                f"${self.api_key_env} is not set: export it, name another variable with -M api_key_env=NAME, or "
+                "point -M base_url=... at your own server (vLLM, llama.cpp ...)."
+            )
+        timeout = aiohttp.ClientTimeout(total=min(self.timeout, PREFLIGHT_TIMEOUT_S))
+        try:
+            async with aiohttp.ClientSession(timeout=timeout) as session, \
+                    session.get(self.base_url + "/models", headers=self._headers) as resp:
+                status = resp.status
+        except aiohttp.InvalidURL as err:
+            raise ConfigError(f"base_url {self.base_url} is not a valid URL ({err}).") from None
+        except (asyncio.TimeoutError, TimeoutError):
+            return  # a busy server: the run's own timeouts and retries deal with it
+        except aiohttp.ClientError as err:
+            raise ConfigError(
+                f"Cannot reach {self.base_url} ({scrub(str(err)) or type(err).__name__}): is the server running "
+                "there? Check -M base_url=... (for a vLLM or llama.cpp server: http://HOST:PORT/v1)."
+            ) from None
+        if status in (401, 403):
+            has = f"the key in ${self.api_key_env}" if self._key else f"no key (${self.api_key_env} is not set)"
+            raise ConfigError(f"{self.base_url} refuses the requests with HTTP {status}: it wants an API key, and "
+                              f"this run sends {has}. Set the right key, or -M api_key_env=NAME.")
 
     async def generate(self, messages: list[Message], config: GenerateConfig) -> ModelOutput:
         payload = orjson.dumps(self.build_body(messages, config))

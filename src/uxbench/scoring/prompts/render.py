@@ -30,10 +30,12 @@ _LATIN_WORD_RE = re.compile(r"[A-Za-z]+")
 
 
 def detect_lang(texts: Sequence[str]) -> Lang:
-    """zh when Han characters are at least as many as Latin words (one character carries about as much as
-    one word); ties and empty text go to zh, the benchmark's own language."""
+    """zh when the text has Han characters and they are at least as many as its Latin words (one character
+    carries about as much as one word); everything else is en, the template a model reads best in any other
+    script: Russian, Thai or empty text has no Han character, so it never gets the Chinese template."""
     joined = "\n".join(texts)
-    return "zh" if len(_CJK_RE.findall(joined)) >= len(_LATIN_WORD_RE.findall(joined)) else "en"
+    han = len(_CJK_RE.findall(joined))
+    return "zh" if han > 0 and han >= len(_LATIN_WORD_RE.findall(joined)) else "en"
 
 
 def resolve_lang(item: JudgeInput, option: str) -> Lang:

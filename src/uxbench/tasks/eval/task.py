@@ -17,6 +17,7 @@ from uxbench.runs.records import SampleRecord, Stratum
 from uxbench.scoring.prompts.files import PackageTemplates
 from uxbench.scoring.prompts.judge_input import JudgeInput
 from uxbench.scoring.prompts.templates_io import LANGS
+from uxbench.tasks.fit import identity_options
 from uxbench.tasks.generative import GenerationOptions, GenerativeTask, chat
 from uxbench.tasks.registry import register_task
 
@@ -71,7 +72,7 @@ class EvalTask(GenerativeTask):
         self._hashes = TEMPLATES.hashes(f"{lang}/{self._preset}.txt" for lang in langs) if self._preset else {}
 
     def config(self) -> dict[str, Any]:
-        return {"task": self.name, **self.options.model_dump(mode="json")}
+        return {"task": self.name, **identity_options(self.options)}
 
     def template_hashes(self) -> dict[str, str]:
         return dict(self._hashes)

@@ -38,6 +38,9 @@ class JudgeOptions(PromptOptions):
     `verdict_from=logprobs` the default is a few tokens (the verdict is read at the first one)."""
     reasoning_effort: str | None = None
     """Reasoning effort for reasoning models (low / medium / high), passed through."""
+    fit_history: bool = False
+    """A conversation longer than the judge under test accepts: drop its oldest history messages until it fits
+    (recorded per sample in `extra.history_cut`) instead of recording it as `too_long`."""
     verdict_from: Literal["text", "logprobs"] = "text"
     """binary only: `logprobs` reads the verdict as p(good) / (p(good) + p(bad)) at the answer's first non-blank
     token (the GRM protocol: choice log-probabilities of local models, top log-probabilities of API models),

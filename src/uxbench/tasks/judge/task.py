@@ -7,12 +7,13 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from uxbench.data.schema import AnyCase, JudgeCase, TaskName
-from uxbench.errors import ConfigError, ModelError
+from uxbench.errors import ConfigError, ContextLengthError, ModelError
 from uxbench.runs.records import SampleRecord, Stratum
 from uxbench.scoring.judgement import Judgement
 from uxbench.scoring.pointwise import PointwiseJudge
 from uxbench.scoring.prompts import JudgeInput, PromptOptions
 from uxbench.tasks.base import ScoreLookup, SummaryOptions, Task
+from uxbench.tasks.fit import fitted, identity_options, too_long_text
 from uxbench.tasks.judge.options import JudgeOptions
 from uxbench.tasks.registry import register_task
 
@@ -57,7 +58,7 @@ class JudgeTask(Task):
         self._hashes = self.judge.template_hashes()
 
     def config(self) -> dict[str, Any]:
-        out = self.options.model_dump(mode="json")
+        out = identity_options(self.options)
         out["likert_threshold"] = self.options.threshold
         return {"task": self.name, **out}
 
@@ -75,11 +76,22 @@ class JudgeTask(Task):
             "strata": case_strata(case),
         }
         judgement = Judgement(label=None, score=None, note="")
+
+        async def judge(shown: AnyCase) -> None:
+            judgement.label, judgement.score, judgement.note = None, None, ""  # a fresh try; its calls add up
+            assert isinstance(shown, JudgeCase)
+            await self.judge.judge(JudgeInput.from_judge_case(shown), model, into=judgement)
+
         try:
-            await self.judge.judge(JudgeInput.from_judge_case(case), model, into=judgement)
+            _, cut = await fitted(case, judge, enabled=self.options.fit_history)
+        except ContextLengthError as err:
+            return SampleRecord(status="too_long", error=too_long_text(err), extra=judgement.extra, **base,
+                                **judgement.totals())
         except ModelError as err:
             return SampleRecord(status="error", error=f"{type(err).__name__}: {err}", extra=judgement.extra,
                                 **base, **judgement.totals())
+        if cut is not None:
+            judgement.extra["history_cut"] = cut
         final = judgement.final
         return SampleRecord(
             status="ok",
@@ -112,13 +124,14 @@ class JudgeTask(Task):
         preds: list[str | None] = []
         scored: list[tuple[str, float]] = []
         notes: Counter[str] = Counter()
-        n_samples = n_errors = 0
+        n_samples = n_errors = n_too_long = n_cut = 0
         for r in records:
             n_samples += 1
-            if r.status == "error":
-                n_errors += 1
+            n_errors += r.status == "error"
+            n_too_long += r.status == "too_long"
             if r.status != "ok" or r.gold is None:
                 continue
+            n_cut += "history_cut" in r.extra
             for key in ("scenario", "dimension", "difficulty"):
                 strata[key].append(r.strata.get(key))
             turns = r.strata.get("n_turns")
@@ -138,6 +151,8 @@ class JudgeTask(Task):
             "n_samples": n_samples,
             "n_ok": len(golds),
             "n_errors": n_errors,
+            "n_too_long": n_too_long,
+            "n_history_cut": n_cut,
             "n_unparseable": sum(1 for p in preds if p is None),
             "parse_notes": dict(notes.most_common(12)),
             "metrics": metrics,

@@ -21,6 +21,7 @@ from uxbench.scoring.prompts.render import render_history
 from uxbench.scoring.prompts.templates_io import LANGS, Lang
 from uxbench.scoring.strategies_llm import is_strategy_key
 from uxbench.tasks.base import ScoreLookup, SummaryOptions
+from uxbench.tasks.fit import identity_options
 from uxbench.tasks.generative import GenerationOptions, GenerativeTask, chat
 from uxbench.tasks.recovery.strategy_summary import ReplyTap, rule_label, strategy_summary
 from uxbench.tasks.registry import register_task
@@ -78,7 +79,7 @@ class RecoveryTask(GenerativeTask):
         self._hashes = TEMPLATES.hashes(f"{lang}/{name}.txt" for lang in langs for name in files)
 
     def config(self) -> dict[str, Any]:
-        return {"task": self.name, **self.options.model_dump(mode="json")}
+        return {"task": self.name, **identity_options(self.options)}
 
     def template_hashes(self) -> dict[str, str]:
         return dict(self._hashes)

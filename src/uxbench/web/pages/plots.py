@@ -5,7 +5,6 @@ show their tables only."""
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
@@ -13,15 +12,14 @@ from fastapi.responses import Response
 
 from uxbench.errors import UxbenchError
 from uxbench.web.context import ViewState, state
+from uxbench.web.pages.scaling import plots_available, scaling_tasks
+
+__all__ = ["plots_available", "router", "run_plot_kinds", "scaling_tasks"]
 
 router = APIRouter()
 RUN_PLOTS = ("scenario", "reliability")
 MINE_PLOTS = ("funnel", "signals")
 _SVG_CSP = "default-src 'none'; style-src 'unsafe-inline'"
-
-
-def plots_available() -> bool:
-    return importlib.util.find_spec("matplotlib") is not None
 
 
 def run_plot_kinds(summary: dict[str, Any]) -> list[str]:
@@ -84,22 +82,6 @@ def mine_plot(request: Request, mine_id: str, kind: str) -> Response:
     counts = entry.path / "stage_counts.json"
     stamp = counts.stat().st_mtime_ns if counts.exists() else 0
     return _svg(view, ("mine", mine_id, kind, stamp), make)
-
-
-def scaling_tasks(board: dict[str, Any] | None) -> list[str]:
-    """The tasks of the leaderboard whose scaling chart has two models or more with a release date."""
-    if not board or not plots_available():
-        return []
-    from uxbench.report.plot_data import scaling
-
-    found = []
-    for task in board.get("tasks") or {}:
-        try:
-            if len(scaling(board, task).points) >= 2:
-                found.append(task)
-        except (UxbenchError, KeyError, ValueError):
-            continue
-    return found
 
 
 @router.get("/plots/scaling/{task}.svg")

@@ -64,7 +64,7 @@ def leaderboard_for(view: ViewState, entries: list[RunEntry]) -> dict[str, Any] 
 def index(request: Request) -> HTMLResponse:
     view = state(request)
     board = leaderboard_for(view, list(view.catalog.runs.values()))
-    from uxbench.web.pages.plots import scaling_tasks
+    from uxbench.web.pages.scaling import scaling_tasks
 
     return view.page("index.html", title="uxbench", runs=run_rows(view), board=board,
                      mines=list(view.catalog.mines.values()), skipped=view.catalog.skipped,

@@ -25,7 +25,7 @@ def test_train_then_eval_from_the_command_line(tmp_path: Path) -> None:
     assert f"lite:{out}" in trained.output and "Avg-Acc" in trained.output
     card = json.loads((out / "model_card.json").read_text())
     evaluated = runner.invoke(app, ["judge", "eval", "--judge", f"lite:{out}", "--data", str(out / "test.jsonl"),
-                                    "--runs-root", str(tmp_path / "runs"), "--n-boot", "100", "--json"])
+                                    "--runs-root", str(tmp_path / "runs"), "--n-boot", "100", "--format", "json", "--quiet"])
     assert evaluated.exit_code == 0, evaluated.output
     figures = json.loads(evaluated.stdout)["judge"]
     assert figures["avg_acc"]["value"] == pytest.approx(card["test"]["avg_acc"]["value"])

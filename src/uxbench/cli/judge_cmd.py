@@ -55,13 +55,16 @@ def _positive(option: str, value: float, *, integer: bool = False, at_most: floa
 
 
 def _given(ctx: typer.Context, names: tuple[str, ...]) -> list[str]:
-    from click.core import ParameterSource
-
-    return [n for n in names if ctx.get_parameter_source(n) == ParameterSource.COMMANDLINE]
+    sources = {n: ctx.get_parameter_source(n) for n in names}
+    return [n for n, source in sources.items() if source is not None and source.name == "COMMANDLINE"]
 
 
 def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
+
+
+def say(text: str) -> None:
+    typer.echo(text, err=True)
 
 
 def _bars(quiet: bool) -> StageBars:
@@ -162,7 +165,6 @@ def train(
     _positive("--learning-rate", learning_rate)
     if not device.startswith("cuda:"):
         _choice("--device", device, ("auto", "cpu", "cuda"))
-    say = lambda text: typer.echo(text, err=True)  # noqa: E731
     if method == "lite":
         from uxbench.judge_train.train import TrainOptions, train_lite
 
@@ -239,7 +241,8 @@ def eval_(
                                                                             "repeat.")] = None,
     skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Skip invalid data rows (counted) instead "
                                                                       "of stopping.")] = False,
-    runs_root: Annotated[Path, typer.Option(metavar="DIR", help="Where the judges' run directories go.")] = Path("runs"),
+    runs_root: Annotated[Path, typer.Option(metavar="DIR",
+                                            help="Where the judges' run directories go.")] = Path("runs"),
     concurrency: Annotated[int | None, typer.Option(metavar="N", help="Parallel calls per judge.",
                                                     show_default="the judge's own")] = None,
     n_boot: Annotated[int, typer.Option(metavar="N", help="Bootstrap rounds of the CIs.")] = 2000,
@@ -331,5 +334,4 @@ def serve(
         raise ConfigError(f"--port {port}: must be between 0 and 65535 (0 picks a free one)")
     args = parse_model_args(judge_arg, option="--judge-arg")
     validate_provider_args(spec, args, option="--judge-arg")
-    asyncio.run(serve_forever(spec, args, host=host, port=port, name=name, max_batch=max_batch,
-                              say=lambda text: typer.echo(text, err=True)))
+    asyncio.run(serve_forever(spec, args, host=host, port=port, name=name, max_batch=max_batch, say=say))

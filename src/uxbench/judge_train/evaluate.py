@@ -134,6 +134,7 @@ def baseline_against(run: JudgeRun, train_path: str, data: str, *, n_boot: int, 
     import numpy as np
 
     from uxbench.judge_train.data import load_rows
+    from uxbench.judge_train.model import ClassWeight
     from uxbench.judge_train.train import baseline_section, items_of
 
     train_rows, _ = load_rows([train_path])
@@ -147,7 +148,7 @@ def baseline_against(run: JudgeRun, train_path: str, data: str, *, n_boot: int, 
     settings = _judge_settings(run.spec)
     y = np.array([r.label == "good" for r in train_rows])
     prior = settings.get("prior") or float(np.clip(y.mean(), 1e-4, 1 - 1e-4))
-    weight = "none" if settings.get("class_weight") == "none" else "balanced"
+    weight: ClassWeight = "none" if settings.get("class_weight") == "none" else "balanced"
     section = baseline_section(items_of(train_rows), train_rows, items_of(answered), answered,
                                [run.verdicts[r.id][1] for r in answered], class_weight=weight, prior=prior,
                                n_boot=n_boot, seed=seed)

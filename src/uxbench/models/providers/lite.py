@@ -18,10 +18,9 @@ import asyncio
 import concurrent.futures
 import hashlib
 import math
+import re
 from pathlib import Path
 from typing import Any
-
-import re
 
 import numpy as np
 from pydantic import PositiveInt

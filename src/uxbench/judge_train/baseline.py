@@ -24,7 +24,8 @@ from uxbench.errors import ConfigError
 HISTORY_CHARS = 1500
 MAX_FEATURES = 200_000
 NAME = "TF-IDF + logistic regression"
-Verdict = Literal["beats", "loses to", "no detectable difference from"]
+Verdict = Literal["beats", "loses to", "shows no detectable difference from"]
+"""What the card says: `The judge {verdict} the baseline.`"""
 
 
 def document(history: str, query: str, response: str) -> str:
@@ -72,7 +73,7 @@ def verdict_of(paired: dict[str, Any]) -> Verdict:
         return "beats"
     if high is not None and high < 0:
         return "loses to"
-    return "no detectable difference from"
+    return "shows no detectable difference from"
 
 
 def compare(golds: Sequence[str], judge_verdicts: Sequence[str | None], baseline_verdicts: Sequence[str], *,

@@ -168,12 +168,10 @@ def fitted_prompt(tokenizer: Any, row: TrainRow, max_length: int | None) -> tupl
             low = mid + 1
     if best is not None:
         return best, word, "history"
-    query, response = row.query, row.response
-    while max(len(query), len(response)) > MIN_CUT_CHARS:
-        query = cut_middle(query, max(MIN_CUT_CHARS, len(query) // 2)) if len(query) > MIN_CUT_CHARS else query
-        response = cut_middle(response, max(MIN_CUT_CHARS, len(response) // 2)) \
-            if len(response) > MIN_CUT_CHARS else response
-        text, _, n = render([], query, response)
+    limit = max(len(row.query), len(row.response))
+    while limit > MIN_CUT_CHARS:  # the original texts cut to ever smaller limits (never a cut of a cut)
+        limit = max(MIN_CUT_CHARS, limit // 2)
+        text, _, n = render([], cut_middle(row.query, limit), cut_middle(row.response, limit))
         if n <= max_length:
             return text, word, "text"
     return text, word, "tokens"
@@ -223,12 +221,17 @@ def _load(transformers: Any, torch: Any, options: LoraOptions) -> tuple[Any, Any
     kwargs: dict[str, Any] = {"local_files_only": not options.allow_download}
     if gguf:
         kwargs["gguf_file"] = gguf
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # the CLI draws its own progress
     try:
         tokenizer = transformers.AutoTokenizer.from_pretrained(path, **kwargs)
         base = transformers.AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, **kwargs)
     except (OSError, ValueError) as err:
         hint = "" if options.allow_download else " (a hub id needs --allow-download)"
         raise ConfigError(f"could not load the base model {options.base_model!r}: {err}{hint}") from None
+    finally:
+        hf_logging.enable_progress_bar()
     return tokenizer, base, label
 
 
@@ -250,6 +253,15 @@ def step_loss(torch: Any, model: Any, examples: list[tuple[list[int], list[int]]
 
 def train_lora(options: LoraOptions, say: Callable[[str], None] = lambda _: None,
                tick: Tick = _no_tick) -> LoraResult:
+    import warnings
+
+    with warnings.catch_warnings():  # transformers' deprecation notices about its own checkpointing calls
+        warnings.filterwarnings("ignore", category=FutureWarning, module="transformers")
+        warnings.filterwarnings("ignore", message=".*checkpointing.*")
+        return _train_lora(options, say, tick)
+
+
+def _train_lora(options: LoraOptions, say: Callable[[str], None], tick: Tick) -> LoraResult:
     torch, transformers, peft = _imports()
     prepared = prepare(options.data, exclude=options.exclude, exclude_threshold=options.exclude_threshold,
                        test_fraction=options.test_fraction, seed=options.seed, split_date=options.split_date,

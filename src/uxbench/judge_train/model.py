@@ -162,11 +162,26 @@ def prior_info(prior: str | float, share: float, calibrated_at: float) -> dict[s
             "shift": log_odds(share) - log_odds(calibrated_at), "log_odds": log_odds(share)}
 
 
+C_GRID = (0.1, 1.0, 10.0, 100.0)
+"""The inverse regularisation strengths `c="auto"` tries (chosen by out-of-fold Avg-Acc on the training side)."""
+
+
+def _oof_avg_acc(oof: NDArray[np.float64], y: NDArray[np.bool_]) -> float:
+    """Avg-Acc of out-of-fold decisions at 0 (the balanced-weight boundary); rows without a decision count wrong."""
+    known = ~np.isnan(oof)
+    said_good = known & (np.nan_to_num(oof) >= 0)
+    good_acc = float(said_good[y].mean()) if y.any() else 0.0
+    bad_acc = float((known & ~said_good)[~y].mean()) if (~y).any() else 0.0
+    return (good_acc + bad_acc) / 2
+
+
 def fit(text: sp.csr_matrix, ux: NDArray[np.float64], y: NDArray[np.bool_], groups: list[str], *,
-        encoder: str, encoder_dim: int, c: float = 1.0, class_weight: ClassWeight = "balanced",
+        encoder: str, encoder_dim: int, c: float | str = "auto", class_weight: ClassWeight = "balanced",
         prior: str | float = "train", folds: int = 5,
         tick: Callable[[int, int], None] = lambda done, total: None) -> LiteModel:
-    """Fit the logistic regression and its Platt calibration (`y` True = good), shifted to `prior`."""
+    """Fit the logistic regression and its Platt calibration (`y` True = good), shifted to `prior`. `c="auto"`:
+    each strength of `C_GRID` gets the same folds by conversation, and the one with the best out-of-fold
+    Avg-Acc is fitted on the whole side (ties: the stronger regularisation)."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import GroupKFold
 
@@ -177,21 +192,31 @@ def fit(text: sp.csr_matrix, ux: NDArray[np.float64], y: NDArray[np.bool_], grou
     x = model.design(text, ux)
     sw = balanced_weights(y) if class_weight == "balanced" else np.ones(len(y))
 
-    def lr(xs: sp.csr_matrix, ys: NDArray[np.bool_], ws: NDArray[np.float64]) -> Any:
-        return LogisticRegression(C=c, solver="liblinear", max_iter=1000).fit(xs, ys, sample_weight=ws)
+    def lr(strength: float, xs: sp.csr_matrix, ys: NDArray[np.bool_], ws: NDArray[np.float64]) -> Any:
+        return LogisticRegression(C=strength, solver="liblinear", max_iter=1000).fit(xs, ys, sample_weight=ws)
 
+    grid = C_GRID if c == "auto" else (float(c),)
     n_groups = len(set(groups))
     n_folds = min(folds, n_groups) if n_groups >= 2 else 0
-    tick(0, n_folds + 1)
-    oof = np.full(len(y), np.nan)
-    if n_folds:
-        for k, (fit_idx, held) in enumerate(GroupKFold(n_splits=n_folds).split(x, y, groups), 1):
+    total = n_folds * len(grid) + 1
+    tick(0, total)
+    splits = list(GroupKFold(n_splits=n_folds).split(x, y, groups)) if n_folds else []
+    found: dict[float, NDArray[np.float64]] = {}
+    for g, strength in enumerate(grid):
+        oof_c = np.full(len(y), np.nan)
+        for k, (fit_idx, held) in enumerate(splits, 1):
             if len(set(y[fit_idx].tolist())) >= 2:
-                oof[held] = lr(x[fit_idx], y[fit_idx], sw[fit_idx]).decision_function(x[held])
-            tick(k, n_folds + 1)
-    full = lr(x, y, sw)
+                oof_c[held] = lr(strength, x[fit_idx], y[fit_idx], sw[fit_idx]).decision_function(x[held])
+            tick(g * n_folds + k, total)
+        found[strength] = oof_c
+    scores = {strength: _oof_avg_acc(o, y) for strength, o in found.items()}
+    chosen = grid[0] if len(grid) == 1 or not splits else max(grid, key=lambda s: (scores[s], -s))
+    oof = found[chosen]
+    full = lr(chosen, x, y, sw)
     model.weights, model.bias = np.asarray(full.coef_[0], dtype=np.float64), float(full.intercept_[0])
-    tick(n_folds + 1, n_folds + 1)
+    tick(total, total)
+    model.info["C_search"] = {"grid": list(grid), "oof_avg_acc": [scores[s] for s in grid], "chosen": chosen,
+                              "setting": c}
     known = ~np.isnan(oof)
     if known.sum() >= 2 and len(set(y[known].tolist())) == 2:
         platt = LogisticRegression(C=1e6, max_iter=1000).fit(oof[known].reshape(-1, 1), y[known],
@@ -205,5 +230,5 @@ def fit(text: sp.csr_matrix, ux: NDArray[np.float64], y: NDArray[np.bool_], grou
                                  "rows": int(known.sum()), "a": model.platt_a, "c": model.platt_c}
     model.info["prior"] = prior_info(prior, share, calibrated_at)
     model.info["class_weight"] = class_weight
-    model.info["C"] = c
+    model.info["C"] = chosen
     return model

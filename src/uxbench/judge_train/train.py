@@ -57,7 +57,7 @@ class TrainOptions:
     exclude: Sequence[str] = ()
     exclude_threshold: float = 0.8
     encoder: str | None = None
-    c: float = 1.0
+    c: float | str = "auto"
     class_weight: ClassWeight = "balanced"
     prior: str | float = "train"
     min_label_precision: float = DEFAULT_FLOOR

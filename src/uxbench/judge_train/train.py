@@ -145,6 +145,7 @@ def prepare(data: Sequence[str], *, exclude: Sequence[str] = (), exclude_thresho
             say: Callable[[str], None] = lambda _: None) -> Prepared:
     """Read the rows, apply the label floor, leave out near-duplicates of the `exclude` sets, split (lite and
     lora alike)."""
+    say(f"reading {len(data)} input{'s' if len(data) != 1 else ''} ...")
     rows, report = load_rows(data)
     say(f"read {len(rows)} labelled rows: {class_counts(rows)}")
     labels_by_source = {r.label_source: r.label for r in rows}

@@ -82,7 +82,7 @@ def judge_rows() -> list[dict[str, object]]:
 @pytest.fixture
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("UXBENCH_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("UXBENCH_DEID_SALT", "e2e-deid-key")
+    monkeypatch.setenv("UXBENCH_DEID_SALT", "e2e-deid-key-012")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     data = tmp_path / "judge.jsonl"

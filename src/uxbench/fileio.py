@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import BinaryIO
 
+from uxbench.errors import DataError
+
 FILE_MODE = 0o600
 """Mode of every file uxbench writes: read and write for the owner only."""
 TEMP_GLOB = ".*.tmp-*"
@@ -50,9 +52,50 @@ def create_private(path: Path) -> Path:
     return path
 
 
-def connect_sqlite(path: Path, *, timeout: float) -> sqlite3.Connection:
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def sqlite_problem(path: Path) -> str | None:
+    """Why an existing, non-empty file cannot be a whole SQLite database (None when its header is sound): not
+    one at all, or cut short of the pages its header counts (a copy or a disk that stopped half way). Reads
+    only the 100-byte header, so it costs nothing however large the database is."""
+    try:
+        with path.open("rb") as fh:
+            header = fh.read(100)
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return None
+    if not header:
+        return None  # empty: SQLite makes it a new database
+    if len(header) < 100 or not header.startswith(_SQLITE_MAGIC):
+        return "not a SQLite database" if not header.startswith(_SQLITE_MAGIC[: len(header)]) else "cut short"
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    valid_for, changes = header[92:96], header[24:28]
+    if pages and valid_for == changes and size < pages * page_size:
+        return f"cut short: {size:,} bytes of the {pages * page_size:,} its header counts"
+    return None
+
+
+def sqlite_damaged(path: Path, reason: str, fix: str) -> DataError:
+    """The error for a SQLite file that cannot be read: what it is, why, and what to do."""
+    return DataError(f"{path} is damaged ({reason}). {fix}")
+
+
+def is_damage(exc: sqlite3.Error) -> bool:
+    """A SQLite error that says the file itself is broken (not a lock or a full disk)."""
+    text = str(exc).lower()
+    return isinstance(exc, sqlite3.DatabaseError) and any(
+        word in text for word in ("not a database", "malformed", "corrupt", "file is encrypted"))
+
+
+def connect_sqlite(path: Path, *, timeout: float, fix: str | None = None) -> sqlite3.Connection:
     """An autocommit connection to the SQLite file `path`, which is created private (with its -wal and -shm
-    files, which SQLite creates with the database file's mode; older ones are tightened)."""
+    files, which SQLite creates with the database file's mode; older ones are tightened). With `fix` (what
+    the user can do about it), a file that is not a sound SQLite database is refused with a `DataError`."""
+    if fix is not None and (problem := sqlite_problem(path)) is not None:
+        raise sqlite_damaged(path, problem, fix)
     create_private(path)
     for suffix in ("-wal", "-shm"):
         side = path.with_name(path.name + suffix)

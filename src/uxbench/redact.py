@@ -34,6 +34,11 @@ from pydantic import BaseModel
 REDACTED = "<redacted>"
 MIN_SECRET_CHARS = 4
 """Shortest API key, password or credential-keyed value scrubbed by value."""
+EDGE_CHARS = 4
+"""A piece of a secret this long or longer is scrubbed where a cut left it: at the end of a text (or before a cut
+mark, `...` / `…`) when it is the secret's start, at the start of a text (or after a cut mark) when it is the
+secret's end. Texts are scrubbed before they are cut (`clip`); this catches texts that others cut, such as a
+server that shortens its own error page."""
 MIN_HEADER_CHARS = 8
 """Shortest value of a header with an ordinary name scrubbed by value (`X-Api-Key` values: MIN_SECRET_CHARS)."""
 HEADER_ARGS = frozenset({"extra_headers"})
@@ -156,6 +161,10 @@ class _Secrets:
         self._lock = threading.Lock()
         self.forms: tuple[str, ...] = ()
         self.byte_forms: tuple[bytes, ...] = ()
+        self.heads: tuple[str, ...] = ()
+        """The first EDGE_CHARS characters of every form longer than that (a cut form starts with one)."""
+        self.byte_heads: tuple[bytes, ...] = ()
+        self.byte_tails: tuple[bytes, ...] = ()
 
     def add(self, forms: Iterable[str]) -> None:
         with self._lock:
@@ -163,10 +172,14 @@ class _Secrets:
             # Longest first, so a key is replaced whole before any secret that is a part of it.
             self.forms = tuple(sorted(merged, key=lambda f: (-len(f), f)))
             self.byte_forms = tuple(f.encode("utf-8") for f in self.forms)
+            self.heads = tuple(sorted({f[:EDGE_CHARS] for f in self.forms if len(f) > EDGE_CHARS}))
+            self.byte_heads = tuple(h.encode("utf-8") for h in self.heads)
+            tails = {f[-EDGE_CHARS:] for f in self.forms if len(f) > EDGE_CHARS}
+            self.byte_tails = tuple(sorted(t.encode("utf-8") for t in tails))
 
     def clear(self) -> None:
         with self._lock:
-            self.forms, self.byte_forms = (), ()
+            self.forms, self.byte_forms, self.heads, self.byte_heads, self.byte_tails = (), (), (), (), ()
 
 
 _SECRETS = _Secrets()
@@ -229,23 +242,92 @@ _USERINFO_BYTES = re.compile(_USERINFO.pattern.encode("ascii"))
 
 
 def has_secret(text: str | bytes, *, urls: bool = True) -> bool:
-    """True when `text` (or UTF-8 bytes) holds a remembered secret (or, with `urls`, a URL with user info)."""
+    """True when `text` (or UTF-8 bytes) holds a remembered secret (or, with `urls`, a URL with user info). For
+    text, a piece of a secret left at a cut counts too (see EDGE_CHARS); for bytes (a serialised record, whose
+    strings end in quotes), any secret's first EDGE_CHARS characters do, so the caller scrubs its fields."""
     if isinstance(text, bytes):
         return any(form in text for form in _SECRETS.byte_forms) or (
-            urls and b"@" in text and _USERINFO_BYTES.search(text) is not None)
+            urls and b"@" in text and _USERINFO_BYTES.search(text) is not None) or any(
+            piece in text for piece in _SECRETS.byte_heads + _SECRETS.byte_tails)
     return any(form in text for form in _SECRETS.forms) or (
-        urls and "@" in text and _USERINFO.search(text) is not None)
+        urls and "@" in text and _USERINFO.search(text) is not None) or bool(_cut_pieces(text))
+
+
+_MARKS = ("...", "…")
+_LEAD = " \t\r\n\"'`([{<:=.…"
+
+
+def _after_cut(text: str, start: int) -> bool:
+    """Whether position `start` is where a cut ended: the start of the text, or right after a cut mark."""
+    before = text[:start].rstrip(" \t\r\n")
+    return not before.strip(_LEAD) or before.endswith(_MARKS)
+
+
+def _before_cut(text: str, end: int) -> bool:
+    """Whether a text was cut at `end`: nothing but blanks and closing quotes after it, or a cut mark."""
+    rest = text[end:].lstrip(" \t\r\n")
+    return not rest.strip(" \t\r\n\"'`)]}>") or rest.startswith(_MARKS) or rest.startswith(("[truncated", "[cut"))
+
+
+def _cut_pieces(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every piece of a secret that a cut left in `text`: a secret's start ending where the text
+    ends or a cut mark follows, and a secret's end opening the text or following a cut mark."""
+    pieces: list[tuple[int, int]] = []
+    if not _SECRETS.heads:
+        return pieces
+    for form in _SECRETS.forms:
+        if len(form) <= EDGE_CHARS:
+            continue
+        head = form[:EDGE_CHARS]
+        at = text.find(head)
+        while at != -1:
+            n = EDGE_CHARS
+            while at + n < len(text) and n < len(form) and text[at + n] == form[n]:
+                n += 1
+            if n < len(form) and _before_cut(text, at + n):
+                pieces.append((at, at + n))
+            at = text.find(head, at + 1)
+        for mark in ("", *_MARKS):  # the end of a secret right after a cut mark (or at the text's start)
+            at = text.find(mark) if mark else 0
+            while at != -1:
+                start = at + len(mark)
+                if mark or _after_cut(text, start):
+                    rest = text[start:].lstrip(_LEAD)
+                    skip = len(text) - start - len(rest)
+                    for k in range(len(form) - 1, EDGE_CHARS - 1, -1):
+                        if rest.startswith(form[-k:]):
+                            pieces.append((start + skip, start + skip + k))
+                            break
+                at = text.find(mark, at + 1) if mark else -1
+    return pieces
 
 
 def scrub(text: str, *, urls: bool = True) -> str:
-    """`text` with every remembered secret replaced by REDACTED and (with `urls`) user info stripped from
-    URLs."""
+    """`text` with every remembered secret replaced by REDACTED, pieces of one that a cut left at an edge too
+    (EDGE_CHARS), and (with `urls`) user info stripped from URLs."""
     if urls:
         text = strip_userinfo(text)
     for form in _SECRETS.forms:
         if form in text:
             text = text.replace(form, REDACTED)
+    pieces = _cut_pieces(text) if _SECRETS.heads else []
+    if pieces:
+        merged: list[list[int]] = []
+        for start, end in sorted(pieces):
+            if merged and start <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], end)
+            else:
+                merged.append([start, end])
+        for start, end in reversed(merged):
+            text = text[:start] + REDACTED + text[end:]
     return text
+
+
+def clip(text: str, limit: int, mark: str = "...") -> str:
+    """`text` scrubbed, then cut to `limit` characters (plus `mark` when cut): the one way to shorten a text
+    that may be stored or printed, since a secret cut in two is no longer found whole."""
+    text = scrub(text)
+    return text if len(text) <= limit else scrub(text[:limit]) + mark
 
 
 def scrub_data(value: Any, *, urls: bool = True) -> Any:

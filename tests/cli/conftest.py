@@ -13,7 +13,7 @@ import pytest
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("UXBENCH_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("UXBENCH_DEID_SALT", "cli-tests")
+    monkeypatch.setenv("UXBENCH_DEID_SALT", "cli-tests-012345")
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ def mine(log: Path | str, out: Path, *extra: str) -> tuple[int, str, str]:
 def mined(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     root = tmp_path_factory.mktemp("mined")
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("UXBENCH_DEID_SALT", "cli-tests")
+        mp.setenv("UXBENCH_DEID_SALT", "cli-tests-012345")
         code, out, _ = mine(write_jsonl(root / "log.jsonl", log_rows()), root / "out")
     assert code == 0, out
     assert "8 turns, 2 conversations" in out

@@ -18,7 +18,7 @@ def dirs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     root = tmp_path_factory.mktemp("plot")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("UXBENCH_CACHE_DIR", str(root / "cache"))
-        mp.setenv("UXBENCH_DEID_SALT", "cli-tests")
+        mp.setenv("UXBENCH_DEID_SALT", "cli-tests-012345")
         run = invoke("run", "--model", "scripted:always-good", "--quiet", "--data",
                      write_jsonl(root / "judge.jsonl", judge_rows(20)), "--out", root / "run")
         assert run.exit_code == 0, run.output

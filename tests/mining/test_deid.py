@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from uxbench.errors import ConfigError
 from uxbench.mining.deid import (
+    MIN_SALT_CHARS,
     SALT_ENV,
     ChangeRecord,
     deidentify_session,
@@ -162,7 +163,7 @@ def test_session_pseudonyms_are_consistent() -> None:
     assert first.meta == {"contact": {"phone": "[PHONE_1]", "note": "备用 [PHONE_2]"}, "n": 3}
     assert cleaned.regenerated[0].content == "联系 [PHONE_1]"
     assert cleaned.meta == {"note": "from [IP_1]"}
-    assert record.counts() == {"URL": 0, "EMAIL": 2, "ID": 1, "CARD": 1, "PHONE": 5, "IP": 1, "ADDRESS": 0}
+    assert record.counts() == {"URL": 0, "EMAIL": 2, "ID": 1, "CARD": 1, "PHONE": 5, "IP": 1, "ADDRESS": 0, "NAME": 0}
     change = record.changes[0]
     where = (change.type, change.turn_index, change.field, change.start, change.end)
     assert where == ("PHONE", 0, "content", 4, 15)
@@ -210,8 +211,8 @@ def test_key_resolution(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     assert first == resolve_key(tmp_path / "out") == resolve_key(None) and len(first) == 64
     assert (tmp_path / "config" / "uxbench" / "deid.key").stat().st_mode & 0o077 == 0
     assert not (tmp_path / "out").exists()  # nothing under the output
-    monkeypatch.setenv(SALT_ENV, "mine")
-    assert resolve_key(tmp_path / "out") == b"mine"
+    monkeypatch.setenv(SALT_ENV, "mine-0123456789a")
+    assert resolve_key(tmp_path / "out") == b"mine-0123456789a"
 
 
 def test_scan_for_values_finds_every_encoding(tmp_path: Path) -> None:
@@ -267,3 +268,12 @@ def test_mobiles_never_survive(number: int, sep: str) -> None:
         Turn(conversation_id="c", turn_index=0, role="user", content=f"电话{shown}，谢谢")])
     cleaned, _ = deidentify_session(session, SALT)
     assert cleaned.turns[0].content == "电话[PHONE_1]，谢谢"
+
+
+@pytest.mark.parametrize("salt", ["a", "short-salt", "fifteen-chars-x"])
+def test_a_short_key_is_refused_with_the_minimum(salt: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Regression: UXBENCH_DEID_SALT=a was accepted, and the seeded phone numbers came back from
+    # deid_changes.jsonl alone by trying the keys and the numbers.
+    monkeypatch.setenv(SALT_ENV, salt)
+    with pytest.raises(ConfigError, match=f"at least {MIN_SALT_CHARS}"):
+        resolve_key(None)

@@ -9,6 +9,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from uxbench.mining import deid_names as names
 from uxbench.mining import deid_rules as r
 
 
@@ -20,6 +21,7 @@ def ungated_find_pii(text: str) -> list[r.PiiSpan]:
         if r.url_is_personal(value):
             found.append(r.PiiSpan("URL", match.start(), match.start() + len(value), value))
     found += [r.PiiSpan("EMAIL", m.start(), m.end(), m.group().lower()) for m in r.EMAIL.finditer(text)]
+    found += names.find_names(text)  # the name rules have gates of their own, checked below
     if not r._DIGIT.search(text):
         return _resolve(found)
     found += [r.PiiSpan("ID", m.start(), m.end(), m.group().upper())
@@ -30,11 +32,14 @@ def ungated_find_pii(text: str) -> list[r.PiiSpan]:
                 and not (r._ORDER_BEFORE.search(before) and not r._CARD_WORDS.search(before))):
             found.append(r.PiiSpan("CARD", match.start(), match.end(), digits))
     found += [r.PiiSpan("PHONE", m.start(), m.end(), r._digits(m.group())[-11:]) for m in r.PHONE_CN.finditer(text)]
-    for pattern in (r.PHONE_LANDLINE, r.PHONE_INTL, r.PHONE_NANP):
+    for pattern in (r.PHONE_LANDLINE, r.PHONE_NATIONAL, r.PHONE_INTL, r.PHONE_NANP):
         for match in pattern.finditer(text):
             digits = r._digits(match.group())
+            if pattern is r.PHONE_NATIONAL and not 9 <= len(digits) <= 12:
+                continue
             if 8 <= len(digits) <= 15 or pattern is not r.PHONE_INTL:
-                found.append(r.PiiSpan("PHONE", match.start(), match.end(), digits))
+                norm = r._landline_norm(digits) if pattern is r.PHONE_LANDLINE else digits
+                found.append(r.PiiSpan("PHONE", match.start(), match.end(), norm))
     for match in r.IPV4.finditer(text):
         value = match.group()
         if not (value.startswith(("127.", "255.")) or value == "0.0.0.0"
@@ -79,6 +84,8 @@ PIECES = [
     "北京市朝阳区建国路88号3栋2单元501室", "阳光小区3栋2单元501", "幸福花园B座", "南京路100-2号",
     "https://x.org/a?token=1", "WwW.site.cn/a?token=1", "4222222222222", "4222 2222 2222 2",
     "a.b@example.com", " @user", "x@y.co", "订单号6222021234567890123", "1", "0", "-", ".", ":", "+", "(", ")", " ",
+    "020-8765-4321", "0755 2345 6789", "(010)62345678", "+86 20 8765 4321", "020 7946 0958", "01 23 45 67 89",
+    "089/1234567", "(02) 9876 5432", "我叫张伟", "张先生", "my name is John Smith", "Dear Ms. Smith,", "——李娜",
 ]
 ALPHABET = [*"0123456789 -.():+@/#xXaAfFgGzZ\t\n号栋座路楼", "\u3000", "\xa0", "٣", "０", "St", "Street"]
 

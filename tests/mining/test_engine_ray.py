@@ -38,7 +38,7 @@ def local_ray() -> Iterator[None]:
 
 def test_ray_engine_matches_the_local_engine(local_ray: None, tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(SALT_ENV, "ray-test-salt")
+    monkeypatch.setenv(SALT_ENV, "ray-test-salt-01")
     monkeypatch.setattr(ray_engine, "WAVE_BATCHES", 2)  # several waves, so the wave loop is exercised
     log = write_log(tmp_path / "log.jsonl", copies=2)
     with LoopbackServer(LoopbackConfig(responder=PipelineScript())) as server:

@@ -81,7 +81,7 @@ def _write_log(root: Path) -> tuple[Path, Path]:
 def test_train_signals_end_to_end(tmp_path: Path) -> None:
     log, labels = _write_log(tmp_path)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(SALT_ENV, "learned-salt")
+        mp.setenv(SALT_ENV, "learned-salt-012")
         got = runner.invoke(app, ["mine", "train-signals", "--labels", str(labels), "--log", str(log), "--out",
                                   str(tmp_path / "model"), "--split", "all", "--folds", "4", "--format", "json",
                                   "--quiet"])
@@ -109,7 +109,7 @@ def test_mine_run_with_the_learned_classifier_decides_dissatisfied(tmp_path: Pat
         r["label"] = "continue_neutral" if r["label"] == "complaint" else "complaint"
     inverted.write_text("".join(json.dumps(r) + "\n" for r in rows))
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(SALT_ENV, "learned-salt")
+        mp.setenv(SALT_ENV, "learned-salt-012")
         trained = runner.invoke(app, ["mine", "train-signals", "--labels", str(inverted), "--log", str(log),
                                       "--out", str(tmp_path / "model"), "--split", "all", "--folds", "4", "--quiet"])
         assert trained.exit_code == 0, trained.output

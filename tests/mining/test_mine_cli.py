@@ -22,7 +22,7 @@ def mined_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     root = tmp_path_factory.mktemp("cli")
     log = write_log(root / "log.jsonl")
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(SALT_ENV, "cli-salt")
+        mp.setenv(SALT_ENV, "cli-salt-0123456")
         result = runner.invoke(app, ["mine", "run", str(log), "--out", str(root / "out"), "--no-llm",
                                      "--workers", "1"])
         assert result.exit_code == 0, result.output

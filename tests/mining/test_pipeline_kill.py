@@ -19,7 +19,7 @@ from uxbench.mining.deid import SALT_ENV, scan_for_values
 from uxbench.mining.pipeline import MineConfig, run_pipeline
 from uxbench.mining.pipeline.run import bucket_tmpdir
 
-SALT = "kill-test-salt"
+SALT = "kill-test-salt-0"
 
 
 def command(log: Path, out: Path) -> list[str]:

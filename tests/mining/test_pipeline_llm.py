@@ -36,7 +36,7 @@ def llm_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     log = write_log(root / "log.jsonl")
     script = PipelineScript()
     with pytest.MonkeyPatch.context() as mp, LoopbackServer(LoopbackConfig(responder=script)) as server:
-        mp.setenv(SALT_ENV, "llm-test-salt")
+        mp.setenv(SALT_ENV, "llm-test-salt-01")
         result = run_pipeline(llm_config(log, root / "out", server.base_url))
         yield log, root / "out", result, script, server
 
@@ -89,7 +89,7 @@ def test_rerun_is_answered_from_the_cache_and_changes_nothing(
         llm_run: tuple[Path, Path, MineResult, PipelineScript, LoopbackServer],
         monkeypatch: pytest.MonkeyPatch) -> None:
     log, out, _, _, server = llm_run
-    monkeypatch.setenv(SALT_ENV, "llm-test-salt")
+    monkeypatch.setenv(SALT_ENV, "llm-test-salt-01")
     cache_files = ("responses.sqlite", "responses.sqlite-wal", "responses.sqlite-shm")
     before = tree_bytes(out, skip=cache_files)
     for name in ("06-llm-signals", "07-agents"):  # as if killed before any LLM batch was checkpointed

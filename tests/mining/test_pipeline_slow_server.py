@@ -60,9 +60,15 @@ def test_single_slot_server_gives_the_same_outputs_with_progress(tmp_path: Path,
     assert sorted(by_stage) == ["06-llm-signals", "07-agents"]
     for stage, seen in by_stage.items():
         total = seen[0].total
-        assert [e.done for e in seen] == list(range(total + 1)), stage
+        done = [e.done for e in seen]  # the agents stage also reports each call: a count may repeat
+        assert done == sorted(done) and sorted(set(done)) == list(range(total + 1)), stage
         assert all(e.total == total and e.concurrency is not None and 1 <= e.concurrency <= 8 for e in seen)
     assert by_stage["06-llm-signals"][0].total == slow["llm_signals"]["checked"] > 0
     assert by_stage["07-agents"][0].total == slow["agents"]["sessions"] > 0
+    # Inside the agents stage: calls by agent and in flight, from the first call on; none in flight at the end.
+    agents = by_stage["07-agents"]
+    assert any("1 in flight" in (e.detail or "") for e in agents)
+    assert agents[-1].detail is not None and agents[-1].detail.endswith("; 0 in flight")
+    assert "miner" in agents[-1].detail and "judge" in agents[-1].detail
     assert min(e.concurrency or 8 for e in events) <= 2  # it found out the server serves one at a time
     assert min(e.concurrency or 8 for e in fast_events) == 8  # a fast server keeps the full concurrency

@@ -118,7 +118,7 @@ def test_mine_run_records_the_threshold_and_recomputes_signals(tmp_path: Path) -
     log = write_log(tmp_path / "log.jsonl")
     out = tmp_path / "out"
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(SALT_ENV, "score-salt")
+        mp.setenv(SALT_ENV, "score-salt-01234")
         base = ["mine", "run", str(log), "--out", str(out), "--no-llm", "--workers", "1", "--quiet"]
         first = runner.invoke(app, base)
         assert first.exit_code == 0, first.output

@@ -32,17 +32,22 @@ def language_map(table: pa.Table) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=LANGUAGE_SCHEMA)
 
 
-def test_stage_names_come_from_the_list() -> None:
+def test_stage_names_come_from_the_list(tmp_path: Path) -> None:
     assert [registry.dirname(s) for s in registry.STAGES] == [
-        "01-sessions", "02-gate", "03-prefilter", "04-signals", "05-dedup", "06-llm-signals", "07-agents", "08-cases"]
-    assert registry.upstream(registry.get("gate")) is registry.get("sessions")
+        "01-sessions", "01b-deid-model", "02-gate", "03-prefilter", "04-signals", "05-dedup", "06-llm-signals",
+        "07-agents", "08-cases"]
+    rules_only = MineConfig(inputs=("log.jsonl",), out=str(tmp_path / "out"), llm=False)
+    with_model = rules_only.model_copy(update={"deid_model": "openai:local"})
+    # "previous" is the nearest enabled stage: the optional model pass of de-identification when it runs.
+    assert registry.upstream(registry.get("gate"), rules_only) is registry.get("sessions")
+    assert registry.upstream(registry.get("gate"), with_model) is registry.get("deid_model")
     assert registry.upstream(registry.get("agents")) is registry.get("dedup")  # agents read dedup, not 06
     with pytest.raises(KeyError, match="no mining stage named 'nope'"):
         registry.get("nope")
 
 
 def test_a_new_map_stage_is_one_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(SALT_ENV, "registry-salt")
+    monkeypatch.setenv(SALT_ENV, "registry-salt-01")
     log = write_log(tmp_path / "log.jsonl")
     config = MineConfig(inputs=(str(log),), out=str(tmp_path / "out"), llm=False, workers=1)
     before = run_pipeline(config)

@@ -23,11 +23,14 @@ def validate(
     split: Annotated[str, typer.Option()] = "test",
     max_errors: Annotated[int, typer.Option(help="How many problems to list.")] = 20,
 ) -> None:
+    from uxbench.cli.checks import at_least, not_blank
     from uxbench.data.loaders import load_cases
     from uxbench.data.stats import validate as validate_source
 
+    not_blank("PATH", path, hint="give a file, a directory or hf:REPO")
+    at_least("--max-errors", max_errors, 0, what="problems to list")
     source = load_cases(path, task=task, split=split, skip_invalid=True)  # type: ignore[arg-type]
-    report = validate_source(source, max_errors=max(max_errors, 1))
+    report = validate_source(source, max_errors=max(max_errors, 1))  # counted in full either way
     typer.echo(f"{source.description}: {report.n_valid} valid rows, {report.n_invalid} invalid")
     as_what = f"read as {_TASK_TITLES[task]}" if task else "task inferred per row (give --task to check as one task)"
     counts = [f"{title} {report.by_task[t]}" for t, title in _TASK_TITLES.items() if t in report.by_task]
@@ -64,9 +67,12 @@ def stats(
     format: Annotated[str, typer.Option("--format", help="table | json")] = "table",
     skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Skip invalid rows (counted) instead of stopping.")] = False,  # noqa: E501
 ) -> None:
+    from uxbench.cli.checks import not_blank, one_of
     from uxbench.data.loaders import load_cases
     from uxbench.data.stats import dataset_stats
 
+    not_blank("PATH", path, hint="give a file, a directory, hf:REPO or demo")
+    one_of("--format", format, ("table", "json"))
     source = load_cases(None if path == "demo" else path, task=task, split=split, skip_invalid=skip_invalid)  # type: ignore[arg-type]
     result = dataset_stats(source)
     if format == "json":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 from typing import Any, NoReturn
 
@@ -32,13 +33,32 @@ ERROR_EXIT = 2
 """Exit status of a command stopped by bad input, configuration or files (as click uses for usage errors)."""
 
 
+DISK_FULL_HINT = ("the disk is full. What was finished is saved: free some space (or point --out / the cache "
+                  "elsewhere) and rerun the same command, which resumes where this one stopped")
+
+
 def os_error_text(exc: OSError) -> str:
     """'cannot write /x/y: Permission denied' from an OSError, naming the path when it has one."""
+    import errno
+
     reason = exc.strerror or type(exc).__name__
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        where = f" (writing {exc.filename})" if exc.filename is not None else ""
+        return f"{DISK_FULL_HINT}{where}."
     if exc.filename is None:
         return f"{reason} ({exc})" if exc.strerror and str(exc) != reason else reason
     path = str(exc.filename) + (f" -> {exc.filename2}" if exc.filename2 is not None else "")
     return f"cannot use {path}: {reason}"
+
+
+def sqlite_error_text(exc: Exception) -> str:
+    """A SQLite error that reached the command: a full disk, a damaged file (the stores name their own file
+    first; this is the last resort), or a lock."""
+    text = str(exc)
+    if "disk is full" in text:
+        return f"{DISK_FULL_HINT} ({text})."
+    return (f"a SQLite file could not be used: {text}. If a file of the run or study is damaged, restore it from a "
+            "backup or start over with --fresh.")
 
 
 def fail(message: str) -> NoReturn:
@@ -63,6 +83,8 @@ class _ErrorsAsMessages(TyperGroup):
             raise typer.Exit(0) from None
         except OSError as exc:
             fail(os_error_text(exc))
+        except sqlite3.Error as exc:
+            fail(sqlite_error_text(exc))
 
 
 def _silence_stdout() -> None:

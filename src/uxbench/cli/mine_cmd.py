@@ -45,14 +45,30 @@ def run(
     concurrency: Annotated[int | None, typer.Option(min=1, help="Most model calls at once (default: the provider's); adapts down on 429, timeouts and a server that queues.", show_default="the provider's")] = None,  # noqa: E501
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
     dissatisfied_threshold: Annotated[float | None, typer.Option("--dissatisfied-threshold", min=0.0, max=1.0, help="Flag a reply dissatisfied at dissatisfied_score >= this (chosen on the dev part of the real labelled follow-ups).", show_default="0.5")] = None,  # noqa: E501
+    deid_model: Annotated[str | None, typer.Option("--deid-model", help="PROVIDER:MODEL of a local model that looks for the personal data the rules missed (names without a cue, handles ...); each value it proposes is replaced only where it occurs in the text.", show_default="none: the rules only")] = None,  # noqa: E501
+    deid_model_arg: Annotated[list[str] | None, typer.Option("--deid-model-arg", help="KEY=VALUE for the --deid-model provider.", show_default="none")] = None,  # noqa: E501
+    agent_max_tokens: Annotated[int | None, typer.Option("--agent-max-tokens", min=16, help="Output cap of each agent call (miner, judge, QA); a few hundred tokens fit each answer.", show_default="600")] = None,  # noqa: E501
     signals_mode: Annotated[str, typer.Option("--signals", help="Who decides dissatisfied on a reply with a next message: rules, or learned:DIR (a classifier from `uxbench mine train-signals`; the learn extra).")] = "rules",  # noqa: E501
 ) -> None:
+    from uxbench.cli.checks import check_mine_run_options
     from uxbench.dirlock import check_output_dir, hold_dir_lock
     from uxbench.mining.ingest import require_turns
     from uxbench.mining.logformat import check_format
     from uxbench.mining.pipeline import MineConfig, run_pipeline
 
+    check_mine_run_options(logs=logs, no_llm=no_llm, engine=engine, ray_address=ray_address, model=model,
+                           model_arg=model_arg, cache_path=cache_path, concurrency=concurrency,
+                           agent_max_tokens=agent_max_tokens)
     options: dict[str, object] = {}
+    if agent_max_tokens is not None:
+        options["agent_options"] = {"max_tokens": agent_max_tokens}
+    if deid_model is not None or deid_model_arg:
+        from uxbench.cli.checks import not_blank
+        from uxbench.models.registry import parse_model_args
+
+        not_blank("--deid-model", deid_model, hint="name a local model as PROVIDER:MODEL, or leave it out")
+        options.update(deid_model=deid_model, deid_model_args=parse_model_args(deid_model_arg,
+                                                                              option="--deid-model-arg"))
     if signals_mode != "rules":
         from uxbench.mining.pipeline.learned_stage import parse_signals_option
 
@@ -75,6 +91,11 @@ def run(
     )
     check_format(format)
     check_output_dir(out, "--out directory")
+    if (out / "summary.json").is_file() or (out / "samples.sqlite").is_file():
+        from uxbench.errors import ConfigError
+
+        raise ConfigError(f"--out {out} is a run directory of `uxbench run`: mining would write its outputs among the "
+                          "run's files. Choose another --out.")
     require_turns(logs, format, skip_invalid=skip_invalid)  # nothing to read: say so before writing anything
 
     def say(line: str) -> None:
@@ -157,10 +178,17 @@ def audit(
     concurrency: Annotated[int | None, typer.Option(min=1, help="Most model calls at once (default: the provider's); adapts down on 429, timeouts and a server that queues.", show_default="the provider's")] = None,  # noqa: E501
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
 ) -> None:
+    from uxbench.cli.checks import not_blank, only_with
     from uxbench.mining.pipeline.audit import audit as rules_audit
     from uxbench.mining.pipeline.audit import audit_markdown
 
     _not_a_mining_dir(directory)
+    if model is None:
+        only_with({"--model-arg": model_arg, "--cache-path": cache_path, "--concurrency": concurrency},
+                  "with --model (the rules label the openings without a model)",
+                  fix="add --model PROVIDER:MODEL, or drop it")
+    else:
+        not_blank("--model", model, hint="name a model as PROVIDER:MODEL, or leave --model out for the rules")
     result: AuditReport
     if model is None:
         result = rules_audit(directory)

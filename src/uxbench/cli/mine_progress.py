@@ -38,6 +38,8 @@ class StageBars:
             return
         progress = self._progress or self._start()
         limit = f"{event.concurrency} at once" if event.concurrency is not None else ""
+        if event.detail:
+            limit = f"{limit}; calls: {event.detail}" if limit else f"calls: {event.detail}"
         task = self._tasks.get(event.stage)
         if task is None:
             task = progress.add_task(f"{event.stage} ({event.unit})", total=event.total, completed=event.done,
@@ -49,15 +51,16 @@ class StageBars:
         now = self.clock()
         start, base, last, tenth = self._lines.setdefault(event.stage, (now, event.done, now, -1))
         current = event.done * 10 // event.total
-        if current == tenth and now - last < 60:
-            return
+        if current == tenth and now - last < (60 if event.detail is None else 15):
+            return  # the agents stage's calls change within a session: a line every 15 s at the least
         self._lines[event.stage] = (start, base, now, current)
         eta = ""
         if event.done < event.total:
             text = eta_text({"eta_origin": start, "eta_base": base, "eta_at": now}, event.done, event.total, now)
             eta = "" if text == "…" else f", ETA {text}"
         limit = f", {event.concurrency} at once" if event.concurrency is not None else ""
-        self.console.print(f"{event.stage}: {event.done}/{event.total} {event.unit}{limit}{eta}",
+        calls = f"; calls: {event.detail}" if event.detail else ""
+        self.console.print(f"{event.stage}: {event.done}/{event.total} {event.unit}{limit}{eta}{calls}",
                            highlight=False, markup=False)
 
     def _start(self) -> Progress:

@@ -34,6 +34,7 @@ def pairwise(
     from pydantic import ValidationError
     from rich.console import Console
 
+    from uxbench.cli.checks import common_numbers, not_blank, same_run
     from uxbench.cli.progress import RichProgress
     from uxbench.errors import ConfigError
     from uxbench.models.registry import parse_model_args
@@ -44,6 +45,13 @@ def pairwise(
 
     if format not in FORMATS:
         raise ConfigError(f"--format must be one of {', '.join(FORMATS)}, not '{format}'.")
+    not_blank("--judge", judge, hint="name the judge as PROVIDER:MODEL")
+    common_numbers(concurrency=concurrency, max_attempts=max_attempts, timeout=timeout, limit=limit,
+                   temperature=judge_temperature, max_tokens=judge_max_tokens,
+                   temperature_option="--judge-temperature", max_tokens_option="--judge-max-tokens")
+    if no_cache and cache_path is not None:
+        raise ConfigError("--cache-path names a response cache and --no-cache turns the cache off: drop one.")
+    same_run(run_a, run_b)
     values = {"strategy": judge_strategy, "lang": judge_lang, "temperature": judge_temperature,
               "max_tokens": judge_max_tokens}
     try:

@@ -70,6 +70,7 @@ def run(
 ) -> None:
     from rich.console import Console
 
+    from uxbench.cli.checks import check_run_options
     from uxbench.errors import ConfigError
     from uxbench.models.registry import parse_model_args
     from uxbench.orchestrate.spec import JudgeSpec, RunSpec, StrategySpec
@@ -79,6 +80,13 @@ def run(
 
     console = Console(stderr=True)
     tasks = [t.strip() for t in task.split(",") if t.strip()]
+    check_run_options(
+        model=model, data=data, tasks=tasks, concurrency=concurrency, n_boot=n_boot, max_attempts=max_attempts,
+        timeout=timeout, limit=limit, temperature=temperature, max_tokens=max_tokens,
+        reasoning_effort=reasoning_effort, formulation=formulation, strategy=strategy, few_shot_k=few_shot_k,
+        likert_scale=likert_scale, likert_threshold=likert_threshold, judge=judge, judge_arg=judge_arg,
+        judge_mode=judge_mode, grm_threshold=grm_threshold, judge_strategy=judge_strategy, judge_lang=judge_lang,
+        no_cache=no_cache, cache_path=cache_path)
     unknown = [t for t in tasks if t not in TASK_NAMES]
     if not tasks or unknown:
         import difflib
@@ -180,7 +188,7 @@ def _reject_foreign_options(tasks: list[str], options: dict[str, dict[str, Any]]
     """An option given for a task that is not run is a mistake worth saying (e.g. --formulation with eval)."""
     from uxbench.errors import ConfigError
 
-    shared = {"temperature", "max_tokens", "reasoning_effort", "lang", "seed"}
+    shared = {"temperature", "max_tokens", "reasoning_effort", "lang"}
     flags = {"strategy": "--strategy", "layout": "--recovery-layout", "system_prompt": "--system-prompt"}
     given = {k for name in options for k, v in options[name].items() if v is not None and k not in shared}
     used = {k for name in tasks for k, v in options[name].items() if v is not None}

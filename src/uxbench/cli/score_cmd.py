@@ -31,6 +31,7 @@ def score(
 ) -> None:
     from rich.console import Console
 
+    from uxbench.cli.checks import common_numbers, judge_mode_options, not_blank
     from uxbench.cli.progress import RichProgress
     from uxbench.errors import ConfigError
     from uxbench.models.registry import parse_model_args
@@ -43,6 +44,11 @@ def score(
     from uxbench.tasks.base import SummaryOptions
 
     console = Console(stderr=True)
+    not_blank("--judge", judge, hint="name the judge as PROVIDER:MODEL")
+    common_numbers(concurrency=concurrency, n_boot=n_boot, max_attempts=max_attempts, timeout=timeout)
+    judge_mode_options(judge_mode, grm_threshold=grm_threshold, judge_strategy=judge_strategy)
+    if no_cache and cache_path is not None:
+        raise ConfigError("--cache-path names a response cache and --no-cache turns the cache off: drop one.")
     if judge is None and strategy_model is None:
         raise ConfigError("Name a judge (--judge PROVIDER:MODEL), a strategy model (--strategy-model, Task 3 runs), "
                           "or both.")
@@ -53,6 +59,7 @@ def score(
     settings = {"mode": judge_mode, "threshold": grm_threshold, "strategy": judge_strategy, "lang": judge_lang}
     summary_options = SummaryOptions(n_boot=n_boot, seed=ci_seed)
     progress = RichProgress(console, enabled=not quiet)
+    judge_key: str | None = None
     try:
         if judge is not None:
             spec = JudgeSpec(
@@ -63,6 +70,7 @@ def score(
                 run_dir, spec, summary_options=summary_options, make_primary=primary, use_cache=not no_cache,
                 cache_path=cache_path, max_attempts=max_attempts, timeout_s=timeout, progress=progress,
             ))
+            judge_key = str((result.summary.get("scoring") or {}).get("judge") or "")
         if strategy_model is not None:
             labeller = StrategySpec(model=strategy_model, concurrency=concurrency,
                                     args=parse_model_args(strategy_arg, option="--strategy-arg"))
@@ -78,8 +86,13 @@ def score(
         progress.stop()
     typer.echo(render_generative_summary(result.summary, "table", breakdowns=False))
     typer.echo(render_strategies(result.summary, "table"), nl=False)
-    failed = sum(int(j.get("n_score_errors") or 0) for j in (result.summary.get("judges") or {}).values())
-    unlabelled = unlabelled_recoveries(result.summary)
+    judges = result.summary.get("judges") or {}
+    failed = int((judges.get(judge_key) or {}).get("n_score_errors") or 0) if judge_key else 0
+    unlabelled = unlabelled_recoveries(result.summary) if strategy_model is not None else 0
+    others = {k: int(j.get("n_score_errors") or 0) for k, j in judges.items() if k != judge_key}
+    if any(others.values()):  # failures of other judges: theirs to retry, not this command's outcome
+        console.print("[yellow]Note:[/] other judges of this run have failed scores: " + ", ".join(
+            f"{k} {n}" for k, n in others.items() if n) + " (rerun `uxbench score` with that judge to retry them).")
     if failed or unlabelled:
         what = [f"{failed} scores failed"] if failed else []
         what += [f"{unlabelled} recoveries have no strategy label (failed calls)"] if unlabelled else []

@@ -250,7 +250,7 @@ class CaseSource:
                             source=line_source,
                             line=position if part.unit == "line" else None,
                             field=err.field,
-                            hint=SKIP_HINT,
+                            hint=f"{err.hint}; or {SKIP_HINT}" if err.hint else SKIP_HINT,
                         ) from None
                     report.add(entry)
                     continue

@@ -133,6 +133,8 @@ class ModelTable:
             text = p.read_text(encoding="utf-8")
         except OSError as exc:
             raise ConfigError(f"Cannot read the model table {p}: {exc.strerror or exc}") from None
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"Model table {p} is not UTF-8 text (byte {exc.start}): give a YAML file") from None
         try:
             data = yaml.safe_load(text)
         except yaml.YAMLError as exc:

@@ -56,6 +56,9 @@ _LATIN = re.compile(r"[A-Za-z]")
 _LANGS: dict[str, Lang] = {"zh": "zh", "cn": "zh", "chinese": "zh", "中文": "zh", "en": "en", "english": "en"}
 
 
+_TITLES = {"judge": "Task 1 (judge)", "eval": "Task 2 (eval)", "recovery": "Task 3 (recovery)"}
+
+
 def _present(row: Mapping[str, Any], key: str) -> bool:
     value = row.get(key)
     return value is not None and value != "" and value != []
@@ -243,6 +246,11 @@ def _recovery(
     row: Mapping[str, Any], base: dict[str, Any], used: set[str], extra: dict[str, Any]
 ) -> RecoveryCase:
     failed, _ = _reply(row, _FAILED_KEYS, used, required=True)
+    ckey = _first(row, _COMPLAINT_KEYS)
+    if ckey is not None and isinstance(row[ckey], list) and any(isinstance(p, str) for p in row[ckey]):
+        raise DataError(
+            f"is a list of {len(row[ckey])} texts; a Task 3 complaint is the one user message after failed_response: "
+            "give it as one string (earlier user messages belong in the history)", field=ckey)
     complaint, _ = _reply(row, _COMPLAINT_KEYS, used, required=False)
     if not complaint.strip():
         raise DataError(
@@ -292,15 +300,23 @@ def normalize_row(
     }
     try:
         case: AnyCase
-        if chosen == "judge":
-            case = _judge(row, base, used, extra, default_label)
-            lang_text = case.query + case.response
-        elif chosen == "eval":
-            case = _eval(row, base, used, extra)
-            lang_text = case.query
-        else:
-            case = _recovery(row, base, used, extra)
-            lang_text = case.complaint + case.failed_response
+        try:
+            if chosen == "judge":
+                case = _judge(row, base, used, extra, default_label)
+                lang_text = case.query + case.response
+            elif chosen == "eval":
+                case = _eval(row, base, used, extra)
+                lang_text = case.query
+            else:
+                case = _recovery(row, base, used, extra)
+                lang_text = case.complaint + case.failed_response
+        except DataError as problem:
+            looks = infer_task(row, default_label=default_label) if task is not None else chosen
+            if looks == chosen or problem.hint:
+                raise
+            raise DataError(problem.reason, field=problem.field, hint=(
+                f"the row looks like a {_TITLES[looks]} row, not a {_TITLES[chosen]} one: pass --task {looks}"
+            )) from None
         case.lang = _lang(row, lang_text, used)
         case.meta = {**{str(k): v for k, v in row.items() if k not in used}, **extra}
     except ValidationError as exc:  # a safety net: field checks above should catch these first

@@ -35,6 +35,7 @@ _NOT_DATA = {"dataset_info.json", "state.json", "dataset_dict.json", "config.jso
 _BOM = b"\xef\xbb\xbf"
 _PARQUET_BATCH = 512
 _WRAPPER_KEYS = ("data", "rows", "cases")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def file_kind(path: Path) -> FileKind | None:
@@ -102,11 +103,39 @@ def decode_json(raw: bytes, within: str = "") -> Any:
     except orjson.JSONDecodeError:
         pass
     try:
-        return json.loads(raw)
+        value = json.loads(raw)
     except UnicodeDecodeError:
         raise DataError(invalid_utf8_reason(raw, within) or "not valid UTF-8") from None
     except (ValueError, RecursionError) as exc:
         raise DataError(f"invalid JSON ({str(exc)[:120]})") from None
+    where = lone_surrogate(value)  # orjson refuses them; the standard library lets them through
+    if where is not None:
+        field, char = where
+        raise DataError(f"holds a lone surrogate \\u{ord(char):04x} (half of a UTF-16 pair: not a character, and "
+                        "not valid Unicode); fix the text where it was exported", field=field or None)
+    return value
+
+
+def lone_surrogate(value: Any, path: str = "") -> tuple[str, str] | None:
+    """(field path, character) of the first lone surrogate in a decoded JSON value (keys included), or None."""
+    if isinstance(value, str):
+        found = _SURROGATE.search(value)
+        return (path, found.group()) if found else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            inner = f"{path}.{key}" if path else str(key)
+            found_key = _SURROGATE.search(str(key))
+            if found_key:
+                return inner, found_key.group()
+            hit = lone_surrogate(item, inner)
+            if hit is not None:
+                return hit
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            hit = lone_surrogate(item, f"{path}[{index}]")
+            if hit is not None:
+                return hit
+    return None
 
 
 def _open(path: Path) -> IO[bytes] | gzip.GzipFile:

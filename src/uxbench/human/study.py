@@ -21,7 +21,7 @@ from typing import Any, Literal
 import orjson
 
 from uxbench.errors import UxbenchError
-from uxbench.fileio import connect_sqlite
+from uxbench.fileio import connect_sqlite, is_damage, sqlite_damaged
 from uxbench.human.sources import Candidate, from_run, load_candidates
 
 STUDY_DB = "study.sqlite"
@@ -135,8 +135,16 @@ class Study:
         return study
 
     def _db(self) -> sqlite3.Connection:
-        db = connect_sqlite(self.path, timeout=30)
-        db.executescript(_SCHEMA)
+        fix = ("It holds the study's items, links and judgments: restore it from a backup, or create a new study "
+               "with `uxbench human new` (its links will be new).")
+        db = connect_sqlite(self.path, timeout=30, fix=fix)
+        try:
+            db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            db.close()
+            if is_damage(exc):
+                raise sqlite_damaged(self.path, str(exc), fix) from None
+            raise
         return db
 
     # -- creating ---------------------------------------------------------------------------

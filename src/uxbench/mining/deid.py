@@ -29,9 +29,10 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import secrets
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,8 @@ SALT_ENV = "UXBENCH_DEID_SALT"
 KEY_FILE = "deid.key"
 LEGACY_SALT_FILE = "deid.salt"
 """Where uxbench up to 0.1 kept the key: inside ``OUT/work``, beside the hashes it keys."""
+MIN_SALT_CHARS = 16
+"""Shortest de-identification key accepted from the environment (the key file holds 64 random hex digits)."""
 _MIN_INT_DIGITS = 7  # shorter integers cannot be any of the detected types
 
 
@@ -98,8 +101,10 @@ def _salt_bytes(salt: bytes | str) -> bytes:
 class _Pseudonyms:
     """Placeholder table of one conversation; also collects the change record."""
 
-    def __init__(self, conversation_id: str, salt: bytes) -> None:
+    def __init__(self, conversation_id: str, salt: bytes,
+                 finder: Callable[[str], list[PiiSpan]] = find_pii) -> None:
         self.salt = salt
+        self.finder = finder
         self.table: dict[tuple[str, str], str] = {}
         self.numbers = dict.fromkeys(PII_TYPES, 0)
         self.record = ChangeRecord(conversation_id=conversation_id)
@@ -112,7 +117,7 @@ class _Pseudonyms:
         return self.table[key]
 
     def scrub(self, text: str, turn_index: int | None, field: str, regenerated: bool = False) -> str:
-        spans = find_pii(text)
+        spans = self.finder(text)
         if not spans:
             return text
         pieces: list[str] = []
@@ -162,6 +167,37 @@ def deidentify_session(session: Session, salt: bytes | str) -> tuple[Session, Ch
     return cleaned, table.record
 
 
+_PLACEHOLDER = re.compile(r"\[([A-Z]+)_(\d+)\]")
+
+
+def deidentify_turns(session: Session, salt: bytes | str,
+                     spans: Mapping[tuple[bool, int], list[PiiSpan]]) -> tuple[Session, ChangeRecord]:
+    """A second pass over an already de-identified session: replace the given spans of each turn's content
+    (keyed by (regenerated, turn_index), positions in that content), with placeholders numbered after the
+    ones the first pass left, so that none is reused for another value."""
+    def finder_for(key: tuple[bool, int]) -> Callable[[str], list[PiiSpan]]:
+        chosen = sorted(spans.get(key, []), key=lambda s: (s.start, -(s.end - s.start)))
+        kept: list[PiiSpan] = []
+        for span in chosen:
+            if not kept or span.start >= kept[-1].end:
+                kept.append(span)
+        return lambda _text: kept
+
+    table = _Pseudonyms(session.conversation_id, _salt_bytes(salt))
+    for turn in [*session.turns, *session.regenerated]:
+        for kind, number in _PLACEHOLDER.findall(turn.content):
+            if kind in table.numbers:
+                table.numbers[kind] = max(table.numbers[kind], int(number))
+    out: dict[bool, list[Turn]] = {False: [], True: []}
+    for regenerated, turns in ((False, session.turns), (True, session.regenerated)):
+        for turn in turns:
+            table.finder = finder_for((regenerated, turn.turn_index))
+            content = table.scrub(turn.content, turn.turn_index, "content", regenerated)
+            out[regenerated].append(turn if content is turn.content else turn.model_copy(update={"content": content}))
+    cleaned = session.model_copy(update={"turns": out[False], "regenerated": out[True]})
+    return cleaned, table.record
+
+
 def redact_text(text: str) -> str:
     """Text with every detected value replaced by its bare type (``[PHONE]``): for snippets and logs."""
     spans = find_pii(text)
@@ -190,6 +226,12 @@ def resolve_key(out: str | Path | None = None) -> bytes:
         _refuse_legacy_key(Path(out))
     env = os.environ.get(SALT_ENV, "")
     if env:
+        if len(env.strip()) < MIN_SALT_CHARS:
+            raise ConfigError(
+                f"${SALT_ENV} is {len(env.strip())} characters long; the de-identification key must have at least "
+                f"{MIN_SALT_CHARS}: with a short one, the hashes in deid_changes.jsonl give the phone numbers and "
+                f"e-mails back to anyone who tries the few possible keys. Use a random one (export "
+                f'{SALT_ENV}="$(openssl rand -hex 32)") and keep it, or unset it to use the key file {key_file()}.')
         return env.encode("utf-8")
     path = key_file()
     if out is not None and _is_within(path, Path(out)):
@@ -289,8 +331,15 @@ def scan_for_values(paths: Iterable[str | Path], values: Sequence[str]) -> list[
     Values are looked for as UTF-8, as JSON-escaped text and with ``\\uXXXX`` escapes; .gz files are
     decompressed and Parquet rows serialised first. Hits carry no value text, so they can be reported.
     """
+    import ahocorasick_rs
+
     needles = _needles(values)
-    overlap = max((len(n) for _, n in needles), default=1) - 1
+    if not needles:
+        return []
+    overlap = max(len(n) for _, n in needles) - 1
+    # One Aho-Corasick pass per chunk finds every occurrence of every needle (overlapping ones too): a find()
+    # per needle made a scan of thousands of seeded values over a real output take tens of minutes.
+    matcher = ahocorasick_rs.BytesAhoCorasick([n for _, n in needles])
     files: list[Path] = []
     for raw in paths:
         path = Path(raw)
@@ -301,13 +350,11 @@ def scan_for_values(paths: Iterable[str | Path], values: Sequence[str]) -> list[
         carry, base = b"", 0
         for chunk in _chunks(path):
             data = carry + chunk
-            for index, needle in needles:
-                start = data.find(needle)
-                while start != -1:
-                    if (index, base + start) not in seen:
-                        seen.add((index, base + start))
-                        hits.append(ScanHit(path=str(path), value_index=index, offset=base + start))
-                    start = data.find(needle, start + 1)
+            for which, start, _end in matcher.find_matches_as_indexes(data, overlapping=True):
+                index = needles[which][0]
+                if (index, base + start) not in seen:
+                    seen.add((index, base + start))
+                    hits.append(ScanHit(path=str(path), value_index=index, offset=base + start))
             keep = min(overlap, len(data))
             carry, base = data[len(data) - keep:], base + len(data) - keep
     return hits

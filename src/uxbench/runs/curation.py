@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from uxbench.errors import UxbenchError
-from uxbench.fileio import connect_sqlite
+from uxbench.fileio import connect_sqlite, is_damage, sqlite_damaged
 
 if TYPE_CHECKING:
     from uxbench.data.loaders import CaseSource
@@ -57,8 +57,16 @@ class Curation:
     def _connect(self, create: bool) -> sqlite3.Connection | None:
         if not self.path.exists() and not create:
             return None
-        db = connect_sqlite(self.path, timeout=30)
-        db.executescript(_SCHEMA)
+        fix = ("A curation file is written by `uxbench view` (its exclusions, with who and why): restore it from a "
+               "backup, or pass another --curation")
+        db = connect_sqlite(self.path, timeout=30, fix=fix + ".")
+        try:
+            db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            db.close()
+            if is_damage(exc):
+                raise sqlite_damaged(self.path, str(exc), fix + ".") from None
+            raise
         return db
 
     def record(self, case_id: str, action: str, reason: str, who: str) -> Event:

@@ -18,7 +18,7 @@ from typing import Literal
 
 import orjson
 
-from uxbench.fileio import connect_sqlite
+from uxbench.fileio import connect_sqlite, is_damage, sqlite_damaged
 from uxbench.redact import scrub_model
 from uxbench.runs.records import CallTotals
 from uxbench.runtime.cache import enable_wal
@@ -76,10 +76,18 @@ class PairwiseStore:
 
     def _conn(self) -> sqlite3.Connection:
         if self._db is None:
-            db = connect_sqlite(self.path / DB, timeout=30)
-            enable_wal(db, 30.0)
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.executescript(_SCHEMA)
+            fix = ("It holds this comparison's verdicts: move it aside and rerun the same command to judge the pairs "
+                   "again, or choose another --out.")
+            db = connect_sqlite(self.path / DB, timeout=30, fix=fix)
+            try:
+                enable_wal(db, 30.0)
+                db.execute("PRAGMA synchronous=NORMAL")
+                db.executescript(_SCHEMA)
+            except sqlite3.DatabaseError as exc:
+                db.close()
+                if is_damage(exc):
+                    raise sqlite_damaged(self.path / DB, str(exc), fix) from None
+                raise
             self._db = db
         return self._db
 

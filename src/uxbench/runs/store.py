@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from uxbench.errors import UxbenchError
-from uxbench.fileio import atomic_write_bytes, atomic_write_lines, connect_sqlite
+from uxbench.fileio import atomic_write_bytes, atomic_write_lines, connect_sqlite, is_damage, sqlite_damaged
 from uxbench.redact import scrubbed_json
 from uxbench.runs.records import SampleRecord, ScoreRecord
 from uxbench.runtime.cache import enable_wal
@@ -55,6 +55,21 @@ CREATE TABLE IF NOT EXISTS selection (
 """
 
 
+def recovery_hint(run_dir: Path) -> str:
+    """What to do about a damaged samples.sqlite: recover its readable records with the sqlite3 shell (the run
+    then resumes from them and redoes the rest), fall back on the samples.jsonl copy, or start over."""
+    db = run_dir / SAMPLES_DB
+    recovered = run_dir / "samples.recovered.sqlite"
+    copy = run_dir / SAMPLES_JSONL
+    jsonl = (f"{copy} holds a copy of its records as of the last finished invocation." if copy.is_file()
+             else f"No {SAMPLES_JSONL} copy is there.")
+    return (f"It is the run's record store, and uxbench cannot read it. {jsonl} "
+            f"A sqlite3 shell built with .recover may get more back: `sqlite3 {db} .recover | sqlite3 {recovered}`, "
+            f"then `mv {recovered} {db}` (delete any {SAMPLES_DB}-wal / -shm beside it) and rerun the same command: "
+            "it redoes only the samples that were lost. Otherwise move the damaged file aside and rerun with "
+            "--fresh to start the run over.")
+
+
 class RunStore:
     """Read and write one run directory."""
 
@@ -76,13 +91,21 @@ class RunStore:
     def _conn(self) -> sqlite3.Connection:
         if self._db is None:
             self.path.mkdir(parents=True, exist_ok=True)
-            db = connect_sqlite(self.path / SAMPLES_DB, timeout=30)  # private, like every run file
-            enable_wal(db, 30.0)
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.executescript(_SCHEMA)
-            columns = {row[1] for row in db.execute("PRAGMA table_info(records)")}
-            if "case_json" not in columns:  # run directories written before cases were stored
-                db.execute("ALTER TABLE records ADD COLUMN case_json BLOB")
+            path = self.path / SAMPLES_DB
+            fix = recovery_hint(self.path)
+            db = connect_sqlite(path, timeout=30, fix=fix)  # private, like every run file
+            try:
+                enable_wal(db, 30.0)
+                db.execute("PRAGMA synchronous=NORMAL")
+                db.executescript(_SCHEMA)
+                columns = {row[1] for row in db.execute("PRAGMA table_info(records)")}
+                if "case_json" not in columns:  # run directories written before cases were stored
+                    db.execute("ALTER TABLE records ADD COLUMN case_json BLOB")
+            except sqlite3.DatabaseError as exc:
+                db.close()
+                if is_damage(exc):
+                    raise sqlite_damaged(path, str(exc), fix) from None
+                raise
             self._db = db
         return self._db
 

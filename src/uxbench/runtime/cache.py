@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from uxbench.errors import UxbenchError
-from uxbench.fileio import connect_sqlite
+from uxbench.fileio import connect_sqlite, sqlite_problem
 
 KEY_VERSION = 1
 """Bump when the key recipe changes, so old entries are simply never hit."""
@@ -90,6 +90,8 @@ class ResponseCache:
             raise CacheError(f"Cannot create the response cache directory {self.path.parent}: {exc}") from exc
         try:
             # isolation_level=None: autocommit, every INSERT is its own short transaction.
+            if (problem := sqlite_problem(self.path)) is not None:
+                raise sqlite3.DatabaseError(f"malformed: {problem}")
             self._db: sqlite3.Connection | None = connect_sqlite(self.path, timeout=busy_timeout_s)
             enable_wal(self._db, busy_timeout_s)
             self._db.execute("PRAGMA synchronous=NORMAL")

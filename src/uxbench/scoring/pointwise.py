@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from uxbench.errors import FatalModelError
 from uxbench.models.api import GenerateConfig, ModelOutput
 from uxbench.scoring._text import strip_reasoning
 from uxbench.scoring.judgement import ChatModel, Judgement
@@ -24,6 +25,10 @@ PROBABILITY_MAX_TOKENS = 4
 """Token cap of a probability verdict call: the verdict is read at the first non-blank token, so a server is
 never kept writing an answer nobody reads (a few tokens leave room for a leading blank)."""
 PROBABILITY_TOP_LOGPROBS = 20
+
+
+class NoLogprobsError(FatalModelError):
+    """The verdict is to be read from log-probabilities and the model returned none: retrying cannot help."""
 
 
 class PointwiseJudge:
@@ -105,6 +110,12 @@ class PointwiseJudge:
             return label, float(value), f"{note}; {value} {'>=' if label == 'good' else '<'} {p.threshold}"
         parse = parse_three_class if p.formulation == "three_class" else parse_binary
         if self.verdict_from == "logprobs":
+            if not output.logprobs and not output.choice_logprobs:
+                raise NoLogprobsError(
+                    f"{output.model or 'the model'} returned no log-probabilities, and --verdict-from logprobs reads "
+                    "the verdict from them: its server or provider does not return logprobs / top_logprobs. Use "
+                    "--verdict-from text (the written verdict), or a server that returns them (vLLM, llama.cpp, "
+                    "OpenAI)")
             words = VERDICT_WORDS[lang]
             read = read_probability_verdict(output, words["good"], words["bad"], threshold=self.threshold)
             extra["score_status"] = read.status

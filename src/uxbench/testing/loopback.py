@@ -45,6 +45,7 @@ from uxbench.testing.server import BackgroundServer
 
 Responder = Callable[[list[dict[str, Any]], dict[str, Any]], str]
 LogprobEntry = tuple[str, float, list[tuple[str, float]]]
+PageResponder = Callable[[list[dict[str, Any]], dict[str, Any], dict[str, str]], "tuple[int, str] | None"]
 LogprobsResponder = Callable[[list[dict[str, Any]], dict[str, Any], str], "list[LogprobEntry] | None"]
 _BROKEN_BODY = b'{"id": "chatcmpl-broken", "choices": [{"message": {"content": "'
 _JSON = "application/json"
@@ -71,6 +72,9 @@ class LoopbackConfig:
     echo_headers_status: int | None = None
     """When set, answer every chat request with this status and a plain-text body that echoes the request
     line and headers (Authorization included), as a misconfigured proxy or debug endpoint does."""
+    page: PageResponder | None = None
+    """Custom raw answer (messages, request body, request headers) -> (status, plain-text body), or None for
+    the usual answer: a server's own error pages, echoes and bodies that are not JSON (the secrets sweep)."""
     logprobs_responder: LogprobsResponder | None = None
     """Custom logprobs (messages, request body, answer) -> [(token, logprob, [(alternative, logprob)])] for a
     request that asks for logprobs; None from it falls back to the fabricated ones."""
@@ -196,6 +200,10 @@ class LoopbackApp:
         self.stats.last_body = body
         if cfg.echo_headers_status is not None:
             return _echo(request, cfg.echo_headers_status)
+        if cfg.page is not None:
+            page = cfg.page(messages, body, dict(request.headers))
+            if page is not None:
+                return web.Response(status=page[0], text=page[1], content_type="text/plain")
         key = messages_key(messages)
         self.stats.attempts[key] += 1
         attempt = self.stats.attempts[key]

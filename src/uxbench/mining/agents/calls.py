@@ -38,8 +38,12 @@ async def ask_agent(
     stage: str,
     report: AgentReport,
 ) -> Exchange[T]:
-    """Up to two attempts, counted in `report` under `stage` (calls, retries, failures)."""
-    ex = await ask(model, messages, config, parse, correction_turns(lambda problems: correction(lang, problems)))
+    """Up to two attempts, counted in `report` under `stage` (calls, retries, failures; in flight meanwhile)."""
+    report.bump("in_flight", stage)
+    try:
+        ex = await ask(model, messages, config, parse, correction_turns(lambda problems: correction(lang, problems)))
+    finally:
+        report.bump("in_flight", stage, -1)
     for _ in range(ex.attempts):
         report.bump("calls", stage)
     if ex.attempts > 1:

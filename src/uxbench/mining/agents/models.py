@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from uxbench.errors import ConfigError
 
@@ -31,6 +32,10 @@ RECOVERY_SIGNALS: tuple[str, ...] = ("complaint", "repeat", "rephrase")
 """A bad case whose next user turn carries one of these is a Task 3 (recovery) candidate."""
 
 
+DEFAULT_MAX_TOKENS = 600
+"""The agents' default output cap (`AgentConfig.max_tokens`)."""
+
+
 class AgentConfig(BaseModel):
     """How the agents run. The response cache keys on the prompts and generation settings these produce."""
 
@@ -47,7 +52,12 @@ class AgentConfig(BaseModel):
     keep_min: int = Field(default=3, ge=1, le=5)
     """...and no axis below this."""
     temperature: float | None = 0.0
-    max_tokens: int | None = None
+    max_tokens: int = Field(default=DEFAULT_MAX_TOKENS, ge=16)
+    """Output cap of every agent call (`uxbench mine run --agent-max-tokens`). A miner's proposals, a judge's
+    five scores per case and a QA verdict per case each need a few hundred tokens; without a cap a model that
+    rambles writes until its context is full and the request times out (seen on a single-slot llama.cpp
+    server). An answer cut here that is not valid JSON gets the one correction turn, then fails closed. Raise
+    it for reasoning models that think before they answer."""
     qa: bool = True
     """Run the QA pass on judge survivors (off: survivors are kept as they are)."""
     good_cases: bool = True
@@ -154,7 +164,35 @@ class AgentReport(BaseModel):
     """Calls that ended without a valid output, per stage."""
     empty_miner: int = 0
     """Miner calls that validly proposed no case."""
+    in_flight: dict[str, int] = Field(default_factory=dict)
+    """Exchanges waiting for the model now, per stage (for the progress display; 0 when a batch is done)."""
+    _listener: Callable[[AgentReport], None] | None = PrivateAttr(default=None)
 
     def bump(self, table: str, key: str, n: int = 1) -> None:
         counts: dict[str, int] = getattr(self, table)
         counts[key] = counts.get(key, 0) + n
+        if self._listener is not None:
+            self._listener(self)
+
+    def listen(self, listener: Callable[[AgentReport], None] | None) -> None:
+        """Call `listener` with the report after every change of a count (progress inside the agents stage)."""
+        self._listener = listener
+
+
+def agent_progress(reports: Iterable[AgentReport]) -> str:
+    """'miner 12 (1 failed), judge 8, qa 5; 2 in flight': model calls by agent over `reports` (bad and good
+    cases together), for the progress display."""
+    calls: dict[str, int] = {}
+    failed: dict[str, int] = {}
+    flying = 0
+    for report in reports:
+        for stage, n in report.calls.items():
+            agent = stage.split("_")[0]
+            calls[agent] = calls.get(agent, 0) + n
+        for stage, n in report.failures.items():
+            agent = stage.split("_")[0]
+            failed[agent] = failed.get(agent, 0) + n
+        flying += sum(report.in_flight.values())
+    parts = [f"{agent} {calls.get(agent, 0)}" + (f" ({failed[agent]} failed)" if failed.get(agent) else "")
+             for agent in ("miner", "judge", "qa") if calls.get(agent) or failed.get(agent)]
+    return ", ".join(parts or ["no calls yet"]) + f"; {flying} in flight"

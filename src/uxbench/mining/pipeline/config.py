@@ -59,6 +59,10 @@ class MineConfig(BaseModel):
     concurrency: int | None = Field(default=None, ge=1)
     """Most model calls in flight (``--concurrency``; default: the provider's). The shared adaptive limiter
     goes below it when the server rate-limits, times out or queues (see `uxbench.runtime.limiter`)."""
+    deid_model: str | None = None
+    """PROVIDER:MODEL of the optional model pass of de-identification (``--deid-model``; a local model), run
+    on what the rules left before any other stage reads the conversations."""
+    deid_model_args: dict[str, str] = Field(default_factory=dict)
     signals: SignalConfig = Field(default_factory=SignalConfig)
     learned_signals: str | None = None
     """Directory of a learned follow-up classifier (``--signals learned:DIR``, from ``uxbench mine
@@ -89,6 +93,12 @@ class MineConfig(BaseModel):
             from uxbench.models.registry import validate_provider_args
 
             validate_provider_args(self.model, self.model_args)  # before any stage runs: typos, bad values
+        if self.deid_model is not None:
+            from uxbench.models.registry import validate_provider_args
+
+            validate_provider_args(self.deid_model, self.deid_model_args, option="--deid-model-arg")
+        elif self.deid_model_args:
+            raise ConfigError("--deid-model-arg needs --deid-model PROVIDER:MODEL")
         return self
 
     @property
@@ -99,6 +109,7 @@ class MineConfig(BaseModel):
         """The settings with secrets redacted (`uxbench.redact.redact_args`), for manifest.json."""
         data = self.model_dump(mode="json")
         data["model_args"] = redact_args(self.model_args)
+        data["deid_model_args"] = redact_args(self.deid_model_args)
         return data
 
     def model_identity(self) -> dict[str, Any]:

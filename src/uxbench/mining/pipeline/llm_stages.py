@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ import pyarrow.parquet as pq
 from uxbench.errors import ConfigError
 from uxbench.fileio import atomic_write_lines
 from uxbench.mining.agents import AgentConfig, AgentReport, Candidate, run_agents
+from uxbench.mining.agents.models import agent_progress
 from uxbench.mining.datacard import write_data_card
 from uxbench.mining.export import export_cases
 from uxbench.mining.llm import Tick, default_cache_path, open_model
@@ -81,10 +83,10 @@ class _Counter:
         self.stage, self.unit, self.total, self.model, self.ticks = stage, unit, total, model, ticks
         self.before = 0
 
-    def emit(self, done: int) -> None:
+    def emit(self, done: int, detail: str | None = None) -> None:
         if self.ticks is not None:
             self.ticks(StageProgress(self.stage.name, self.unit, done, self.total,
-                                     self.model.limiter.current_limit))
+                                     self.model.limiter.current_limit, detail))
 
     def batch(self) -> Tick:
         before = self.before
@@ -163,11 +165,25 @@ async def run_agents_stage(ctx: RunContext, stage: StageDir, model: Model, ticks
     total = sum(pq.ParquetFile(s4.shard_path(b)).metadata.num_rows for b in pending)
     counter = _Counter(stage, "sessions", total, model, ticks)
     counter.emit(0)
+    finished: list[AgentReport] = []  # the stage's earlier batches, for the calls shown by agent
     for batch in pending:
         items = [_mined(row) for row in _batch_rows(s4, s5, batch)]
         report = AgentReport()
-        cands = await run_agents(items, model, settings, report=report, tick=counter.batch())
+        sessions = [counter.before]  # done so far, sessions of this batch included
+
+        def show(report: AgentReport = report, sessions: list[int] = sessions) -> None:
+            counter.emit(sessions[0], agent_progress([*finished, report]))
+
+        def on_session(n: int, sessions: list[int] = sessions, show: Callable[[], None] = show) -> None:
+            sessions[0] = counter.before + n
+            show()
+
+        report.listen(lambda _: show())
+        cands = await run_agents(items, model, settings, report=report, tick=on_session)
+        report.listen(None)
+        finished.append(report)
         counter.finish_batch(len(items))
+        counter.emit(counter.before, agent_progress(finished))
         atomic_write_lines(stage.shard_path(batch), (c.model_dump_json().encode("utf-8") for c in cands))
         stage.mark_shard(batch, _candidate_counts(cands, report))
 

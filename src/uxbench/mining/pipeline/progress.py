@@ -20,6 +20,8 @@ class StageProgress:
     total: int
     concurrency: int | None = None
     """The model's current concurrency limit (it adapts to the server)."""
+    detail: str | None = None
+    """What happens inside the items (the agents stage: model calls done, failed and in flight, by agent)."""
 
 
 StageTick = Callable[[StageProgress], None]

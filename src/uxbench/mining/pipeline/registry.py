@@ -37,6 +37,7 @@ from uxbench.mining.pipeline.stages import (
     GATE_SCHEMA,
     LLM_SIGNALS_SCHEMA,
     PREFILTER_SCHEMA,
+    SESSIONS_SCHEMA,
     SIGNALS_SCHEMA,
     StageFn,
     gate_map,
@@ -48,7 +49,7 @@ from uxbench.mining.pipeline.store import StageDir, stage_key
 PIPELINE_VERSION = 1
 """Bump when a stage's output changes for the same settings (old checkpoints are then recomputed)."""
 
-Kind = Literal["driver", "map", "model", "final"]
+Kind = Literal["driver", "deid", "map", "model", "final"]
 Progress = Callable[[str], None]
 
 
@@ -107,6 +108,16 @@ def _model_settings(ctx: RunContext) -> dict[str, Any]:
     return ctx.config.model_identity()
 
 
+def _deid_model_settings(ctx: RunContext) -> dict[str, Any]:
+    import hashlib
+
+    from uxbench.mining.deid_model import MAX_TOKENS, SYSTEM
+    from uxbench.redact import redact_args
+
+    return {"model": ctx.config.deid_model, "args": redact_args(ctx.config.deid_model_args),
+            "prompt_sha256": hashlib.sha256(SYSTEM.encode()).hexdigest(), "max_tokens": MAX_TOKENS}
+
+
 def _llm_signal_settings(ctx: RunContext) -> dict[str, Any]:
     from uxbench.mining.signals.llm_check import prompt_sha256
 
@@ -161,6 +172,8 @@ STAGES: tuple[Stage, ...] = (
         "version": PIPELINE_VERSION, "inputs": ctx.inputs, "format": ctx.config.format,
         "skip": ctx.config.skip_invalid, "batch_size": ctx.config.batch_size, "buckets": ctx.n_buckets,
         "salt": ctx.salt_id}),
+    Stage("deid_model", "deid", reads="sessions", schema=SESSIONS_SCHEMA, enabled=lambda c: c.deid_model is not None,
+          settings=_deid_model_settings),
     Stage("gate", "map", bind=lambda c: gate_map, schema=GATE_SCHEMA,
           settings=lambda ctx: {"version": PIPELINE_VERSION}),
     Stage("prefilter", "map", bind=lambda c: partial(prefilter_map, config=c.prefilter), schema=PREFILTER_SCHEMA,
@@ -177,8 +190,11 @@ STAGES: tuple[Stage, ...] = (
 
 
 def dirname(stage: Stage) -> str:
-    """The checkpoint directory of a stage: its place and its name (``04-signals``)."""
-    return f"{STAGES.index(stage) + 1:02d}-{stage.name.replace('_', '-')}"
+    """The checkpoint directory of a stage: its place and its name (``04-signals``). The optional model pass
+    of de-identification rides on stage 01's number (``01b-deid-model``), so the other stages keep theirs."""
+    numbered = [s for s in STAGES[: STAGES.index(stage) + 1] if s.kind != "deid"]
+    suffix = "b" if stage.kind == "deid" else ""
+    return f"{len(numbered):02d}{suffix}-{stage.name.replace('_', '-')}"
 
 
 def get(name: str) -> Stage:
@@ -188,19 +204,25 @@ def get(name: str) -> Stage:
     raise KeyError(f"no mining stage named {name!r}; the stages are {', '.join(s.name for s in STAGES)}")
 
 
-def upstream(stage: Stage) -> Stage | None:
+def upstream(stage: Stage, config: MineConfig | None = None) -> Stage | None:
+    """The stage whose output `stage` reads: "previous" is the nearest earlier stage that is enabled (with
+    `config`; without it, the one right before)."""
     if stage.reads is None:
         return None
     if stage.reads == "previous":
         position = STAGES.index(stage)
-        return STAGES[position - 1] if position else None
+        while position > 0:
+            position -= 1
+            if config is None or STAGES[position].enabled(config):
+                return STAGES[position]
+        return None
     return get(stage.reads)
 
 
 def stage_dir(ctx: RunContext, stage: Stage) -> StageDir:
     """The stage's checkpoint directory under its key (its upstream stage must be prepared already)."""
     name = dirname(stage)
-    above = upstream(stage)
+    above = upstream(stage, ctx.config)
     key = stage_key(name, stage.settings(ctx), ctx.dirs[above.name].key if above is not None else None)
     found = StageDir(ctx.work, name, key, ext=stage.ext)
     ctx.dirs[stage.name] = found

@@ -147,6 +147,8 @@ def _ride_along(ctx: RunContext) -> list[MapLink]:
     through them in the job that de-identifies it (`engine.deid_shard`), while the driver goes on reading."""
     links: list[MapLink] = []
     for stage in registry.STAGES[1:]:
+        if not stage.enabled(ctx.config) and stage.kind == "deid":
+            continue  # no model pass: the map stages read stage 01 directly
         if stage.kind != "map" or not stage.enabled(ctx.config):
             break
         assert stage.bind is not None and stage.schema is not None
@@ -169,7 +171,7 @@ def _run_stage(ctx: RunContext, stage: Stage, local: LocalEngine, engines: list[
             done = stage.run(ctx, found)
         else:
             assert stage.bind is not None and stage.schema is not None
-            above = registry.upstream(stage)
+            above = registry.upstream(stage, ctx.config)
             assert above is not None
             pending = found.pending(ctx.n_batches)
             if pending:
@@ -187,6 +189,19 @@ def _run_stage(ctx: RunContext, stage: Stage, local: LocalEngine, engines: list[
     ctx.counts[stage.name] = done["counts"]
     for key in stage.marker_counts:
         ctx.counts[key] = done[key]
+
+
+def _run_deid_stage(ctx: RunContext, stage: Stage, ticks: StageTick | None) -> None:
+    """The model pass of de-identification (``--deid-model``), resumed per batch like every stage."""
+    from uxbench.mining.pipeline.deid_stage import run_deid_model_stage
+
+    found = _prepare(ctx, stage)
+    done = found.done()
+    if done is None:
+        run_deid_model_stage(ctx, found, ticks)
+        done = found.finish(ctx.n_batches)
+    ctx.say(f"{found.name}: {ctx.n_batches} batches (model pass of de-identification)")
+    ctx.counts[stage.name] = done["counts"]
 
 
 def run_pipeline(config: MineConfig, progress: Progress | None = None, ticks: StageTick | None = None) -> MineResult:
@@ -217,9 +232,12 @@ def run_pipeline(config: MineConfig, progress: Progress | None = None, ticks: St
         for stage in registry.STAGES:
             if stage.kind in ("driver", "map"):
                 _run_stage(ctx, stage, local, engines)
+            elif stage.kind == "deid" and stage.enabled(config):
+                _run_deid_stage(ctx, stage, ticks)
+        deidentified = ctx.dirs.get("deid_model") or ctx.dirs["sessions"]
         outputs = {
             "gated": write_gated(out, ctx.dirs["gate"], ctx.n_batches),
-            "deid_changes": write_deid_changes(out, ctx.dirs["sessions"], ctx.n_batches),
+            "deid_changes": write_deid_changes(out, deidentified, ctx.n_batches),
             "dropped": write_dropped(out, ctx.dirs["prefilter"], ctx.dirs["dedup"], ctx.n_batches),
         }
         if config.uses_model:

@@ -6,6 +6,7 @@ caller passes its option name so the error says which option to fix."""
 from __future__ import annotations
 
 import difflib
+import re
 import types
 import typing
 from collections.abc import Mapping
@@ -17,7 +18,7 @@ from pydantic_core import PydanticUndefined
 
 from uxbench.errors import ConfigError
 from uxbench.models.api import ProviderArgs
-from uxbench.redact import REDACTED, remember_args, scrub
+from uxbench.redact import REDACTED, remember_args, remember_secret, scrub
 
 A = TypeVar("A", bound=ProviderArgs)
 
@@ -48,8 +49,48 @@ def _http_url(value: str) -> str:
     return value
 
 
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_KEY_PREFIXES = ("sk-", "sk_", "pk-", "rk-", "aiza", "xox", "ghp_", "gho_", "github_pat_", "hf_", "glpat-", "key-",
+                 "bearer ")
+
+
+def looks_like_key(value: str) -> bool:
+    """A value that is probably a credential rather than a name: a known key prefix, or a long run of mixed
+    upper case, lower case and digits (variable names are words: OPENAI_API_KEY, MY_GATEWAY_TOKEN)."""
+    text = value.strip()
+    if text.lower().startswith(_KEY_PREFIXES):
+        return True
+    classes = sum(bool(re.search(p, text)) for p in ("[a-z]", "[A-Z]", "[0-9]"))
+    return len(text) >= 20 and classes == 3
+
+
+def _env_name(value: str) -> str:
+    if looks_like_key(value):
+        remember_secret(value)  # scrubbed wherever it may still turn up
+        raise ValueError("looks like an API key, not the name of an environment variable. A key is never an "
+                         "argument: export it (export OPENAI_API_KEY=...) and pass the variable's name, or leave "
+                         "api_key_env out for the provider's default")
+    if not _ENV_NAME.fullmatch(value):
+        raise ValueError("must be the name of an environment variable (letters, digits and _, not starting with a "
+                         "digit), e.g. api_key_env=MY_GATEWAY_KEY")
+    return value
+
+
+def _header_values(value: dict[str, Any]) -> dict[str, Any]:
+    for name, item in value.items():
+        if isinstance(item, bool) or not isinstance(item, (str, int, float)):
+            kind = "null" if item is None else type(item).__name__.replace("dict", "object")
+            raise ValueError(f"the value of header '{name}' is a {kind}: a header value is one text (it would be "
+                             f"sent as Python's text for the {kind})")
+    return value
+
+
+EnvVarName = Annotated[str, AfterValidator(_env_name)]
+"""The name of an environment variable (`api_key_env`); a key given in its place is refused, never echoed."""
 JsonObject = Annotated[dict[str, Any], BeforeValidator(_json_object)]
 """A JSON object given as text (`extra_body='{"top_k": 20}'`)."""
+HeaderObject = Annotated[dict[str, Any], BeforeValidator(_json_object), AfterValidator(_header_values)]
+"""HTTP headers as a JSON object of texts (a number is sent as written; a list, object, null or boolean is refused)."""
 HttpUrl = Annotated[str, AfterValidator(_http_url)]
 """An http(s) URL; a trailing slash is dropped."""
 
@@ -90,9 +131,15 @@ def unknown_arg_message(key: str, known: list[str], *, provider: str, option: st
             f"Its arguments: {listed} (`uxbench providers` describes them).")
 
 
+_NEVER_SHOWN = frozenset({"api_key_env"})
+"""Arguments whose refused value is never echoed: what is given there by mistake is often the key itself."""
+
+
 def _shown(name: str, value: Any) -> str:
     if value is None:
         return "''"
+    if name in _NEVER_SHOWN:
+        return "<not shown>"
     text = str(value)
     if text.lstrip().startswith(("{", "[")):
         return "<JSON>"  # may hold credentials under any name: never echoed

@@ -8,7 +8,7 @@ import time
 from collections.abc import Mapping
 
 from uxbench.errors import ContextLengthError, FatalModelError, ModelError, RateLimitError, TransientModelError
-from uxbench.redact import scrub
+from uxbench.redact import clip, scrub
 
 # 503 and Anthropic's 529 mean "overloaded": back off like a rate limit, not like a crash.
 _OVERLOAD = frozenset({429, 503, 529})
@@ -60,8 +60,8 @@ def _header(headers: Mapping[str, str], name: str) -> str | None:
 
 
 def short(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= _MAX_DETAIL else text[:_MAX_DETAIL] + "..."
+    """One line of at most _MAX_DETAIL characters, scrubbed before it is cut (`uxbench.redact.clip`)."""
+    return clip(" ".join(text.split()), _MAX_DETAIL)
 
 
 def error_for_status(

@@ -21,7 +21,7 @@ from uxbench.errors import (
     TransientModelError,
 )
 from uxbench.models.api import GenerateConfig, ModelAPI, ModelOutput, ProviderArgs, Usage
-from uxbench.models.providers._args import HttpUrl, parse_provider_args
+from uxbench.models.providers._args import EnvVarName, HttpUrl, parse_provider_args
 from uxbench.models.providers._errors import error_for_status, parse_retry_after
 from uxbench.models.registry import register_provider
 from uxbench.redact import remember_secret, scrub, strip_userinfo
@@ -61,7 +61,7 @@ def parse_message(message: Any, latency: float, fallback_model: str) -> ModelOut
 
 
 class AnthropicArgs(ProviderArgs):
-    api_key_env: str = "ANTHROPIC_API_KEY"
+    api_key_env: EnvVarName = "ANTHROPIC_API_KEY"
     """Name of the environment variable that holds the API key."""
     base_url: HttpUrl | None = None
     """API URL (default $ANTHROPIC_BASE_URL, else Anthropic's)."""

@@ -31,7 +31,7 @@ from uxbench.models.api import (
     TopLogprob,
     Usage,
 )
-from uxbench.models.providers._args import HttpUrl, parse_provider_args
+from uxbench.models.providers._args import EnvVarName, HttpUrl, parse_provider_args
 from uxbench.models.providers._errors import error_for_status, parse_retry_after
 from uxbench.models.registry import register_provider
 from uxbench.redact import remember_secret, scrub, strip_userinfo
@@ -112,7 +112,7 @@ def _logprobs(result: Any, n_tokens: int) -> list[TokenLogprobs] | None:
 
 
 class GoogleArgs(ProviderArgs):
-    api_key_env: str | None = None
+    api_key_env: EnvVarName | None = None
     """Name of the environment variable that holds the API key (default GOOGLE_API_KEY, then
     GEMINI_API_KEY)."""
     base_url: HttpUrl | None = None

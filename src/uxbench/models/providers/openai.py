@@ -30,20 +30,22 @@ from uxbench.models.api import (
     TopLogprob,
     Usage,
 )
-from uxbench.models.providers._args import HttpUrl, JsonObject, parse_provider_args
+from uxbench.models.providers._args import EnvVarName, HeaderObject, HttpUrl, JsonObject, parse_provider_args
 from uxbench.models.providers._errors import error_for_status, parse_retry_after, short
 from uxbench.models.providers._markers import split_think
 from uxbench.models.registry import register_provider
-from uxbench.redact import redact_json, remember_basic_auth, remember_secret, scrub, url_credentials
+from uxbench.redact import clip, redact_json, remember_basic_auth, remember_secret, scrub, url_credentials
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+_BODY_CHARS = 600
+"""How much of a body that is not the expected JSON an error quotes."""
 
 
 class OpenAIArgs(ProviderArgs):
     base_url: HttpUrl | None = None
     """Server URL (default $OPENAI_BASE_URL, else the OpenAI API). `http://user:password@host/v1` sends
     them as basic auth (an error when the API key variable is set too: one Authorization per request)."""
-    api_key_env: str = "OPENAI_API_KEY"
+    api_key_env: EnvVarName = "OPENAI_API_KEY"
     """Name of the environment variable that holds the API key (a key is never an argument)."""
     timeout: PositiveFloat = 120.0
     """Seconds per request."""
@@ -51,7 +53,7 @@ class OpenAIArgs(ProviderArgs):
     """Reasoning effort of reasoning models (low, medium, high)."""
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
     """Request field that carries the output cap (o-series models want max_completion_tokens)."""
-    extra_headers: JsonObject = Field(default_factory=dict)
+    extra_headers: HeaderObject = Field(default_factory=dict)
     """HTTP headers as a JSON object; their values are treated as secrets (never written)."""
     extra_body: JsonObject = Field(default_factory=dict)
     """Request fields as a JSON object (top_k, repetition_penalty ...); credential-named ones are never
@@ -213,13 +215,13 @@ class OpenAIModel(ModelAPI):
                 return scrub(err)
         except orjson.JSONDecodeError:
             pass
-        return scrub(raw[:600].decode("utf-8", "replace"))
+        return clip(raw.decode("utf-8", "replace"), _BODY_CHARS)  # scrubbed whole, then cut
 
     def parse_response(self, raw: bytes, config: GenerateConfig, latency: float) -> ModelOutput:
         try:
             data = orjson.loads(raw)
         except orjson.JSONDecodeError:
-            snippet = short(scrub(raw[:600].decode("utf-8", "replace")))
+            snippet = short(clip(raw.decode("utf-8", "replace"), _BODY_CHARS))
             raise TransientModelError(f"{self._where} returned a body that is not JSON: {snippet}") from None
         try:
             choices = data.get("choices")

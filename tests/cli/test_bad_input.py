@@ -50,7 +50,6 @@ FIXED_ON_BRANCH: dict[str, tuple[str, ...]] = {
     # row that starts passing is noticed. When a branch lands, delete its line here (nothing else to edit).
     "issue-19": ("leaderboard-unknown-judge", "site-unknown-judge", "leaderboard-failed-primaries"),
     "issue-20": ("view-bad-host", "view-index-dir-file"),
-    "issue-21": ("judge-train-c-negative", "judge-serve-max-batch-0", "judge-serve-bad-top-logprobs"),
 }
 _OWNER = {name: branch for branch, names in FIXED_ON_BRANCH.items() for name in names}
 

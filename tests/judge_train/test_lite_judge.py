@@ -157,3 +157,25 @@ def test_grm_scorer_of_tasks_2_3_reads_the_lite_judges_probability(trained: Path
     own = asyncio.run(model.generate(_prompt(item.query, item.response, history), GenerateConfig()))
     assert judgement.extra["score_status"] == "full"
     assert judgement.score == pytest.approx(math.exp(own.choice_logprobs["好"]), abs=1e-9)  # type: ignore[index]
+
+
+def test_probabilities_respect_the_prior_of_a_skewed_log(tmp_path: Path) -> None:
+    """90% good, and labels noisy enough (20% flipped) that the judge is unsure: at the training side's prior (the
+    default) p(good) is calibrated there (small ECE); at a balanced prior the same scores are those of a 50% world,
+    and ECE on this test side is large (0.29 against 0.03 when written; the issue saw 0.37 on a real log). With
+    clean labels both ECEs are small, because confident scores barely move when the odds shift."""
+    rows = judge_data.rows(400, seed=12, flip=0.2)
+    good = [r for r in rows if r["ground_truth"] == 1]
+    bad = [r for r in rows if r["ground_truth"] == -1][: len(good) // 9]
+    data = judge_data.write(tmp_path / "skewed.jsonl", good + bad)
+    train = train_lite(TrainOptions(data=[str(data)], out=tmp_path / "train", encoder="hashing", n_boot=50, c=1.0))
+    balanced = train_lite(TrainOptions(data=[str(data)], out=tmp_path / "bal", encoder="hashing", n_boot=50,
+                                       c=1.0, prior="balanced"))
+    assert train.card["prior"]["setting"] == "train"
+    assert train.card["prior"]["share_good"] == pytest.approx(0.9, abs=0.03)
+    assert balanced.card["prior"]["share_good"] == 0.5
+    assert train.card["test"]["ece"] < 0.1
+    assert balanced.card["test"]["ece"] > 0.2
+    # the balanced-prior Avg-Acc beside it is the balanced run's own Avg-Acc: the same scores, shifted odds
+    assert train.card["test_at_balanced_prior"]["avg_acc"]["value"] == pytest.approx(
+        balanced.card["test"]["avg_acc"]["value"])

@@ -131,3 +131,73 @@ def test_the_serve_command_listens_and_answers(trained: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+@pytest.mark.parametrize("k", [1, 5, 20])
+def test_openai_sdk_gets_as_many_top_logprobs_as_it_asks_for(served: str, k: int) -> None:
+    openai = pytest.importorskip("openai")
+    client = openai.OpenAI(base_url=served, api_key="not-needed")
+    messages = _messages("红烧肉怎么做？", "关于红烧肉怎么做：第一步准备好，第二步按顺序操作。")
+    reply = client.chat.completions.create(model=NAME, messages=messages,  # type: ignore[arg-type]
+                                           logprobs=True, top_logprobs=k, max_tokens=4)
+    first = reply.choices[0].logprobs.content[0]  # type: ignore[union-attr,index]
+    tops = first.top_logprobs
+    assert len(tops) == k and len({t.token for t in tops}) == k
+    assert [t.logprob for t in tops] == sorted((t.logprob for t in tops), reverse=True)
+    assert tops[0].token == first.token == reply.choices[0].message.content
+    if k >= 2:  # the two verdict words carry all the mass; the rest is OpenAI's "never"
+        assert math.exp(tops[0].logprob) + math.exp(tops[1].logprob) == pytest.approx(1.0)
+        assert all(t.logprob == -9999.0 for t in tops[2:])
+    assert reply.usage is not None and 0 < reply.usage.prompt_tokens < sum(len(m["content"]) for m in messages)
+
+
+def test_every_error_is_the_json_envelope(served: str) -> None:
+    base = served.removesuffix("/v1")
+    good = {"model": NAME, "messages": _messages("问题？", "回答。")}
+    cases: list[tuple[str, str, bytes | None, int, str]] = [
+        ("POST", "/v1/chat/completions", json.dumps({**good, "top_logprobs": 21, "logprobs": True}).encode(), 400,
+         "between 0 and 20"),
+        ("POST", "/v1/chat/completions", json.dumps({**good, "top_logprobs": -1, "logprobs": True}).encode(), 400,
+         "between 0 and 20"),
+        ("POST", "/v1/chat/completions", json.dumps({**good, "top_logprobs": "5", "logprobs": True}).encode(), 400,
+         "'top_logprobs' must be an integer"),
+        ("POST", "/v1/chat/completions", json.dumps({**good, "top_logprobs": 2}).encode(), 400,
+         "needs 'logprobs': true"),
+        ("POST", "/v1/chat/completions", json.dumps({**good, "stream": "false"}).encode(), 400,
+         "'stream' must be a boolean"),
+        ("POST", "/v1/chat/completions", json.dumps({"messages": good["messages"]}).encode(), 400,
+         "'model' is required"),
+        ("POST", "/v1/chat/completions", b"{not json", 400, "not JSON"),
+        ("POST", "/v1/chat/completions", json.dumps({**good, "n": 2}).encode(), 400, "n > 1"),
+        ("POST", "/v1/chat/completions", b"x" * (64 * 1024 * 1024 + 10), 413, "over 64 MiB"),
+        ("GET", "/v1/chat/completions", None, 405, "GET is not allowed"),
+        ("GET", "/v1/nothing-here", None, 404, "unknown path /v1/nothing-here"),
+        ("POST", "/v1/completions", b"{}", 404, "unknown path"),
+    ]
+
+    async def go() -> None:
+        async with aiohttp.ClientSession() as session:
+            for method, path, data, status, text in cases:
+                async with session.request(method, base + path, data=data,
+                                           headers={"Content-Type": "application/json"}) as resp:
+                    assert resp.status == status, (path, data and data[:60], await resp.text())
+                    assert resp.content_type == "application/json", path
+                    error = (await resp.json())["error"]
+                    assert text in error["message"] and error["code"] == status, error
+                    assert "invalid literal" not in error["message"]
+            async with session.post(f"{served}/chat/completions", json={**good, "stream": False}) as ok:
+                assert ok.status == 200  # a real boolean false is fine
+
+    asyncio.run(go())
+
+
+def test_max_batch_of_zero_is_refused_before_serving(trained: Path) -> None:
+    from typer.testing import CliRunner
+
+    from uxbench.cli.main import app
+    from uxbench.errors import ConfigError
+
+    result = CliRunner().invoke(app, ["judge", "serve", f"lite:{trained}", "--max-batch", "0", "--port", "0"])
+    assert result.exit_code == 2 and "--max-batch 0" in result.output and "Traceback" not in result.output
+    with pytest.raises(ConfigError, match="at least 1"):
+        JudgeServer(create_model_api(f"lite:{trained}"), max_batch=0)

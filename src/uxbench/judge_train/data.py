@@ -10,7 +10,8 @@ A row is one reply in its context (history, query, reply) with a good/bad label,
   thumbs-down / thumbs-up wins (`thumbs_down`, `thumbs_up`); otherwise the rules' verdict (`dissatisfied` by
   its signals -> bad, `satisfied` -> good, sources `signals:complaint,rephrase` ...). A turn both thumbed up
   and down, or both dissatisfied and satisfied, is left out and counted; so are near-duplicate conversations
-  (`duplicate_of`) and replies without a user message before them.
+  (`duplicate_of`), replies without a user message before them, and rows whose user message or reply is
+  empty (a Task 1 file cannot hold them, so `judge eval` could not read the test side back).
 
 Conversation of a Task 1 case: `meta` conversation_id / conv_id / session_id / dialog_id when present; else the
 part of the case id before `#` or `/` (`conv42#3`); else a fingerprint of the conversation's opening (its first
@@ -70,11 +71,11 @@ def row_from_case(case: JudgeCase, source: str) -> TrainRow:
     )
 
 
-def read_task1(path: str | Path, report: LoadReport) -> Iterator[TrainRow]:
+def read_task1(path: str | Path, report: LoadReport, *, skip_invalid: bool = False) -> Iterator[TrainRow]:
     """Rows of a Task 1 file or directory (every field variant the loaders read)."""
     from uxbench.data.loaders import load_cases
 
-    for case in load_cases(path, task="judge"):
+    for case in load_cases(path, task="judge", skip_invalid=skip_invalid):
         if isinstance(case, JudgeCase):
             row = row_from_case(case, str(path))
             report.rows_by_source[row.label_source] += 1
@@ -85,7 +86,7 @@ def is_mining_output(path: Path) -> bool:
     return path.is_dir() and (path / "signals.parquet").is_file()
 
 
-def load_rows(paths: Sequence[str | Path]) -> tuple[list[TrainRow], LoadReport]:
+def load_rows(paths: Sequence[str | Path], *, skip_invalid: bool = False) -> tuple[list[TrainRow], LoadReport]:
     """Every labelled row of `paths` (Task 1 files or directories, mining outputs), in input order."""
     from uxbench.judge_train.mined import read_mining_output
 
@@ -93,7 +94,8 @@ def load_rows(paths: Sequence[str | Path]) -> tuple[list[TrainRow], LoadReport]:
     rows: list[TrainRow] = []
     for path in paths:
         p = Path(path).expanduser()
-        rows.extend(read_mining_output(p, report) if is_mining_output(p) else read_task1(path, report))
+        rows.extend(read_mining_output(p, report) if is_mining_output(p)
+                    else read_task1(path, report, skip_invalid=skip_invalid))
     return rows, report
 
 

@@ -5,15 +5,22 @@ Each judge runs as a normal Task 1 run (its run directory is kept, resumable and
 the judge come from that run's summary (Avg-Acc, Good-Acc, Bad-Acc with CIs; ECE and Brier of p(good));
 agreement (Cohen's kappa) and the paired test (paired stratified bootstrap of the Avg-Acc difference, and
 McNemar's test) pair the runs' verdicts case by case.
+
+The baseline: a TF-IDF + logistic regression (`uxbench.judge_train.baseline`) trained on the judge's own
+training rows (`DIR/train.jsonl` of a judge `uxbench judge train` wrote, or `--baseline-train`), with the
+judge's class weights and prior when its `model.json` states them, scored on the same cases and paired with
+the judge's verdicts.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from uxbench.errors import DataError
+from uxbench.orchestrate.progress import ProgressFn
 
 
 @dataclass
@@ -26,7 +33,8 @@ class JudgeRun:
 
 
 async def run_judge(spec: str, args: dict[str, str], data: str, *, runs_root: Path, n_boot: int, seed: int,
-                    concurrency: int | None = None) -> JudgeRun:
+                    concurrency: int | None = None, skip_invalid: bool = False,
+                    progress: ProgressFn | None = None) -> JudgeRun:
     from uxbench.orchestrate.runner import execute
     from uxbench.orchestrate.spec import RunSpec
     from uxbench.runs.store import RunStore
@@ -34,8 +42,8 @@ async def run_judge(spec: str, args: dict[str, str], data: str, *, runs_root: Pa
 
     run = RunSpec(task="judge", model=spec, model_args=args, data=data, runs_root=runs_root,
                   concurrency=concurrency, task_options={"verdict_from": "logprobs"},
-                  summary=SummaryOptions(n_boot=n_boot, seed=seed))
-    result = await execute(run)
+                  summary=SummaryOptions(n_boot=n_boot, seed=seed), skip_invalid=skip_invalid)
+    result = await execute(run, progress=progress)
     verdicts: dict[str, tuple[str, str | None, float | None]] = {}
     with RunStore.open_existing(result.run_dir) as store:
         selection = store.read_selection()
@@ -86,13 +94,80 @@ def paired(a: JudgeRun, b: JudgeRun, *, n_boot: int, seed: int) -> dict[str, Any
             "mcnemar": mcnemar(a_ok, b_ok)}
 
 
+def _judge_dir(spec: str) -> Path | None:
+    """The directory `uxbench judge train` wrote, when `spec` names one (lite:DIR, hf:OUT/merged, hf:OUT/adapter)."""
+    provider, _, name = spec.partition(":")
+    if provider not in ("lite", "hf") or not name:
+        return None
+    path = Path(name).expanduser()
+    for candidate in (path, path.parent):
+        if (candidate / "train.jsonl").is_file() and (candidate / "model_card.json").is_file():
+            return candidate
+    return None
+
+
+def default_baseline_rows(spec: str) -> str | None:
+    """`DIR/train.jsonl` of a judge trained by `uxbench judge train`, else None."""
+    found = _judge_dir(spec)
+    return str(found / "train.jsonl") if found is not None else None
+
+
+def _judge_settings(spec: str) -> dict[str, Any]:
+    """Class weight and prior share of a lite judge's model.json (the baseline copies them), else {}."""
+    found = _judge_dir(spec)
+    meta = found / "model.json" if found is not None else None
+    if meta is None or not meta.is_file():
+        card = found / "model_card.json" if found is not None else None
+        if card is not None and card.is_file():
+            loaded = json.loads(card.read_text(encoding="utf-8"))
+            return {"class_weight": "none" if loaded.get("class_weights") is None else "balanced",
+                    "prior": (loaded.get("prior") or {}).get("share_good")}
+        return {}
+    loaded = json.loads(meta.read_text(encoding="utf-8"))
+    return {"class_weight": loaded.get("class_weight", "balanced"),
+            "prior": (loaded.get("prior") or {}).get("share_good")}
+
+
+def baseline_against(run: JudgeRun, train_path: str, data: str, *, n_boot: int, seed: int,
+                     skip_invalid: bool = False) -> dict[str, Any]:
+    """The TF-IDF baseline trained on `train_path`, scored on the cases of `data` the judge's run holds."""
+    import numpy as np
+
+    from uxbench.judge_train.data import load_rows
+    from uxbench.judge_train.model import ClassWeight
+    from uxbench.judge_train.train import baseline_section, items_of
+
+    train_rows, _ = load_rows([train_path])
+    test_rows, _ = load_rows([data], skip_invalid=skip_invalid)
+    if not train_rows or len({r.label for r in train_rows}) < 2:
+        raise DataError("the baseline needs training rows of both classes", source=train_path,
+                        hint="give --baseline-train the judge's training rows, or --no-baseline")
+    answered = [r for r in test_rows if r.id in run.verdicts]
+    if not answered:
+        raise DataError(f"{run.spec} answered none of the cases of {data}: nothing to compare with the baseline")
+    settings = _judge_settings(run.spec)
+    y = np.array([r.label == "good" for r in train_rows])
+    prior = settings.get("prior") or float(np.clip(y.mean(), 1e-4, 1 - 1e-4))
+    weight: ClassWeight = "none" if settings.get("class_weight") == "none" else "balanced"
+    section = baseline_section(items_of(train_rows), train_rows, items_of(answered), answered,
+                               [run.verdicts[r.id][1] for r in answered], class_weight=weight, prior=prior,
+                               n_boot=n_boot, seed=seed)
+    section.pop("verdicts")
+    return {**section, "trained_on": train_path, "class_weight": weight, "prior_share_good": prior}
+
+
 async def evaluate(judge: str, data: str, *, judge_args: dict[str, str] | None = None, reference: str | None = None,
                    reference_args: dict[str, str] | None = None, against: str | None = None,
                    against_args: dict[str, str] | None = None, runs_root: Path = Path("runs"), n_boot: int = 2000,
-                   seed: int = 0, concurrency: int | None = None) -> dict[str, Any]:
-    kw: dict[str, Any] = {"runs_root": runs_root, "n_boot": n_boot, "seed": seed, "concurrency": concurrency}
+                   seed: int = 0, concurrency: int | None = None, baseline_rows: str | None = None,
+                   skip_invalid: bool = False, progress: ProgressFn | None = None) -> dict[str, Any]:
+    kw: dict[str, Any] = {"runs_root": runs_root, "n_boot": n_boot, "seed": seed, "concurrency": concurrency,
+                          "skip_invalid": skip_invalid, "progress": progress}
     main = await run_judge(judge, judge_args or {}, data, **kw)
     out: dict[str, Any] = {"data": data, "judge": figures(main)}
+    if baseline_rows is not None:
+        out["baseline"] = baseline_against(main, baseline_rows, data, n_boot=n_boot, seed=seed,
+                                           skip_invalid=skip_invalid)
     if reference is not None:
         ref = await run_judge(reference, reference_args or {}, data, **kw)
         out["reference"] = figures(ref)

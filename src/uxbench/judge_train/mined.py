@@ -99,10 +99,15 @@ def read_mining_output(out: Path, report: LoadReport) -> Iterator[TrainRow]:
         if prev is None or turn not in turns or int(prev) not in turns:
             report.left_out["reply without its text or a user message before it"] += 1
             continue
+        query, response = str(turns[int(prev)]["content"] or ""), str(turns[turn]["content"] or "")
+        if not query.strip() or not response.strip():
+            # a Task 1 file refuses such a row (`uxbench judge eval` reads the test side as one)
+            report.left_out["empty user message" if not query.strip() else "empty reply"] += 1
+            continue
         history = tuple(_message(t) for i, t in sorted(turns.items()) if i < int(prev))
         when: datetime | None = parse_timestamp(row.get("created_at"), lenient=True)
         report.rows_by_source[source] += 1
         yield TrainRow(
-            id=f"{cid}#{turn}", conversation=cid, history=history, query=turns[int(prev)]["content"],
-            response=turns[turn]["content"], label=label, label_source=source, timestamp=when,
+            id=f"{cid}#{turn}", conversation=cid, history=history, query=query,
+            response=response, label=label, label_source=source, timestamp=when,
         )

@@ -3,9 +3,15 @@
 p(good) = sigmoid(a * (w . x + b) + c), x = [history | query | reply encodings | standardised UX features].
 w and b come from a logistic regression fitted on the whole training side; a and c from a one-feature logistic
 regression on out-of-fold decision values (folds by conversation, so a conversation never scores itself).
-With `class_weight="balanced"` (default) both fits weigh each class equally: the probabilities are those of a
-balanced prior, which is what Avg-Acc (the mean of Good-Acc and Bad-Acc) assumes; `none` calibrates to the
-training side's base rate.
+With `class_weight="balanced"` (default) both fits weigh each class equally, so the calibrated log-odds are
+those of a balanced prior; `none` calibrates to the training side's base rate.
+
+The prior (`prior`): the share of good replies the probabilities assume. `train` (default): the training
+side's share, which a split by conversation gives the test side too, so p(good) means what it says on data like
+the training data (a 90%-good log gets probabilities near 0.9, not near 0.5: ECE stays small); `balanced`: 0.5,
+what Avg-Acc (the mean of Good-Acc and Bad-Acc) assumes, so the verdict p >= 0.5 weighs both classes alike;
+or a number in (0, 1), the share you expect where the judge will be used. The shift is Bayes' rule on the
+odds: logit(p) = calibrated logit + logit(prior) - logit(the prior the calibration stands for).
 
 Saved as `model.npz` (arrays only, loaded with allow_pickle=False) and `model.json` (settings and names): no
 pickled objects, and scoring needs numpy only (plus the encoder).
@@ -14,6 +20,7 @@ pickled objects, and scoring needs numpy only (plus the encoder).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -29,6 +36,34 @@ FORMAT_VERSION = 1
 MODEL_NPZ = "model.npz"
 MODEL_JSON = "model.json"
 ClassWeight = Literal["balanced", "none"]
+PRIOR_NAMES = ("train", "balanced")
+
+
+def log_odds(p: float) -> float:
+    return float(np.log(p) - np.log1p(-p))
+
+
+def parse_prior(value: str) -> str | float:
+    """`train`, `balanced` or a share in (0, 1); ConfigError otherwise."""
+    if value in PRIOR_NAMES:
+        return value
+    try:
+        share = float(value)
+    except ValueError:
+        share = float("nan")
+    if not 0.0 < share < 1.0:
+        raise ConfigError(f"--prior {value!r}: choose train, balanced, or the share of good replies you expect "
+                          "(a number between 0 and 1, e.g. 0.9)")
+    return share
+
+
+def resolve_prior(prior: str | float, y: NDArray[np.bool_]) -> float:
+    """The prior's share of good replies (`train`: the training side's)."""
+    if prior == "train":
+        return float(np.clip(y.mean(), 1e-4, 1 - 1e-4))
+    if prior == "balanced":
+        return 0.5
+    return float(prior)
 
 
 def _sigmoid(z: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -121,10 +156,32 @@ class LiteModel:
         return model
 
 
+def prior_info(prior: str | float, share: float, calibrated_at: float) -> dict[str, Any]:
+    """What the card and `judge eval` need to know of the prior (the baseline gets the same)."""
+    return {"setting": prior, "share_good": share, "calibrated_at": calibrated_at,
+            "shift": log_odds(share) - log_odds(calibrated_at), "log_odds": log_odds(share)}
+
+
+C_GRID = (0.1, 1.0, 10.0, 100.0)
+"""The inverse regularisation strengths `c="auto"` tries (chosen by out-of-fold Avg-Acc on the training side)."""
+
+
+def _oof_avg_acc(oof: NDArray[np.float64], y: NDArray[np.bool_]) -> float:
+    """Avg-Acc of out-of-fold decisions at 0 (the balanced-weight boundary); rows without a decision count wrong."""
+    known = ~np.isnan(oof)
+    said_good = known & (np.nan_to_num(oof) >= 0)
+    good_acc = float(said_good[y].mean()) if y.any() else 0.0
+    bad_acc = float((known & ~said_good)[~y].mean()) if (~y).any() else 0.0
+    return (good_acc + bad_acc) / 2
+
+
 def fit(text: sp.csr_matrix, ux: NDArray[np.float64], y: NDArray[np.bool_], groups: list[str], *,
-        encoder: str, encoder_dim: int, c: float = 1.0, class_weight: ClassWeight = "balanced",
-        folds: int = 5) -> LiteModel:
-    """Fit the logistic regression and its Platt calibration (`y` True = good)."""
+        encoder: str, encoder_dim: int, c: float | str = "auto", class_weight: ClassWeight = "balanced",
+        prior: str | float = "train", folds: int = 5,
+        tick: Callable[[int, int], None] = lambda done, total: None) -> LiteModel:
+    """Fit the logistic regression and its Platt calibration (`y` True = good), shifted to `prior`. `c="auto"`:
+    each strength of `C_GRID` gets the same folds by conversation, and the one with the best out-of-fold
+    Avg-Acc is fitted on the whole side (ties: the stronger regularisation)."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import GroupKFold
 
@@ -135,25 +192,43 @@ def fit(text: sp.csr_matrix, ux: NDArray[np.float64], y: NDArray[np.bool_], grou
     x = model.design(text, ux)
     sw = balanced_weights(y) if class_weight == "balanced" else np.ones(len(y))
 
-    def lr(xs: sp.csr_matrix, ys: NDArray[np.bool_], ws: NDArray[np.float64]) -> Any:
-        return LogisticRegression(C=c, solver="liblinear", max_iter=1000).fit(xs, ys, sample_weight=ws)
+    def lr(strength: float, xs: sp.csr_matrix, ys: NDArray[np.bool_], ws: NDArray[np.float64]) -> Any:
+        return LogisticRegression(C=strength, solver="liblinear", max_iter=1000).fit(xs, ys, sample_weight=ws)
 
-    full = lr(x, y, sw)
-    model.weights, model.bias = np.asarray(full.coef_[0], dtype=np.float64), float(full.intercept_[0])
+    grid = C_GRID if c == "auto" else (float(c),)
     n_groups = len(set(groups))
-    oof = np.full(len(y), np.nan)
-    if n_groups >= 2:
-        for fit_idx, held in GroupKFold(n_splits=min(folds, n_groups)).split(x, y, groups):
-            if len(set(y[fit_idx].tolist())) < 2:
-                continue
-            oof[held] = lr(x[fit_idx], y[fit_idx], sw[fit_idx]).decision_function(x[held])
+    n_folds = min(folds, n_groups) if n_groups >= 2 else 0
+    total = n_folds * len(grid) + 1
+    tick(0, total)
+    splits = list(GroupKFold(n_splits=n_folds).split(x, y, groups)) if n_folds else []
+    found: dict[float, NDArray[np.float64]] = {}
+    for g, strength in enumerate(grid):
+        oof_c = np.full(len(y), np.nan)
+        for k, (fit_idx, held) in enumerate(splits, 1):
+            if len(set(y[fit_idx].tolist())) >= 2:
+                oof_c[held] = lr(strength, x[fit_idx], y[fit_idx], sw[fit_idx]).decision_function(x[held])
+            tick(g * n_folds + k, total)
+        found[strength] = oof_c
+    scores = {strength: _oof_avg_acc(o, y) for strength, o in found.items()}
+    chosen = grid[0] if len(grid) == 1 or not splits else max(grid, key=lambda s: (scores[s], -s))
+    oof = found[chosen]
+    full = lr(chosen, x, y, sw)
+    model.weights, model.bias = np.asarray(full.coef_[0], dtype=np.float64), float(full.intercept_[0])
+    tick(total, total)
+    model.info["C_search"] = {"grid": list(grid), "oof_avg_acc": [scores[s] for s in grid], "chosen": chosen,
+                              "setting": c}
     known = ~np.isnan(oof)
     if known.sum() >= 2 and len(set(y[known].tolist())) == 2:
         platt = LogisticRegression(C=1e6, max_iter=1000).fit(oof[known].reshape(-1, 1), y[known],
                                                               sample_weight=sw[known])
         model.platt_a, model.platt_c = float(platt.coef_[0][0]), float(platt.intercept_[0])
+    calibrated_at = 0.5 if class_weight == "balanced" else resolve_prior("train", y)
+    share = resolve_prior(prior, y)
+    shift = log_odds(share) - log_odds(calibrated_at)
+    model.platt_c += shift
     model.info["calibration"] = {"method": "Platt scaling on out-of-fold decisions (folds by conversation)",
                                  "rows": int(known.sum()), "a": model.platt_a, "c": model.platt_c}
+    model.info["prior"] = prior_info(prior, share, calibrated_at)
     model.info["class_weight"] = class_weight
-    model.info["C"] = c
+    model.info["C"] = chosen
     return model

@@ -2,10 +2,15 @@
 behind an OpenAI-compatible HTTP API, so the GRM protocol, the official `openai` SDK and other tools can call a
 local judge.
 
-- `POST /v1/chat/completions`: `messages`, `max_tokens` / `max_completion_tokens`, `temperature`, `top_p`,
-  `stop`, `seed`, `logprobs` + `top_logprobs` (the first token's alternatives, as OpenAI returns them).
-  `stream` and `n` > 1 are refused with a 400 that says so.
+- `POST /v1/chat/completions`: `model` (required, as OpenAI requires it), `messages`, `max_tokens` /
+  `max_completion_tokens`, `temperature`, `top_p`, `stop`, `seed`, `logprobs` + `top_logprobs` (0-20, as
+  OpenAI allows; the first token's alternatives, as many as asked: a judge with fewer candidates fills the
+  list with tokens at logprob -9999.0, OpenAI's value for "effectively never"). `stream: true` and `n` > 1 are
+  refused with a 400 that says so; a field of the wrong JSON type (`"stream": "false"`, `"top_logprobs":
+  "5"`) is refused with its name and the type it takes, never guessed.
 - `GET /v1/models`, `GET /health` (with the batch sizes served so far when the model batches).
+- Every error, including unknown paths (404), wrong methods (405) and bodies over 64 MiB (413), is OpenAI's
+  JSON envelope: `{"error": {"message", "type", "code"}}`.
 
 Batching: requests are handed to the model as they arrive, concurrently; the in-process providers gather
 concurrent calls into batches (lite: one encoder pass per batch; hf: one padded forward pass), so a burst of
@@ -17,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import orjson
@@ -25,9 +30,19 @@ from aiohttp import web
 
 from uxbench.data.schema import Message
 from uxbench.errors import ConfigError, FatalModelError, ModelError, UxbenchError
-from uxbench.models.api import GenerateConfig, ModelAPI, ModelOutput
+from uxbench.models.api import GenerateConfig, ModelAPI, ModelOutput, TopLogprob
 
 _JSON = "application/json"
+MAX_TOP_LOGPROBS = 20
+MAX_BODY = 64 * 1024 * 1024
+
+
+def check_max_batch(value: int) -> int:
+    """At least one request in the model at once (0 would start a server whose every request waits forever)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ConfigError(f"--max-batch {value!r}: must be a whole number of at least 1 (requests handed to the "
+                          "judge at once)")
+    return value
 
 
 def _error(status: int, message: str, kind: str = "invalid_request_error") -> web.Response:
@@ -43,14 +58,36 @@ def _content(value: Any) -> str:
     return "" if value is None else str(value)
 
 
+_TYPES: dict[type, str] = {bool: "a boolean (true or false)", int: "an integer", float: "a number",
+                           str: "a string", list: "an array"}
+
+
+def _field(body: dict[str, Any], name: str, kinds: tuple[type, ...]) -> Any:
+    """`body[name]` when it is absent, null or of one of `kinds` (a bool is no number); else ConfigError."""
+    value = body.get(name)
+    if value is None:
+        return None
+    numeric = int in kinds or float in kinds
+    ok = isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds and numeric)
+    if not ok:
+        wanted = " or ".join(_TYPES[k] for k in kinds)
+        shown = orjson.dumps(value).decode()[:40]
+        raise ConfigError(f"'{name}' must be {wanted}, got {shown}")
+    return value
+
+
 def parse_request(body: Any) -> tuple[list[Message], GenerateConfig]:
     """Messages and generation settings of a chat completion request; ConfigError for a bad one."""
     if not isinstance(body, dict):
         raise ConfigError("the request body must be a JSON object")
-    if body.get("stream"):
+    model = _field(body, "model", (str,))
+    if not model:
+        raise ConfigError("'model' is required: the name GET /v1/models lists")
+    if _field(body, "stream", (bool,)):
         raise ConfigError("stream is not supported by this server: send stream=false")
-    if int(body.get("n") or 1) != 1:
-        raise ConfigError("n > 1 is not supported by this server")
+    n = _field(body, "n", (int,))
+    if n is not None and n != 1:
+        raise ConfigError("n > 1 is not supported by this server" if n > 1 else f"'n' must be at least 1, got {n}")
     raw = body.get("messages")
     if not isinstance(raw, list) or not raw:
         raise ConfigError("messages must be a non-empty list")
@@ -62,33 +99,78 @@ def parse_request(body: Any) -> tuple[list[Message], GenerateConfig]:
         if role not in ("system", "user", "assistant"):
             raise ConfigError(f"messages[{i}].role must be system, user or assistant")
         messages.append(Message(role=role, content=_content(m.get("content"))))
-    top = body.get("top_logprobs")
-    want = bool(body.get("logprobs"))
-    stop = body.get("stop")
+    want = bool(_field(body, "logprobs", (bool,)))
+    top = _field(body, "top_logprobs", (int,))
+    if top is not None:
+        if not 0 <= top <= MAX_TOP_LOGPROBS:
+            raise ConfigError(f"'top_logprobs' must be between 0 and {MAX_TOP_LOGPROBS}, got {top}")
+        if not want:
+            raise ConfigError("'top_logprobs' needs 'logprobs': true")
+    stop = _field(body, "stop", (str, list))
+    if isinstance(stop, list) and not all(isinstance(s, str) for s in stop):
+        raise ConfigError("'stop' must be a string or an array of strings")
+    max_tokens = _field(body, "max_completion_tokens", (int,)) or _field(body, "max_tokens", (int,))
+    if max_tokens is not None and max_tokens < 1:
+        raise ConfigError(f"'max_tokens' must be at least 1, got {max_tokens}")
     config = GenerateConfig(
-        temperature=body.get("temperature"), top_p=body.get("top_p"), seed=body.get("seed"),
-        max_tokens=body.get("max_completion_tokens") or body.get("max_tokens"),
+        temperature=_field(body, "temperature", (int, float)), top_p=_field(body, "top_p", (int, float)),
+        seed=_field(body, "seed", (int,)), max_tokens=max_tokens,
         stop=(stop,) if isinstance(stop, str) else tuple(stop) if isinstance(stop, list) else None,
-        top_logprobs=(int(top) if top is not None else 1) if want else None, logprob_tokens=1,
+        top_logprobs=max(1, top or 0) if want else None, logprob_tokens=1,
     )
     return messages, config
 
 
-def completion_body(output: ModelOutput, name: str, ident: str, want_logprobs: bool) -> dict[str, Any]:
+NEVER = -9999.0
+"""OpenAI's logprob for a token the model effectively never writes."""
+
+
+def _padded(top: Sequence[TopLogprob], k: int) -> list[TopLogprob]:
+    """Exactly `k` alternatives: the judge's own, best first, then distinct filler tokens at `NEVER` (a judge
+    with two answer words has no other candidates)."""
+    ranked = sorted(top, key=lambda t: -t.logprob)[:k]
+    taken = {t.token for t in ranked}
+    fill = (f"<unused{i}>" for i in itertools.count())
+    while len(ranked) < k:
+        token = next(fill)
+        if token not in taken:
+            ranked.append(TopLogprob(token=token, logprob=NEVER))
+    return ranked
+
+
+def completion_body(output: ModelOutput, name: str, ident: str, want_logprobs: bool,
+                    top_logprobs: int = 0) -> dict[str, Any]:
     choice: dict[str, Any] = {"index": 0, "message": {"role": "assistant", "content": output.text},
                               "finish_reason": output.finish_reason or "stop", "logprobs": None}
     if want_logprobs and output.logprobs:
         choice["logprobs"] = {"content": [
             {"token": step.token, "logprob": step.logprob, "bytes": list(step.token.encode()),
              "top_logprobs": [{"token": t.token, "logprob": t.logprob, "bytes": list(t.token.encode())}
-                              for t in step.top]}
+                              for t in _padded(step.top, top_logprobs)]}
             for step in output.logprobs
-        ]}
+        ], "refusal": None}
     usage = output.usage
     return {"id": ident, "object": "chat.completion", "created": int(time.time()), "model": name,
             "choices": [choice], "usage": {"prompt_tokens": usage.input_tokens,
                                            "completion_tokens": usage.output_tokens,
                                            "total_tokens": usage.total_tokens}}
+
+
+@web.middleware
+async def _json_errors(request: web.Request,
+                       handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+    """aiohttp's own errors (unknown path, wrong method, a body over the limit) in OpenAI's JSON envelope."""
+    try:
+        return await handler(request)
+    except web.HTTPException as err:
+        if err.status < 400:
+            raise
+        message = {404: f"unknown path {request.path}: this server answers POST /v1/chat/completions, "
+                        "GET /v1/models and GET /health",
+                   405: f"{request.method} is not allowed on {request.path}",
+                   413: f"the request body is over {MAX_BODY // 2**20} MiB"}.get(err.status, err.reason)
+        kind = "not_found_error" if err.status == 404 else "invalid_request_error"
+        return _error(err.status, message, kind)
 
 
 class JudgeServer:
@@ -97,9 +179,9 @@ class JudgeServer:
     def __init__(self, model: ModelAPI, *, name: str | None = None, max_batch: int = 64) -> None:
         self.model = model
         self.name = name or model.spec
-        self._slots = asyncio.Semaphore(max_batch)  # requests in the model at once; the rest wait here
+        self._slots = asyncio.Semaphore(check_max_batch(max_batch))  # requests in the model at once
         self._ids = itertools.count(1)
-        self.app = web.Application(client_max_size=64 * 1024 * 1024)
+        self.app = web.Application(client_max_size=MAX_BODY, middlewares=[_json_errors])
         self.app.router.add_post("/v1/chat/completions", self._chat)
         self.app.router.add_get("/v1/models", self._models)
         self.app.router.add_get("/health", self._health)
@@ -125,9 +207,9 @@ class JudgeServer:
             messages, config = parse_request(body)
         except orjson.JSONDecodeError:
             return _error(400, "the request body is not JSON")
-        except (ConfigError, ValueError, TypeError) as err:
+        except ConfigError as err:
             return _error(400, str(err))
-        asked = str(body.get("model") or self.name)
+        asked = str(body["model"])
         if asked != self.name:
             return _error(404, f"model {asked!r} is not served here; this server serves {self.name!r}",
                           "model_not_found")
@@ -140,8 +222,9 @@ class JudgeServer:
             return _error(500, str(err), "server_error")
         self.served += 1
         ident = f"chatcmpl-{next(self._ids)}"
-        return web.Response(body=orjson.dumps(completion_body(output, self.name, ident, bool(body.get("logprobs")))),
-                            content_type=_JSON)
+        answer = completion_body(output, self.name, ident, bool(body.get("logprobs")),
+                                 int(body.get("top_logprobs") or 0))
+        return web.Response(body=orjson.dumps(answer), content_type=_JSON)
 
 
 async def serve_forever(spec: str, args: dict[str, str], *, host: str, port: int, name: str | None,

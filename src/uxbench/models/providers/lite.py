@@ -2,8 +2,12 @@
 
 It reads the project's binary zero-shot judge prompt (`uxbench.judge_train.prompt_parse`), computes p(good) with
 the trained model and answers the verdict word (好/差, or good/bad under English templates). It returns
-`choice_logprobs` and the first token's top logprobs with exactly two candidates, log p and log(1 - p), so the
-GRM protocol reads p(good) / (p(good) + p(bad)) = p. Any other prompt is an error that says what it reads.
+`choice_logprobs` and the first token's top logprobs with its two candidates, log p and log(1 - p), so the
+GRM protocol reads p(good) / (p(good) + p(bad)) = p (`judge serve` fills a longer top_logprobs list with
+tokens at OpenAI's -9999.0). Any other prompt is an error that says what it reads.
+
+Usage counts tokens, not characters: the e5 encoder's own sentencepiece tokens, or for the hashing encoder
+(which has no vocabulary) words, CJK characters and punctuation marks (`word_tokens`).
 
 Concurrent calls are batched (one encoder pass per batch) on one worker thread, off the event loop.
 """
@@ -14,6 +18,7 @@ import asyncio
 import concurrent.futures
 import hashlib
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +30,14 @@ from uxbench.errors import FatalModelError, UxbenchError
 from uxbench.models.api import GenerateConfig, ModelAPI, ModelOutput, ProviderArgs, TokenLogprobs, TopLogprob, Usage
 from uxbench.models.providers._args import parse_provider_args
 from uxbench.models.registry import register_provider
+
+_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]|[^\W_]+|[^\w\s]", re.UNICODE)
+
+
+def word_tokens(text: str) -> int:
+    """Tokens of a text for a judge without a vocabulary: each CJK character, word and punctuation mark."""
+    return len(_TOKEN.findall(text))
+
 
 _WORKER = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="uxbench-lite")
 _Pending = tuple[list[Message], "asyncio.Future[tuple[float, str]]"]
@@ -114,7 +127,13 @@ class LiteJudge(ModelAPI):
         z, lang = await future
         good, bad = verdict_words(lang)  # type: ignore[arg-type]  # a template language
         return verdict_output(z, good, bad, config, model=self.spec,
-                              input_tokens=sum(len(m.content) for m in messages))
+                              input_tokens=sum(self.count_tokens(m.content) for m in messages))
+
+    def count_tokens(self, text: str) -> int:
+        """The encoder's tokens (e5, once loaded), else `word_tokens`."""
+        inner = getattr(self._encoder, "_model", None)
+        counter = getattr(inner, "token_count", None)
+        return int(counter(text)) if callable(counter) else word_tokens(text)
 
     async def aclose(self) -> None:
         self._encoder = None

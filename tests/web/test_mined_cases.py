@@ -17,6 +17,7 @@ pytest.importorskip("httpx")
 
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
+from web_support import LOOPBACK
 
 from uxbench.cli.main import app as cli
 from uxbench.runs.store import RunStore
@@ -54,7 +55,7 @@ def test_exported_cases_are_listed_curated_and_left_out_of_later_runs(served: di
     data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     catalog = build_catalog([str(mined)])
     (mine_id,) = catalog.mines
-    client = TestClient(create_app(catalog, index_dir=tmp_path / "idx"))
+    client = TestClient(create_app(catalog, index_dir=tmp_path / "idx"), base_url=LOOPBACK)
     assert f'href="/mines/{mine_id}/cases"' in client.get(f"/mines/{mine_id}").text
     first = client.get(f"/mines/{mine_id}/cases").text
     ids = re.findall(r'<div class="card" data-case="([^"]+)">', first)

@@ -14,7 +14,7 @@ from fastapi.responses import HTMLResponse
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from uxbench.web.catalog import Catalog, MineEntry, RunEntry
-from uxbench.web.render import cell_text, markdown_html, pct
+from uxbench.web.render import cell_text, markdown_html, pct, text_lang, verbatim_html
 from uxbench.web.sample_index import SampleIndex
 from uxbench.web.security import Csrf
 
@@ -28,7 +28,7 @@ _INDEXES_LOCK = threading.Lock()
 def _environment() -> Environment:
     env = Environment(loader=PackageLoader("uxbench.web", "templates"), autoescape=select_autoescape(default=True),
                       trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(md=markdown_html, pct=pct, cell=cell_text)
+    env.filters.update(md=markdown_html, verbatim=verbatim_html, text_lang=text_lang, pct=pct, cell=cell_text)
     return env
 
 

@@ -3,18 +3,22 @@
 `render(chart, "png" | "svg")` draws a chart of `report.plot_data` and `write(chart, path)` saves it, the format
 from the file's suffix. Every bar, point and cell carries its value as a text label (SVG keeps text as text), so
 the figure can be read without hovering and checked against the summary it came from. Output is reproducible:
-no date in the metadata, a fixed SVG id salt.
+no date in the metadata, a fixed SVG id salt. Chinese labels are drawn in an installed CJK font
+(`plot_fonts.py`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from uxbench.errors import ConfigError
 from uxbench.report.plot_data import BarChart, Chart, Heatmap, ReliabilityChart, ScatterChart
+from uxbench.report.plot_fonts import plot_fonts
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -191,8 +195,19 @@ def _scatter(chart: ScatterChart) -> Figure:
     return fig
 
 
-def figure(chart: Chart) -> Figure:
-    """A matplotlib Figure of `chart` (not attached to pyplot, so nothing is kept between calls)."""
+def _strings(value: Any) -> Iterator[str]:
+    """Every string of a chart (its title, categories, labels...)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from _strings(v)
+
+
+def _draw(chart: Chart) -> Figure:
     if isinstance(chart, BarChart):
         return _bars(chart)
     if isinstance(chart, ReliabilityChart):
@@ -202,17 +217,25 @@ def figure(chart: Chart) -> Figure:
     return _scatter(chart)
 
 
+def figure(chart: Chart) -> Figure:
+    """A matplotlib Figure of `chart` (not attached to pyplot, so nothing is kept between calls); its text uses
+    DejaVu Sans with an installed CJK font as the fallback."""
+    with plot_fonts(_strings(dataclasses.asdict(chart))):
+        return _draw(chart)
+
+
 def render(chart: Chart, fmt: str = "png") -> bytes:
     """The chart as PNG or SVG bytes."""
     if fmt not in FORMATS:
         raise ConfigError(f"Plot format must be png or svg, not {fmt!r}.")
-    fig = figure(chart)
     buf = io.BytesIO()
     metadata: dict[str, Any] = {"Date": None} if fmt == "svg" else {"Software": None}
     import matplotlib
 
-    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "uxbench"}):
-        fig.savefig(buf, format=fmt, metadata=metadata)
+    with plot_fonts(_strings(dataclasses.asdict(chart))):
+        fig = _draw(chart)
+        with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "uxbench"}):
+            fig.savefig(buf, format=fmt, metadata=metadata)
     return buf.getvalue()
 
 

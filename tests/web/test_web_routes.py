@@ -103,7 +103,7 @@ def test_run_page_task2_shows_every_judge_with_both_denominators(client: TestCli
 
 
 def _rows(html: str) -> list[str]:
-    return re.findall(r'<tr data-case="([^"]*)">', html)
+    return re.findall(r'<tr data-case="([^"]*)"', html)
 
 
 def test_sample_browser_filters_return_what_the_records_say(client: TestClient, served: dict[str, Path]) -> None:

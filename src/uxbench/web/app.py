@@ -12,7 +12,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
 
 from uxbench.web.catalog import Catalog
-from uxbench.web.context import ViewState
+from uxbench.web.context import IndexBuilding, ViewState
 from uxbench.web.pages import compare, curation, human, mined_cases, mining, plots, run, runs, samples
 from uxbench.web.security import HostCheck
 
@@ -66,6 +66,15 @@ def create_app(catalog: Catalog, *, index_dir: Path, study: Study | None = None,
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> HTMLResponse:
         return error_page(request, exc.status_code, str(exc.detail))
+
+    @app.exception_handler(IndexBuilding)
+    async def building(request: Request, exc: IndexBuilding) -> HTMLResponse:
+        view: ViewState = request.app.state.view
+        done, total = exc.index.progress or (0, 0)
+        response = view.page("building.html", status=202, title=f"Indexing {exc.entry.id}", run=exc.entry,
+                             done=done, total=total)
+        response.headers["Retry-After"] = "2"
+        return response
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, exc: RequestValidationError) -> HTMLResponse:

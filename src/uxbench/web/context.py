@@ -32,6 +32,15 @@ def _environment() -> Environment:
     return env
 
 
+class IndexBuilding(Exception):
+    """A page needs a run's sample index, which is being built."""
+
+    def __init__(self, entry: RunEntry, index: SampleIndex) -> None:
+        super().__init__(entry.id)
+        self.entry = entry
+        self.index = index
+
+
 @dataclass
 class ViewState:
     catalog: Catalog
@@ -42,6 +51,8 @@ class ViewState:
     env: Environment = field(default_factory=_environment)
     indexes: dict[str, SampleIndex] = field(default_factory=dict)
     cache: dict[str, Any] = field(default_factory=dict)
+    index_wait_s: float = 2.0
+    """How long a page waits for a first index build before it shows the build's progress instead."""
 
     def index(self, entry: RunEntry) -> SampleIndex:
         """One index object per run (its lock makes concurrent first requests build it once)."""
@@ -49,6 +60,16 @@ class ViewState:
             if entry.id not in self.indexes:
                 self.indexes[entry.id] = SampleIndex(entry.path, self.index_dir)
             return self.indexes[entry.id]
+
+    def ready_index(self, entry: RunEntry) -> SampleIndex:
+        """The run's index when a page can read it now; otherwise `IndexBuilding` (the app answers with a page
+        that shows the build's progress and reloads itself) while it is built in the background."""
+        index = self.index(entry)
+        if not index.ensure_nowait(self.index_wait_s):
+            if index.error:
+                raise HTTPException(500, f"could not index the samples of {entry.id}: {index.error}")
+            raise IndexBuilding(entry, index)
+        return index
 
     def run(self, run_id: str) -> RunEntry:
         entry = self.catalog.run(run_id)

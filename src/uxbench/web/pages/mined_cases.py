@@ -44,6 +44,6 @@ def mined_cases(request: Request, mine_id: str) -> HTMLResponse:
     for case in chosen[:PER_PAGE]:
         data = orjson.loads(case.__pydantic_serializer__.to_json(case))
         items.append({"id": case.id, "task": case.task, "labels": data.get("labels") or {},
-                      "gold": data.get("label"), "turns": conversation(data, {}), "state": states.get(case.id)})
+                      "gold": data.get("label"), "turns": conversation(data, None), "state": states.get(case.id)})
     return view.page("mined_cases.html", title=f"Cases of {entry.id}", mine=entry, items=items, page=page,
                      more=more, who=view.who)

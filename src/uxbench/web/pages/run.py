@@ -4,8 +4,6 @@ and a p(good) histogram for GRM judges (Tasks 2/3 have no gold labels, so no rel
 
 from __future__ import annotations
 
-import sqlite3
-from contextlib import closing
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -22,17 +20,6 @@ BREAKDOWN_TITLES = {"scenario": "Scenario", "dimension": "Dimension", "difficult
                     "n_turns": "Turns", "history_messages": "History messages", "reply_chars": "Reply length"}
 
 
-def score_histogram(index_path: str, judge: str, bins: int = 10) -> list[dict[str, Any]]:
-    with closing(sqlite3.connect(f"file:{index_path}?mode=ro", uri=True)) as db:
-        scores = [r[0] for r in db.execute("SELECT score FROM verdicts WHERE judge = ? AND score BETWEEN 0 AND 1",
-                                           (judge,))]
-    counts = [0] * bins
-    for s in scores:
-        counts[min(int(s * bins), bins - 1)] += 1
-    top = max(counts) or 1
-    return [{"lo": i / bins, "hi": (i + 1) / bins, "n": c, "height": 160 * c / top} for i, c in enumerate(counts)]
-
-
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
 def run_page(request: Request, run_id: str) -> HTMLResponse:
     view = state(request)
@@ -40,7 +27,7 @@ def run_page(request: Request, run_id: str) -> HTMLResponse:
     summary = entry.summary()
     manifest = entry.manifest()
     index = view.index(entry)
-    index.ensure()
+    indexed = index.ensure_nowait(view.index_wait_s)  # the histograms need it; the figures do not
     context: dict[str, Any] = {"title": f"Run {entry.id}", "run": entry, "summary": summary, "manifest": manifest,
                                "task": summary.get("task"), "breakdown_titles": BREAKDOWN_TITLES,
                                "plots": run_plot_kinds(summary)}
@@ -51,7 +38,7 @@ def run_page(request: Request, run_id: str) -> HTMLResponse:
                        else None)
     else:
         judges = summary.get("judges") or {}
-        context.update(judges=judges, primary=summary.get("primary_judge"),
-                       histograms={k: score_histogram(str(index.path), k) for k, info in judges.items()
-                                   if info.get("mode") == "grm"})
+        context.update(judges=judges, primary=summary.get("primary_judge"), indexing=not indexed,
+                       histograms={k: index.score_histogram(k) for k, info in judges.items()
+                                   if info.get("mode") == "grm"} if indexed else {})
     return view.page("run.html", **context)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from uxbench.errors import ConfigError
 from uxbench.report.plot_data import BarChart, Chart, Heatmap, ReliabilityChart, ScatterChart
-from uxbench.report.plot_fonts import plot_fonts
+from uxbench.report.plot_fonts import has_cjk, plot_fonts
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -54,6 +54,16 @@ def _errors(values: list[float | None], low: list[float | None], high: list[floa
         below.append(max(0.0, (v or 0.0) - (lo or 0.0)) if ok else 0.0)
         above.append(max(0.0, (hi or 0.0) - (v or 0.0)) if ok else 0.0)
     return [below, above]
+
+
+def _title(ax: Any, text: str, width_in: float, fontsize: int = 10) -> None:
+    """A title wrapped to the figure's width, so no part of it is cut off at the edges."""
+    import textwrap
+
+    chars = int(width_in * 150 / fontsize)  # about 0.6 em per Latin character at 100 dpi; CJK ones are 1 em
+    chars = max(20, int(chars * 0.6) if has_cjk([text]) else chars)
+    lines = [wrapped for line in text.split("\n") for wrapped in (textwrap.wrap(line, chars) or [""])]
+    ax.set_title("\n".join(lines), fontsize=fontsize)
 
 
 def _xticks(ax: Any, labels: list[str]) -> None:
@@ -99,7 +109,7 @@ def _bars(chart: BarChart) -> Figure:
     if n_series > 1:  # under the axes: inside, it would hide the labels of the tallest bars
         ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.12 if chart.horizontal else -0.18),
                   frameon=False)
-    ax.set_title(chart.title, fontsize=10)
+    _title(ax, chart.title, fig.get_figwidth())
     return fig
 
 
@@ -123,7 +133,7 @@ def _lines(chart: BarChart) -> Figure:
     ax.set_ylabel(chart.ylabel)
     ax.set_ylim(0, 105)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    ax.set_title(chart.title, fontsize=10)
+    _title(ax, chart.title, fig.get_figwidth())
     return fig
 
 
@@ -145,7 +155,7 @@ def _reliability(chart: ReliabilityChart) -> Figure:
     ax.set_xlabel("mean p(good) in the bin, %")
     ax.set_ylabel("good cases in the bin, %")
     ax.legend(fontsize=8, loc="upper left")
-    ax.set_title(chart.title, fontsize=10)
+    _title(ax, chart.title, fig.get_figwidth())
     return fig
 
 
@@ -168,7 +178,7 @@ def _heatmap(chart: Heatmap) -> Figure:
     ax.set_xlabel("model judged")
     ax.set_ylabel("judge")
     fig.colorbar(image, ax=ax, label="Good % of scored")
-    ax.set_title(chart.title, fontsize=10)
+    _title(ax, chart.title, fig.get_figwidth())
     return fig
 
 
@@ -180,7 +190,8 @@ def _scatter(chart: ScatterChart) -> Figure:
     err = _errors([p.y for p in chart.points], [p.low for p in chart.points], [p.high for p in chart.points])
     ax.errorbar(xs, ys, yerr=err, fmt="o", capsize=3)
     for p in chart.points:
-        ax.annotate(f"{p.label} {p.y:.1f}", (p.x, p.y), textcoords="offset points", xytext=(5, 5), fontsize=7)
+        n = f" (n={p.n})" if p.n is not None else ""
+        ax.annotate(f"{p.label} {p.y:.1f}{n}", (p.x, p.y), textcoords="offset points", xytext=(5, 5), fontsize=7)
     if chart.x_is_date:
         import datetime as dt
 
@@ -191,7 +202,7 @@ def _scatter(chart: ScatterChart) -> Figure:
     notes = [chart.note] if chart.note else []
     if chart.left_out:
         notes.append("not placed (unknown in the model table): " + ", ".join(chart.left_out))
-    ax.set_title(chart.title + ("\n" + "; ".join(notes) if notes else ""), fontsize=9)
+    _title(ax, chart.title + ("\n" + "; ".join(notes) if notes else ""), 7, fontsize=9)
     return fig
 
 

@@ -65,6 +65,9 @@ def compare(request: Request) -> HTMLResponse:
     if not a_id or not b_id:
         return view.page("compare.html", title="Compare runs", runs=runs, a=None, b=None)
     a, b = view.run(a_id), view.run(b_id)
+    if a.id == b.id:
+        return view.page("compare.html", status=400, title="Compare runs", runs=runs, a=a, b=None,
+                         same=True)
     sa, sb = a.summary(), b.summary()
     if sa.get("task") != sb.get("task"):
         raise HTTPException(400, "these runs are of different tasks; compare runs of one task")

@@ -20,6 +20,29 @@ BREAKDOWN_TITLES = {"scenario": "Scenario", "dimension": "Dimension", "difficult
                     "n_turns": "Turns", "history_messages": "History messages", "reply_chars": "Reply length"}
 
 
+def strategy_tables(summary: dict[str, Any]) -> dict[str, Any] | None:
+    """Task 3: each strategy's share of the recoveries per classifier and the primary judge's Recovery Rate per
+    strategy, as `uxbench report` prints them (`report/strategies.py`)."""
+    from uxbench.report.strategies import RULES_NOTE
+
+    block = summary.get("recovery_strategies") or {}
+    classifiers: dict[str, Any] = block.get("classifiers") or {}
+    if summary.get("task") != "recovery" or not classifiers:
+        return None
+    models = iter(range(1, len(classifiers) + 1))
+    columns = [{"name": "rules" if c.get("method") == "rules" else f"M{next(models)}", "spec": c.get("spec"),
+                "block": c} for c in classifiers.values()]
+    categories = list(block.get("strategies") or [])
+    if any(c.get("method") == "model" for c in classifiers.values()):
+        categories += ["unparseable", "not_labelled"]
+    primary = summary.get("primary_judge")
+    rows = [{"strategy": cat, "cells": [{"share": (col["block"].get("distribution") or {}).get(cat),
+                                         "rate": ((col["block"].get("recovery_rate") or {}).get(primary or "") or {})
+                                         .get(cat)} for col in columns]} for cat in categories]
+    judge = ((summary.get("judges") or {}).get(primary or "") or {}).get("spec") or primary
+    return {"n": block.get("n_replies", 0), "columns": columns, "rows": rows, "judge": judge, "note": RULES_NOTE}
+
+
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
 def run_page(request: Request, run_id: str) -> HTMLResponse:
     view = state(request)
@@ -39,6 +62,7 @@ def run_page(request: Request, run_id: str) -> HTMLResponse:
     else:
         judges = summary.get("judges") or {}
         context.update(judges=judges, primary=summary.get("primary_judge"), indexing=not indexed,
+                       strategies=strategy_tables(summary),
                        histograms={k: index.score_histogram(k) for k, info in judges.items()
                                    if info.get("mode") == "grm"} if indexed else {})
     return view.page("run.html", **context)

@@ -33,7 +33,8 @@ def test_chinese_labels_use_the_installed_cjk_font() -> None:
         pytest.skip("no CJK font installed here (CI installs fonts-noto-cjk)")
     fig = figure(_chart())
     ax = fig.axes[0]
-    labels = [ax.title, *ax.get_xticklabels()]
+    assert "按场景" in fig.get_suptitle()
+    labels = [*fig.texts, *ax.get_xticklabels()]
     assert all(family in t.get_fontfamily() for t in labels)
     path = font_manager.findfont(font_manager.FontProperties(family=family), fallback_to_default=False)
     assert re.search(r"cjk|wqy|sourcehan|noto", Path(path).name, re.IGNORECASE), path

@@ -57,13 +57,14 @@ def _errors(values: list[float | None], low: list[float | None], high: list[floa
 
 
 def _title(ax: Any, text: str, width_in: float, fontsize: int = 10) -> None:
-    """A title wrapped to the figure's width, so no part of it is cut off at the edges."""
+    """The figure's title, centred on the figure (not on the axes, which long tick labels push aside) and wrapped
+    to its width, so no part of it is cut off at the edges."""
     import textwrap
 
     chars = int(width_in * 150 / fontsize)  # about 0.6 em per Latin character at 100 dpi; CJK ones are 1 em
     chars = max(20, int(chars * 0.6) if has_cjk([text]) else chars)
     lines = [wrapped for line in text.split("\n") for wrapped in (textwrap.wrap(line, chars) or [""])]
-    ax.set_title("\n".join(lines), fontsize=fontsize)
+    ax.figure.suptitle("\n".join(lines), fontsize=fontsize)
 
 
 def _xticks(ax: Any, labels: list[str]) -> None:

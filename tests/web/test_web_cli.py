@@ -127,3 +127,30 @@ def test_view_without_paths_reads_runs(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(app, ["view"])
     assert result.exit_code == 2 and "runs: no such directory" in result.output
+
+
+def test_view_and_human_serve_name_a_bad_host_or_index_dir_or_busy_port(served: dict[str, Path],
+                                                                         tmp_path: Path) -> None:
+    import socket
+
+    runner = CliRunner()
+    run = str(served["judge"])
+    for args in (["view", run, "--host", "999.1.1.1"], ["view", run, "--host", "no such host"]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+        assert "error: --host" in result.output and args[-1] in result.output
+    a_file = tmp_path / "not-a-dir"
+    a_file.write_text("x")
+    result = runner.invoke(app, ["view", run, "--index-dir", str(a_file), "--port", "0"])
+    assert result.exit_code == 2 and f"--index-dir {a_file} is a file, not a directory" in result.output
+    assert "Errno" not in result.output
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = runner.invoke(app, ["view", run, "--port", str(port), "--index-dir", str(tmp_path / "i")])
+        assert result.exit_code == 2 and f"port {port} on 127.0.0.1 is in use" in result.output
+    study = tmp_path / "study"
+    Study.create(study, run, n=2, annotators=1)
+    result = runner.invoke(app, ["human", "serve", str(study), "--host", "999.1.1.1"])
+    assert result.exit_code == 2 and "error: --host '999.1.1.1'" in result.output

@@ -298,4 +298,4 @@ def test_mining_signal_rates_carry_their_counts_and_cis(client: TestClient, serv
     day = report.by_day[0]
     k, n = day.counts["complaint"] or (0, 0)
     low, high = wilson_ci(k, n)
-    assert f"[{pct(low)}, {pct(high)}] {k}/{n}" in html
+    assert f"[{pct(low)}, {pct(high)}]<br>{k}/{n}" in html

@@ -86,3 +86,23 @@ def test_concurrent_first_requests_build_one_good_index(run: Path, tmp_path: Pat
         t.join()
     assert not errors and totals == [29] * 8  # every case but the one whose query is the XSS payload
     assert not list((tmp_path / "idx").glob("*.tmp"))
+
+
+@pytest.mark.parametrize("descending", [False, True])
+def test_neighbours_follow_the_sorted_filtered_order(tmp_path: Path, descending: bool) -> None:
+    from uxbench.web.sample_query import SORTS
+
+    run = write_judge_run(tmp_path / "t1", "openai:m", [i % 3 != 0 for i in range(30)], scores=True)
+    index = SampleIndex(run, tmp_path / "idx")
+    for sort in SORTS:
+        for filters in ({}, {"gold": "bad"}, {"q": "number 1"}, {"judge_q": "verdict: good"}):
+            query = Query(sort=sort, descending=descending, per_page=200, **filters)  # type: ignore[arg-type]
+            rows = [r["rid"] for r in index.search(query).rows]
+            assert rows, (sort, filters)
+            for i, rid in enumerate(rows):
+                found = index.neighbours(query, rid)
+                assert found == {"position": i + 1, "total": len(rows), "prev": rows[i - 1] if i else None,
+                                 "next": rows[i + 1] if i + 1 < len(rows) else None}, (sort, filters, i)
+    assert index.neighbours(Query(gold="bad"), 1) is None  # sample 1 is a good case: not in that list
+    scores = [r["score"] for r in index.search(Query(sort="score", per_page=200)).rows]
+    assert scores[0] is None and scores[-1] == max(s for s in scores if s is not None)  # empty first, ascending

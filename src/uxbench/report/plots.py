@@ -190,9 +190,13 @@ def _scatter(chart: ScatterChart) -> Figure:
     ys = [p.y for p in chart.points]
     err = _errors([p.y for p in chart.points], [p.low for p in chart.points], [p.high for p in chart.points])
     ax.errorbar(xs, ys, yerr=err, fmt="o", capsize=3)
+    low, high = min(xs, default=0.0), max(xs, default=0.0)
     for p in chart.points:
         n = f" (n={p.n})" if p.n is not None else ""
-        ax.annotate(f"{p.label} {p.y:.1f}{n}", (p.x, p.y), textcoords="offset points", xytext=(5, 5), fontsize=7)
+        right = high > low and p.x > low + 0.6 * (high - low)  # labelled leftwards: inside the axes
+        ax.annotate(f"{p.label} {p.y:.1f}{n}", (p.x, p.y), textcoords="offset points", xytext=(-5 if right else 5, 5),
+                    ha="right" if right else "left", fontsize=7)
+    ax.margins(x=0.08)
     if chart.x_is_date:
         import datetime as dt
 

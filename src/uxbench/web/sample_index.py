@@ -234,17 +234,17 @@ class SampleIndex:
                     batch.flush(out)
                     self.progress = (rid, n_total)
             batch.flush(out)
-            verdicts = []
+            verdicts, judged = [], []
             for judge, body in src.execute("SELECT judge, body FROM scores WHERE status = 'ok'"):
                 score = orjson.loads(body)
                 found = rids.get(score.get("sample_id"))
                 if found is not None:
                     verdicts.append((found, judge, score.get("label") or "none", score.get("score")))
                     if score.get("raw_output"):
-                        batch.judged.append((str(score["raw_output"]), found, judge))
-                if len(batch.judged) >= 5000:
-                    batch.flush(out)
-            batch.flush(out)
+                        judged.append((str(score["raw_output"]), found, judge))
+            # In sample order per judge: a search of one judge's texts then walks them in the browser's order.
+            judged.sort(key=lambda row: (row[2], row[1]))
+            out.executemany("INSERT INTO judge_text(body, rid, judge) VALUES (?, ?, ?)", judged)
             out.executemany("INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?)", verdicts)
             out.executescript(_INDEXES)
             facets = {f: [r[0] for r in out.execute(f"SELECT DISTINCT {f} FROM samples WHERE {f} IS NOT NULL "

@@ -84,28 +84,46 @@ class _Select:
     source: str
     where: list[str]
     params: list[Any]
-    order: str
+    column: str
+    """The sort key (`s.rid` in data order); ties are broken by `s.rid` in the same direction."""
+    descending: bool
+    driver: str | None = None
+    """The search table whose rows (in sample order) drive an unsorted query, so that a page stops early."""
+
+    def order(self, reverse: bool = False) -> str:
+        direction = "DESC" if self.descending != reverse else "ASC"
+        if self.column == "s.rid" and self.driver:
+            return f"{self.driver}.rowid {direction}"
+        if self.column == "s.rid":
+            return f"s.rid {direction}"
+        return f"{self.column} {direction}, s.rid {direction}"
+
+    def clause(self, *extra: str) -> str:
+        return f"FROM {self.source} WHERE " + " AND ".join([*self.where, *extra])
 
 
 def _select(query: Query, fts: bool) -> _Select:
     where: list[str] = ["1=1"]
     args: list[Any] = []
-    source, order = "samples s", "s.rid"
+    source, driver = "samples s", None
     if query.q:
         # CROSS JOIN keeps the text table outside: asked per sample instead, FTS5 redoes the match each time
-        source = "text t CROSS JOIN samples s ON s.rid = t.rowid"
-        order = "t.rowid"
+        source, driver = "text t CROSS JOIN samples s ON s.rid = t.rowid", "t"
         clause, arg = _match("t.text", query.q, fts)
         where.append(clause)
         args.append(arg)
+    if query.judge_q:
+        clause, arg = _match("j.judge_text", query.judge_q, fts)
+        if driver is None:  # the judge's texts drive the query (their rows of one judge are in sample order)
+            source, driver = "judge_text j CROSS JOIN samples s ON s.rid = j.rid", "j"
+            where.extend([clause, "j.judge = ?"])
+        else:
+            where.append(f"s.rid IN (SELECT j.rid FROM judge_text j WHERE {clause} AND j.judge = ?)")
+        args.extend([arg, query.judge or ""])
     join_args: list[Any] = []
     if query.judge:
         source += " LEFT JOIN verdicts v ON v.rid = s.rid AND v.judge = ?"
         join_args.append(query.judge)
-    if query.judge_q:
-        clause, arg = _match("j.judge_text", query.judge_q, fts)
-        where.append(f"s.rid IN (SELECT j.rid FROM judge_text j WHERE {clause} AND j.judge = ?)")
-        args.extend([arg, query.judge or ""])
     if query.gold:
         where.append("s.gold = ?")
         args.append(query.gold)
@@ -125,19 +143,35 @@ def _select(query: Query, fts: bool) -> _Select:
     if query.not_cases:
         where.append("s.case_id NOT IN (SELECT value FROM json_each(?))")
         args.append(orjson.dumps(sorted(query.not_cases)).decode())
-    if query.sort != "rid" or query.descending:
-        column = _sort_column(query.sort, query.judge)
-        direction = "DESC" if query.descending else "ASC"
-        order = f"({column}) IS NULL, {column} {direction}, s.rid {direction}"  # empty values last either way
-    return _Select(source, where, [*join_args, *args], order)
+    # SQLite's own order of empty values (first ascending, last descending) lets a sort walk its index.
+    return _Select(source, where, [*join_args, *args], _sort_column(query.sort, query.judge), query.descending,
+                   driver)
+
+
+def _before(column: str, key: Any, rid: int) -> tuple[str, list[Any]]:
+    """Rows before (key, rid) in ascending (column, s.rid) order, empty values first."""
+    if column == "s.rid":
+        return "s.rid < ?", [rid]
+    if key is None:
+        return f"({column} IS NULL AND s.rid < ?)", [rid]
+    return f"({column} IS NULL OR {column} < ? OR ({column} = ? AND s.rid < ?))", [key, key, rid]
+
+
+def _after(column: str, key: Any, rid: int) -> tuple[str, list[Any]]:
+    """Rows after (key, rid) in ascending (column, s.rid) order."""
+    if column == "s.rid":
+        return "s.rid > ?", [rid]
+    if key is None:
+        return f"({column} IS NOT NULL OR s.rid > ?)", [rid]
+    return f"({column} > ? OR ({column} = ? AND s.rid > ?))", [key, key, rid]
 
 
 def search(db: sqlite3.Connection, query: Query, fts: bool) -> Page:
     """One page of the samples that pass the filters, in the chosen order over all of them. Unsorted, a search
-    lets the text table drive the query (its rows come in sample order, so a page stops early) and the count
+    lets its text table drive the query (its rows come in sample order, so a page stops early) and the count
     stops at `COUNT_CAP`."""
     sel = _select(query, fts)
-    clause = f"FROM {sel.source} WHERE " + " AND ".join(sel.where)
+    clause = sel.clause()
     columns = "s.*" + (", v.label AS verdict_label, v.score AS verdict_score" if query.judge else "")
     searching = bool(query.q or query.judge_q)
     if searching:
@@ -151,7 +185,7 @@ def search(db: sqlite3.Connection, query: Query, fts: bool) -> Page:
     page = max(1, min(query.page, max(1, -(-total // per_page))))
     offset = (page - 1) * per_page
     limit = max(0, min(per_page, total - offset))  # a capped search's pages end at the cap
-    rows = [dict(r) for r in db.execute(f"SELECT {columns} {clause} ORDER BY {sel.order} LIMIT ? OFFSET ?",
+    rows = [dict(r) for r in db.execute(f"SELECT {columns} {clause} ORDER BY {sel.order()} LIMIT ? OFFSET ?",
                                         [*sel.params, limit, offset])]
     if query.q:
         found = snippets(db, [r["rid"] for r in rows], query.q)
@@ -163,15 +197,24 @@ def search(db: sqlite3.Connection, query: Query, fts: bool) -> Page:
 
 def neighbours(db: sqlite3.Connection, query: Query, fts: bool, rid: int) -> dict[str, Any] | None:
     """Where sample `rid` stands among those that pass the filters, in the chosen order: {position, total, prev,
-    next} (rids; None at the ends), or None when the filters leave it out."""
+    next} (rids; None at the ends), or None when the filters leave it out. Each is one indexed query from the
+    sample's own sort key, not a numbering of every sample."""
     sel = _select(query, fts)
-    sql = (f"SELECT rid, pos, n, prev, nxt FROM (SELECT s.rid AS rid, ROW_NUMBER() OVER w AS pos, COUNT(*) OVER () "
-           f"AS n, LAG(s.rid) OVER w AS prev, LEAD(s.rid) OVER w AS nxt FROM {sel.source} WHERE "
-           + " AND ".join(sel.where) + f" WINDOW w AS (ORDER BY {sel.order})) WHERE rid = ?")
-    found = db.execute(sql, [*sel.params, rid]).fetchone()
+    found = db.execute(f"SELECT {sel.column} {sel.clause('s.rid = ?')}", [*sel.params, rid]).fetchone()
     if found is None:
         return None
-    return {"position": int(found[1]), "total": int(found[2]), "prev": found[3], "next": found[4]}
+    key = found[0]
+    earlier, earlier_args = (_after if sel.descending else _before)(sel.column, key, rid)
+    later, later_args = (_before if sel.descending else _after)(sel.column, key, rid)
+    position = 1 + int(db.execute(f"SELECT COUNT(*) {sel.clause(earlier)}", [*sel.params, *earlier_args])
+                       .fetchone()[0])
+    total = int(db.execute(f"SELECT COUNT(*) {sel.clause()}", sel.params).fetchone()[0])
+    prev = db.execute(f"SELECT s.rid {sel.clause(earlier)} ORDER BY {sel.order(reverse=True)} LIMIT 1",
+                      [*sel.params, *earlier_args]).fetchone()
+    nxt = db.execute(f"SELECT s.rid {sel.clause(later)} ORDER BY {sel.order()} LIMIT 1",
+                     [*sel.params, *later_args]).fetchone()
+    return {"position": position, "total": total, "prev": prev[0] if prev else None,
+            "next": nxt[0] if nxt else None}
 
 
 def snippets(db: sqlite3.Connection, rids: list[int], q: str) -> dict[int, str]:

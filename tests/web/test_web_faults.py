@@ -95,6 +95,9 @@ def test_a_run_not_indexed_yet_shows_the_build_then_the_page(runs: Path, monkeyp
         real(self, fingerprint)
 
     monkeypatch.setattr(SampleIndex, "_build", slow)
+    import uxbench.web.context as context
+
+    monkeypatch.setattr(context, "SMALL_RUN", 0)  # this run of 30 samples counts as a large one
     catalog = build_catalog([str(runs / "runs")])
     app = create_app(catalog, index_dir=runs / "idx")
     app.state.view.index_wait_s = 0.0

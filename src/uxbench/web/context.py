@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from uxbench.human.study import Study
 
 MAX_FORM_BYTES = 64 * 1024
+SMALL_RUN = 5_000
+SMALL_RUN_WAIT_S = 60.0
 _INDEXES_LOCK = threading.Lock()
 
 
@@ -52,7 +54,8 @@ class ViewState:
     indexes: dict[str, SampleIndex] = field(default_factory=dict)
     cache: dict[str, Any] = field(default_factory=dict)
     index_wait_s: float = 2.0
-    """How long a page waits for a first index build before it shows the build's progress instead."""
+    """How long a page waits for a first index build before it shows the build's progress instead (a run of at
+    most `SMALL_RUN` samples is waited for: it is indexed in a few seconds at most)."""
 
     def index(self, entry: RunEntry) -> SampleIndex:
         """One index object per run (its lock makes concurrent first requests build it once)."""
@@ -61,11 +64,16 @@ class ViewState:
                 self.indexes[entry.id] = SampleIndex(entry.path, self.index_dir)
             return self.indexes[entry.id]
 
+    def index_wait(self, entry: RunEntry) -> float:
+        """How long a page of `entry` waits for a first build of its index."""
+        small = int(entry.summary().get("n_samples") or 0) <= SMALL_RUN
+        return max(self.index_wait_s, SMALL_RUN_WAIT_S) if small else self.index_wait_s
+
     def ready_index(self, entry: RunEntry) -> SampleIndex:
         """The run's index when a page can read it now; otherwise `IndexBuilding` (the app answers with a page
         that shows the build's progress and reloads itself) while it is built in the background."""
         index = self.index(entry)
-        if not index.ensure_nowait(self.index_wait_s):
+        if not index.ensure_nowait(self.index_wait(entry)):
             if index.error:
                 raise HTTPException(500, f"could not index the samples of {entry.id}: {index.error}")
             raise IndexBuilding(entry, index)

@@ -148,22 +148,26 @@ def _select(query: Query, fts: bool) -> _Select:
                    driver)
 
 
-def _before(column: str, key: Any, rid: int) -> tuple[str, list[Any]]:
-    """Rows before (key, rid) in ascending (column, s.rid) order, empty values first."""
-    if column == "s.rid":
-        return "s.rid < ?", [rid]
-    if key is None:
-        return f"({column} IS NULL AND s.rid < ?)", [rid]
-    return f"({column} IS NULL OR {column} < ? OR ({column} = ? AND s.rid < ?))", [key, key, rid]
+Step = tuple[str, list[Any]]
 
 
-def _after(column: str, key: Any, rid: int) -> tuple[str, list[Any]]:
-    """Rows after (key, rid) in ascending (column, s.rid) order."""
+def _before(column: str, key: Any, rid: int) -> list[Step]:
+    """The rows before (key, rid) in ascending (column, s.rid) order (empty values first), as disjoint
+    conditions, the nearest first; each is one range of the column's index (a row value compares both)."""
     if column == "s.rid":
-        return "s.rid > ?", [rid]
+        return [("s.rid < ?", [rid])]
     if key is None:
-        return f"({column} IS NOT NULL OR s.rid > ?)", [rid]
-    return f"({column} > ? OR ({column} = ? AND s.rid > ?))", [key, key, rid]
+        return [(f"{column} IS NULL AND s.rid < ?", [rid])]
+    return [(f"({column}, s.rid) < (?, ?)", [key, rid]), (f"{column} IS NULL", [])]
+
+
+def _after(column: str, key: Any, rid: int) -> list[Step]:
+    """The rows after (key, rid) in ascending (column, s.rid) order, as `_before` gives them."""
+    if column == "s.rid":
+        return [("s.rid > ?", [rid])]
+    if key is None:
+        return [(f"{column} IS NULL AND s.rid > ?", [rid]), (f"{column} IS NOT NULL", [])]
+    return [(f"({column}, s.rid) > (?, ?)", [key, rid])]
 
 
 def search(db: sqlite3.Connection, query: Query, fts: bool) -> Page:
@@ -197,24 +201,28 @@ def search(db: sqlite3.Connection, query: Query, fts: bool) -> Page:
 
 def neighbours(db: sqlite3.Connection, query: Query, fts: bool, rid: int) -> dict[str, Any] | None:
     """Where sample `rid` stands among those that pass the filters, in the chosen order: {position, total, prev,
-    next} (rids; None at the ends), or None when the filters leave it out. Each is one indexed query from the
+    next} (rids; None at the ends), or None when the filters leave it out. Each is an indexed query from the
     sample's own sort key, not a numbering of every sample."""
     sel = _select(query, fts)
     found = db.execute(f"SELECT {sel.column} {sel.clause('s.rid = ?')}", [*sel.params, rid]).fetchone()
     if found is None:
         return None
     key = found[0]
-    earlier, earlier_args = (_after if sel.descending else _before)(sel.column, key, rid)
-    later, later_args = (_before if sel.descending else _after)(sel.column, key, rid)
-    position = 1 + int(db.execute(f"SELECT COUNT(*) {sel.clause(earlier)}", [*sel.params, *earlier_args])
-                       .fetchone()[0])
+    earlier = (_after if sel.descending else _before)(sel.column, key, rid)
+    later = (_before if sel.descending else _after)(sel.column, key, rid)
+    position = 1 + sum(int(db.execute(f"SELECT COUNT(*) {sel.clause(cond)}", [*sel.params, *args]).fetchone()[0])
+                       for cond, args in earlier)
+
+    def nearest(steps: list[Step], reverse: bool) -> int | None:
+        for cond, args in steps:
+            hit = db.execute(f"SELECT s.rid {sel.clause(cond)} ORDER BY {sel.order(reverse=reverse)} LIMIT 1",
+                             [*sel.params, *args]).fetchone()
+            if hit:
+                return int(hit[0])
+        return None
+
     total = int(db.execute(f"SELECT COUNT(*) {sel.clause()}", sel.params).fetchone()[0])
-    prev = db.execute(f"SELECT s.rid {sel.clause(earlier)} ORDER BY {sel.order(reverse=True)} LIMIT 1",
-                      [*sel.params, *earlier_args]).fetchone()
-    nxt = db.execute(f"SELECT s.rid {sel.clause(later)} ORDER BY {sel.order()} LIMIT 1",
-                     [*sel.params, *later_args]).fetchone()
-    return {"position": position, "total": total, "prev": prev[0] if prev else None,
-            "next": nxt[0] if nxt else None}
+    return {"position": position, "total": total, "prev": nearest(earlier, True), "next": nearest(later, False)}
 
 
 def snippets(db: sqlite3.Connection, rids: list[int], q: str) -> dict[int, str]:

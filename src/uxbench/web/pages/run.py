@@ -50,7 +50,7 @@ def run_page(request: Request, run_id: str) -> HTMLResponse:
     summary = entry.summary()
     manifest = entry.manifest()
     index = view.index(entry)
-    indexed = index.ensure_nowait(view.index_wait_s)  # the histograms need it; the figures do not
+    indexed = index.ensure_nowait(view.index_wait(entry))  # the histograms need it; the figures do not
     context: dict[str, Any] = {"title": f"Run {entry.id}", "run": entry, "summary": summary, "manifest": manifest,
                                "task": summary.get("task"), "breakdown_titles": BREAKDOWN_TITLES,
                                "plots": run_plot_kinds(summary)}

@@ -143,11 +143,11 @@ def _exported(mined: Path) -> None:
     judge = [{"id": f"mined_judge_{i:04d}", "task": "judge", "history": [{"role": "user", "content": "你好"},
                                                                           {"role": "assistant", "content": "你好！"}],
               "query": QUERIES[i % len(QUERIES)], "response": REPLIES[i % len(REPLIES)],
-              "label": "bad" if i % 2 else "good", "labels": {"scenario": SCENARIOS[i % 5]}} for i in range(1, 9)]
+              "label": "bad" if i % 2 else "good", "scenario": SCENARIOS[i % 5]} for i in range(1, 9)]
     recovery = [{"id": f"mined_recovery_{i:04d}", "task": "recovery",
                  "history": [{"role": "user", "content": QUERIES[i % len(QUERIES)]}],
                  "failed_response": REPLIES[i % len(REPLIES)], "complaint": COMPLAINTS[i % len(COMPLAINTS)],
-                 "labels": {"scenario": SCENARIOS[i % 5]}} for i in range(1, 5)]
+                 "scenario": SCENARIOS[i % 5]} for i in range(1, 5)]
     for name, rows in (("task1_judge.jsonl", judge), ("task3_recovery.jsonl", recovery)):
         (cases / name).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
 

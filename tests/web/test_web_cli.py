@@ -154,3 +154,25 @@ def test_view_and_human_serve_name_a_bad_host_or_index_dir_or_busy_port(served: 
     Study.create(study, run, n=2, annotators=1)
     result = runner.invoke(app, ["human", "serve", str(study), "--host", "999.1.1.1"])
     assert result.exit_code == 2 and "error: --host '999.1.1.1'" in result.output
+
+
+def test_a_bad_host_or_index_dir_is_refused_before_the_web_stack_or_the_runs(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    # The refusal needs neither: on a loaded machine importing the web stack and reading the runs took ~30 s.
+    import uxbench.cli.view_cmd as view_cmd
+    import uxbench.web.catalog as catalog
+
+    def untouched(*args: object, **kwargs: object) -> None:
+        raise AssertionError("reached before the options were checked")
+
+    monkeypatch.setattr(view_cmd, "require_web", untouched)
+    monkeypatch.setattr(catalog, "build_catalog", untouched)
+    a_file = tmp_path / "not-a-dir"
+    a_file.write_text("x")
+    runner = CliRunner()
+    for args, said in ((["view", "nowhere", "--host", "999.1.1.1"], "error: --host '999.1.1.1'"),
+                       (["view", "nowhere", "--index-dir", str(a_file)], "is a file, not a directory"),
+                       (["view", "nowhere", "--port", "70000"], "--port must be between 0 and 65535"),
+                       (["human", "serve", str(tmp_path / "no-study"), "--host", "999.1.1.1"], "error: --host")):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2 and said in result.output, (args, result.output)

@@ -38,7 +38,9 @@ def serve_study(
     allow_host: Annotated[list[str] | None, typer.Option("--allow-host", metavar="NAME", help="Another name this server may be reached by (repeatable; `*.example.org` for every name under it). Requests naming any other host are refused, against DNS rebinding.", show_default=False)] = None,  # noqa: E501
 ) -> None:
     from uxbench.cli.view_cmd import require_web
+    from uxbench.web.serve import preflight
 
+    preflight(host, port, None)
     require_web()
     from uxbench.human.study import Study
     from uxbench.web.catalog import Catalog

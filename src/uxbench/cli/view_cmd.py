@@ -35,6 +35,9 @@ def view(
     study: Annotated[Path | None, typer.Option(help="Also serve the annotator pages of this study directory (`uxbench human new`).")] = None,  # noqa: E501
     index_dir: Annotated[Path | None, typer.Option(help="Where the sample indexes are kept.", show_default="~/.cache/uxbench/view")] = None,  # noqa: E501
 ) -> None:
+    from uxbench.web.serve import preflight
+
+    preflight(host, port, index_dir)
     require_web()
     from uxbench.human.study import Study
     from uxbench.web.catalog import build_catalog

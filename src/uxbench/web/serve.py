@@ -73,6 +73,14 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def preflight(host: str, port: int, index_dir: Path | None) -> None:
+    """The checks of `serve` that need neither the web extra nor the runs, made first by the commands, so a bad
+    --host, --port or --index-dir is refused in about a second rather than after the web stack is imported."""
+    check_port(port)
+    prepare_index_dir(index_dir or default_index_dir())
+    bind(host, port).close()
+
+
 def prebuild(view: ViewState, err: Callable[[str], None]) -> None:
     """Build (or check) every run's sample index, then the leaderboard, in the background, so the first pages
     seldom wait; a page of a run whose index is not built yet says so and reloads itself."""

@@ -125,9 +125,11 @@ def test_funnel_follows_the_stage_counts() -> None:
               "prefilter": {"kept": 6}, "signals": {"sessions_with_dissatisfied": 4}, "dedup": {"kept": 5},
               "agents": {"candidates": 7, "bad_kept": 2, "good_kept": 1, "bad_rejected": 4},
               "cases": {"selected": 3}}
+    counts["signals"].update(assistant_turns=20, dissatisfied_turns=5)
     chart = funnel(counts)
-    assert chart.categories[:3] == ["log rows read", "conversations", "passed the safety gate"]
-    assert chart.series[0].values == [30, 8, 7, 6, 4, 5, 7, 3, 3]
+    assert chart.categories[:3] == ["log rows read", "conversations", "conversations past the safety gate"]
+    assert chart.categories[4:6] == ["assistant replies in them", "replies met with dissatisfaction"]
+    assert chart.series[0].values == [30, 8, 7, 6, 20, 5, 4, 5, 7, 3, 3]
     assert chart.horizontal
     with pytest.raises(UxbenchError, match="no stage counts"):
         funnel({})

@@ -14,6 +14,7 @@ pytest.importorskip("nh3")
 pytest.importorskip("httpx")
 
 from fastapi.testclient import TestClient
+from web_support import LOOPBACK
 
 from uxbench.human.study import Study
 from uxbench.web.app import create_app
@@ -26,7 +27,7 @@ def study(served: dict[str, Path], tmp_path: Path) -> Study:
 
 
 def _client(study: Study, tmp_path: Path) -> TestClient:
-    return TestClient(create_app(Catalog(), index_dir=tmp_path / "idx", study=study))
+    return TestClient(create_app(Catalog(), index_dir=tmp_path / "idx", study=study), base_url=LOOPBACK)
 
 
 def _item(html: str) -> tuple[str, str]:

@@ -17,6 +17,7 @@ pytest.importorskip("httpx")
 
 from fastapi.testclient import TestClient
 from typer.testing import CliRunner
+from web_support import LOOPBACK
 
 from uxbench.cli.main import app as cli
 from uxbench.runs.store import RunStore
@@ -54,7 +55,7 @@ def test_exported_cases_are_listed_curated_and_left_out_of_later_runs(served: di
     data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     catalog = build_catalog([str(mined)])
     (mine_id,) = catalog.mines
-    client = TestClient(create_app(catalog, index_dir=tmp_path / "idx"))
+    client = TestClient(create_app(catalog, index_dir=tmp_path / "idx"), base_url=LOOPBACK)
     assert f'href="/mines/{mine_id}/cases"' in client.get(f"/mines/{mine_id}").text
     first = client.get(f"/mines/{mine_id}/cases").text
     ids = re.findall(r'<div class="card" data-case="([^"]+)">', first)
@@ -81,3 +82,30 @@ def test_exported_cases_are_listed_curated_and_left_out_of_later_runs(served: di
     assert client.get(f"/mines/{mine_id}/cases?page=x").status_code == 400
     shutil.rmtree(mined / "cases")
     assert client.get(f"/mines/{mine_id}/cases").status_code == 404
+
+
+def test_exported_cases_show_their_total_filter_by_task_and_label_and_end(served: dict[str, Path],
+                                                                        tmp_path: Path) -> None:
+    mined = tmp_path / "mined"
+    shutil.copytree(served["mine"], mined)
+    (mined / "cases").mkdir()
+    judge = [_row(i, "bad" if i % 3 else "good", f"question {i}") for i in range(1, 23)]
+    recovery = [{"id": f"mined_recovery_{i:04d}", "task": "recovery", "history": [{"role": "user", "content": "hi"}],
+                 "failed_response": f"the failed reply {i}", "complaint": f"that is wrong {i}"} for i in range(1, 4)]
+    for name, rows in (("task1_judge.jsonl", judge), ("task3_recovery.jsonl", recovery)):
+        (mined / "cases" / name).write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    catalog = build_catalog([str(mined)])
+    (mine_id,) = catalog.mines
+    client = TestClient(create_app(catalog, index_dir=tmp_path / "idx"), base_url=LOOPBACK)
+    base = f"/mines/{mine_id}/cases"
+    first = client.get(base).text
+    assert "<b>25</b> cases match of 25 exported (judge 22, recovery 3) · page 1 of 2" in first
+    task3 = client.get(base, params={"task": "recovery"}).text
+    assert re.findall(r'data-case="([^"]+)"', task3) == [f"mined_recovery_{i:04d}" for i in range(1, 4)]
+    assert "the failed reply 1" in task3 and "that is wrong 1" in task3  # where they belong: reply, complaint
+    assert "failed reply" in task3 and "complaint" in task3 and "generated" not in task3 and "(no text)" not in task3
+    bad = client.get(base, params={"task": "judge", "label": "bad"}).text
+    assert len(re.findall(r'data-case="', bad)) == sum(1 for i in range(1, 23) if i % 3)
+    assert client.get(base, params={"page": 3}).status_code == 404  # past the end
+    assert client.get(base, params={"page": 0}).status_code == 404
+    assert client.get(base, params={"task": "nope"}).status_code == 400

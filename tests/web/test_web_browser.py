@@ -9,13 +9,9 @@ $UXBENCH_SCREENSHOTS when set)."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,7 +26,7 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 if CHROMIUM is None:
     pytest.skip("Debian's chromium is not installed (apt-get install chromium)", allow_module_level=True)
 
-import uvicorn  # noqa: E402
+from browser_support import ARGS, Watch, serving  # noqa: E402
 
 from uxbench.human.study import Study  # noqa: E402
 from uxbench.runs.store import RunStore  # noqa: E402
@@ -39,44 +35,16 @@ from uxbench.web.catalog import build_catalog  # noqa: E402
 from uxbench.web.render import cell_text  # noqa: E402
 from uxbench.web.site import build_site  # noqa: E402
 
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync"]
-
-
-class _Server(uvicorn.Server):
-    def install_signal_handlers(self) -> None:  # runs in a thread
-        pass
-
 
 @pytest.fixture(scope="module")
 def study(served: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> Study:
     return Study.create(tmp_path_factory.mktemp("bstudy") / "s", str(served["judge"]), n=4, annotators=2)
 
 
-@contextlib.contextmanager
-def _serving(app: Any) -> Iterator[str]:
-    """A real uvicorn server on a free loopback port, in a thread, for the duration of the block."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = _Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    for _ in range(200):
-        if server.started:
-            break
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-
-
 @pytest.fixture(scope="module")
 def base_url(served: dict[str, Path], study: Study, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     catalog = build_catalog([str(served["judge"].parent), str(served["mine"])])
-    with _serving(create_app(catalog, index_dir=tmp_path_factory.mktemp("bidx"), study=study)) as url:
+    with serving(create_app(catalog, index_dir=tmp_path_factory.mktemp("bidx"), study=study)) as url:
         yield url
 
 
@@ -95,36 +63,6 @@ def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
         Path(wanted).mkdir(parents=True, exist_ok=True)
         return Path(wanted)
     return tmp_path_factory.mktemp("screenshots")
-
-
-class Watch:
-    """A page with every console error, page error and dialog recorded (a dialog is dismissed)."""
-
-    def __init__(self, browser: Any) -> None:
-        self.context = browser.new_context(viewport={"width": 1280, "height": 900})
-        self.page = self.context.new_page()
-        self.errors: list[str] = []
-        self.dialogs: list[str] = []
-        self.page.on("console", lambda m: self.errors.append(f"console {m.type}: {m.text}") if m.type in
-                     ("error", "warning") else None)
-        self.page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
-        self.page.on("dialog", self._dialog)
-
-    def _dialog(self, dialog: Any) -> None:
-        self.dialogs.append(dialog.message)
-        dialog.dismiss()
-
-    def goto(self, url: str) -> Any:
-        response = self.page.goto(url)
-        self.page.wait_for_load_state("load")
-        return response
-
-    def clean(self) -> None:
-        assert not self.dialogs, self.dialogs
-        assert not self.errors, self.errors
-
-    def close(self) -> None:
-        self.context.close()
 
 
 def _summary(path: Path) -> dict[str, Any]:
@@ -286,11 +224,11 @@ def test_directory_and_file_names_with_markup_never_execute(browser: Any, served
     (run_id,), (mine_id,) = catalog.runs, catalog.mines
     watch = Watch(browser)
     try:
-        with _serving(create_app(catalog, index_dir=tmp_path / "idx")) as url:
+        with serving(create_app(catalog, index_dir=tmp_path / "idx")) as url:
             for path in ("/", f"/runs/{run_id}", f"/runs/{run_id}/samples", f"/runs/{run_id}/samples/4",
                          f"/mines/{mine_id}", f"/mines/{mine_id}/turns", f"/mines/{mine_id}/cases"):
                 assert watch.goto(url + path).status == 200, path
-            watch.page.click("details summary")  # open the case's conversation
+            assert watch.page.locator("details[open] .turn").count() > 0  # the conversation shows open
             assert '<script>alert("xss-query")</script>' in watch.page.inner_text("main")
             watch.goto(url + "/")
             assert 'mined-<svg onload=alert("xss-mine")>' in watch.page.inner_text("main")

@@ -127,3 +127,52 @@ def test_view_without_paths_reads_runs(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(app, ["view"])
     assert result.exit_code == 2 and "runs: no such directory" in result.output
+
+
+def test_view_and_human_serve_name_a_bad_host_or_index_dir_or_busy_port(served: dict[str, Path],
+                                                                         tmp_path: Path) -> None:
+    import socket
+
+    runner = CliRunner()
+    run = str(served["judge"])
+    for args in (["view", run, "--host", "999.1.1.1"], ["view", run, "--host", "no such host"]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+        assert "error: --host" in result.output and args[-1] in result.output
+    a_file = tmp_path / "not-a-dir"
+    a_file.write_text("x")
+    result = runner.invoke(app, ["view", run, "--index-dir", str(a_file), "--port", "0"])
+    assert result.exit_code == 2 and f"--index-dir {a_file} is a file, not a directory" in result.output
+    assert "Errno" not in result.output
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = runner.invoke(app, ["view", run, "--port", str(port), "--index-dir", str(tmp_path / "i")])
+        assert result.exit_code == 2 and f"port {port} on 127.0.0.1 is in use" in result.output
+    study = tmp_path / "study"
+    Study.create(study, run, n=2, annotators=1)
+    result = runner.invoke(app, ["human", "serve", str(study), "--host", "999.1.1.1"])
+    assert result.exit_code == 2 and "error: --host '999.1.1.1'" in result.output
+
+
+def test_a_bad_host_or_index_dir_is_refused_before_the_web_stack_or_the_runs(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    # The refusal needs neither: on a loaded machine importing the web stack and reading the runs took ~30 s.
+    import uxbench.cli.view_cmd as view_cmd
+    import uxbench.web.catalog as catalog
+
+    def untouched(*args: object, **kwargs: object) -> None:
+        raise AssertionError("reached before the options were checked")
+
+    monkeypatch.setattr(view_cmd, "require_web", untouched)
+    monkeypatch.setattr(catalog, "build_catalog", untouched)
+    a_file = tmp_path / "not-a-dir"
+    a_file.write_text("x")
+    runner = CliRunner()
+    for args, said in ((["view", "nowhere", "--host", "999.1.1.1"], "error: --host '999.1.1.1'"),
+                       (["view", "nowhere", "--index-dir", str(a_file)], "is a file, not a directory"),
+                       (["view", "nowhere", "--port", "70000"], "--port must be between 0 and 65535"),
+                       (["human", "serve", str(tmp_path / "no-study"), "--host", "999.1.1.1"], "error: --host")):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2 and said in result.output, (args, result.output)

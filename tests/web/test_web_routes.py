@@ -17,7 +17,7 @@ pytest.importorskip("markdown_it")
 pytest.importorskip("httpx")
 
 from fastapi.testclient import TestClient
-from web_support import XSS_CASE
+from web_support import LOOPBACK, XSS_CASE
 
 from uxbench.runs.curation import CURATION_DB, Curation
 from uxbench.runs.store import RunStore
@@ -29,7 +29,7 @@ from uxbench.web.render import cell_text
 @pytest.fixture(scope="module")
 def client(served: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> TestClient:
     catalog = build_catalog([str(served["judge"].parent), str(served["mine"])])
-    return TestClient(create_app(catalog, index_dir=tmp_path_factory.mktemp("index")))
+    return TestClient(create_app(catalog, index_dir=tmp_path_factory.mktemp("index")), base_url=LOOPBACK)
 
 
 def _summary(path: Path) -> dict[str, Any]:
@@ -103,7 +103,7 @@ def test_run_page_task2_shows_every_judge_with_both_denominators(client: TestCli
 
 
 def _rows(html: str) -> list[str]:
-    return re.findall(r'<tr data-case="([^"]*)">', html)
+    return re.findall(r'<tr data-case="([^"]*)"', html)
 
 
 def test_sample_browser_filters_return_what_the_records_say(client: TestClient, served: dict[str, Path]) -> None:
@@ -256,7 +256,7 @@ def test_directory_names_with_markup_are_shown_as_text(served: dict[str, Path], 
     mined = tmp_path / 'mined-<script>alert("xss-mine")</script>'
     shutil.copytree(served["mine"], mined)
     catalog = build_catalog([str(tmp_path / name), str(mined)])
-    client = TestClient(create_app(catalog, index_dir=tmp_path / "idx"))
+    client = TestClient(create_app(catalog, index_dir=tmp_path / "idx"), base_url=LOOPBACK)
     (run_id,) = catalog.runs
     (mine_id,) = catalog.mines
     assert re.fullmatch(r"[A-Za-z0-9._-]+", run_id) and re.fullmatch(r"[A-Za-z0-9._-]+", mine_id)
@@ -275,7 +275,8 @@ def test_compare_of_two_task2_runs_gives_the_paired_rate_difference(served: dict
 
     write_eval_run(tmp_path / "runs" / "ea", "openai:model-a", {"openai:judge-x": ["good", "bad", "good"] * 4})
     write_eval_run(tmp_path / "runs" / "eb", "openai:model-b", {"openai:judge-x": ["good", "good", "bad"] * 4})
-    client = TestClient(create_app(build_catalog([str(tmp_path / "runs")]), index_dir=tmp_path / "idx"))
+    client = TestClient(create_app(build_catalog([str(tmp_path / "runs")]), index_dir=tmp_path / "idx"),
+                        base_url=LOOPBACK)
     html = client.get("/compare", params={"a": "ea", "b": "eb"}).text
     expected = paired_rate_diff([x == "good" for x in ["good", "good", "bad"] * 4],
                                 [x == "good" for x in ["good", "bad", "good"] * 4], n_boot=1000)
@@ -297,4 +298,4 @@ def test_mining_signal_rates_carry_their_counts_and_cis(client: TestClient, serv
     day = report.by_day[0]
     k, n = day.counts["complaint"] or (0, 0)
     low, high = wilson_ci(k, n)
-    assert f"[{pct(low)}, {pct(high)}] {k}/{n}" in html
+    assert f"[{pct(low)}, {pct(high)}]<br>{k}/{n}" in html

@@ -15,6 +15,8 @@ from uxbench.runs.store import RunStore
 from uxbench.tasks.base import SummaryOptions
 from uxbench.tasks.registry import create_task
 
+LOOPBACK = "http://127.0.0.1"
+"""The base URL of the tests' TestClients: the app answers to loopback names only (never to `testserver`)."""
 XSS_TEXT = '<script>alert("xss-text")</script><img src=x onerror=alert("xss-img")>'
 XSS_MD = '[click me](javascript:alert("xss-link")) and <b onmouseover=alert("xss-b")>bold</b>'
 XSS_OUTPUT = '</div><script>alert("xss-output")</script>good'

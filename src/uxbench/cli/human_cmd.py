@@ -35,18 +35,22 @@ def new(
 @app.command("serve", help="Serve a study's annotator pages (progress is saved as each judgment is made).")
 def serve_study(
     study_dir: Annotated[Path, typer.Argument(help="The study directory.")],
-    host: Annotated[str, typer.Option(help="Address to listen on (127.0.0.1: this machine only).")] = "127.0.0.1",
+    host: Annotated[str, typer.Option(help="Address to listen on: 127.0.0.1 is this machine only, 0.0.0.0 every interface.")] = "127.0.0.1",  # noqa: E501
     port: Annotated[int, typer.Option(help="Port (0: any free port).")] = 8321,
+    allow_host: Annotated[list[str] | None, typer.Option("--allow-host", metavar="NAME", help="Another name this server may be reached by (repeatable; `*.example.org` for every name under it). Requests naming any other host are refused, against DNS rebinding.", show_default=False)] = None,  # noqa: E501
 ) -> None:
     from uxbench.cli.view_cmd import require_web
+    from uxbench.web.serve import preflight
 
+    preflight(host, port, None)
     require_web()
     from uxbench.human.study import Study
     from uxbench.web.catalog import Catalog
     from uxbench.web.serve import serve
 
     serve(Catalog(), host=host, port=port, index_dir=None, study=Study.open(study_dir), echo=typer.echo,
-          err=lambda m: typer.secho(m, fg=typer.colors.YELLOW, err=True), study_links=True)
+          err=lambda m: typer.secho(m, fg=typer.colors.YELLOW, err=True), study_links=True,
+          allow_hosts=allow_host or (), annotator_only=True)
 
 
 @app.command("results", help="Accuracy per annotator (Wilson CI), Fleiss' kappa, human-judge agreement.")

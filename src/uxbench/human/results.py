@@ -1,6 +1,7 @@
 """A study's figures: accuracy per annotator against the labels (Wilson CI), Fleiss' kappa between annotators
 (items judged by all of them), and agreement of the human majority with each judge (raw agreement with its
-Wilson CI and Cohen's kappa); the export of every judgment with the item's label and verdicts."""
+Wilson CI and Cohen's kappa with its bootstrap CI); items whose annotators tie have no majority and are left
+out of those, counted; the export of every judgment with the item's label and verdicts."""
 
 from __future__ import annotations
 
@@ -35,6 +36,8 @@ def study_results(study: Study, *, n_boot: int = 2000, seed: int = 0) -> dict[st
     rows = [[judged.get((a.token, i["item_id"])) for a in annotators] for i in items]
     fleiss = fleiss_kappa(rows) if len(annotators) >= 2 else None
     majority = [_majority([c for c in row if c is not None]) for row in rows]
+    judged_rows = [row for row in rows if any(c is not None for c in row)]
+    n_ties = sum(m is None for m, row in zip(majority, rows, strict=True) if any(c is not None for c in row))
     judge_names = sorted({name for i in items for name in (i["hidden"].get("judges") or {})})
     judges = {}
     for name in judge_names:
@@ -49,6 +52,7 @@ def study_results(study: Study, *, n_boot: int = 2000, seed: int = 0) -> dict[st
     return {"kind": "uxbench.human_study", "mode": meta.get("mode"), "source": meta.get("source"),
             "task": meta.get("task"), "n_items": len(items), "n_annotators": len(annotators),
             "annotators": per_annotator, "fleiss": fleiss,
+            "majority": {"n_judged": len(judged_rows), "n_ties": n_ties, "n_majority": len(judged_rows) - n_ties},
             "majority_accuracy": proportion(sum(m == lab for m, lab in majority_labelled), len(majority_labelled))
             if majority_labelled else None,
             "human_judge": judges,
@@ -68,6 +72,15 @@ def export_rows(study: Study) -> list[dict[str, Any]]:
     return out
 
 
+def _kappa(r: dict[str, Any]) -> str:
+    """'0.412 [0.210, 0.598] (n=40, percentile bootstrap)' for a `cohen_kappa` result."""
+    k = r["kappa"]
+    if k.get("value") is None:
+        return f"n/a (n={r['n']})"
+    ci = f" [{k['ci_low']:.3f}, {k['ci_high']:.3f}]" if k.get("ci_low") is not None else ""
+    return f"{k['value']:.3f}{ci} (n={r['n']}, 95% CI, {k.get('method') or 'bootstrap'})"
+
+
 def results_text(results: dict[str, Any]) -> str:
     """The results as plain text for the terminal."""
     def pct(cell: dict[str, Any] | None) -> str:
@@ -84,6 +97,10 @@ def results_text(results: dict[str, Any]) -> str:
         kappa = "n/a" if fleiss["kappa"] is None else f"{fleiss['kappa']:.3f}"
         lines.append(f"Fleiss' kappa: {kappa} over {fleiss['n_items']} items judged by all "
                      f"{fleiss['n_raters']} annotators")
+    counts = results.get("majority") or {}
+    if counts:
+        lines.append(f"Human majority: {counts['n_majority']} of {counts['n_judged']} judged items; "
+                     f"{counts['n_ties']} tied (no majority) and left out of the figures below")
     lines.append(f"Human majority against the labels: {pct(results['majority_accuracy'])}")
     if results.get("preference"):
         lines.append("Human majority's preference (pairwise runs):")
@@ -92,7 +109,6 @@ def results_text(results: dict[str, Any]) -> str:
     if results["human_judge"]:
         lines.append("Human majority vs each judge:")
         for name, r in results["human_judge"].items():
-            k = r["kappa"]["value"]
-            lines.append(f"  {name}: agreement {pct(r['agreement'])}, Cohen's kappa "
-                         f"{'n/a' if k is None else f'{k:.3f}'}; judge vs labels {pct(r['accuracy_vs_labels'])}")
+            lines.append(f"  {name}: agreement {pct(r['agreement'])}, Cohen's kappa {_kappa(r)}; "
+                         f"judge vs labels {pct(r['accuracy_vs_labels'])}")
     return "\n".join(lines) + "\n"

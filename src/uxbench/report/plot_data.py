@@ -78,6 +78,8 @@ class Point:
     y: float
     low: float | None
     high: float | None
+    n: int | None = None
+    """The sample size behind y (labelled beside the point)."""
 
 
 @dataclass
@@ -230,7 +232,8 @@ def scaling(board: dict[str, Any], task: str | None = None, by: str = "release")
 
             x = float(row["params_b"]) if trend["by"] == "params" else float(SIZE_ORDER[row["size"]])
         m = row["metric"]
-        points.append(Point(label=model, x=x, y=_p(m) or 0.0, low=_p(m, "ci_low"), high=_p(m, "ci_high")))
+        points.append(Point(label=model, x=x, y=_p(m) or 0.0, low=_p(m, "ci_low"), high=_p(m, "ci_high"),
+                            n=m.get("n")))
     if not points:
         raise UxbenchError(f"No model here has a known {'release date' if by == 'release' else 'size'} in the "
                            "model table (data/models.yaml, $UXBENCH_MODELS).")
@@ -245,23 +248,26 @@ def scaling(board: dict[str, Any], task: str | None = None, by: str = "release")
 
 
 FUNNEL_STEPS = (
-    ("ingest", "rows", "log rows read"),
-    ("sessions", "sessions", "conversations"),
-    ("gate", "passed", "passed the safety gate"),
-    ("prefilter", "kept", "kept by the prefilter"),
-    ("signals", "sessions_with_dissatisfied", "with a dissatisfied reply"),
-    ("dedup", "kept", "not near-duplicates"),
-    ("agents", "candidates", "candidates (agents)"),
-    ("agents", "kept", "candidates kept"),
-    ("cases", "selected", "cases selected"),
+    ("ingest", "rows", "log rows", "log rows read"),
+    ("sessions", "sessions", "conversations", "conversations"),
+    ("gate", "passed", "conversations", "conversations past the safety gate"),
+    ("prefilter", "kept", "conversations", "conversations kept by the prefilter"),
+    ("signals", "assistant_turns", "replies", "assistant replies in them"),
+    ("signals", "dissatisfied_turns", "replies", "replies met with dissatisfaction"),
+    ("signals", "sessions_with_dissatisfied", "conversations", "conversations with a dissatisfied reply"),
+    ("dedup", "kept", "conversations", "conversations kept by the prefilter, not near-duplicates"),
+    ("agents", "candidates", "candidate cases", "candidate cases proposed by the agents"),
+    ("agents", "kept", "candidate cases", "candidate cases kept"),
+    ("cases", "selected", "cases", "cases selected"),
 )
-"""(stage, count, label) of the funnel, in pipeline order; steps a run did not reach are left out."""
+"""(stage, count, unit, label) of the funnel, in pipeline order; steps a run did not reach are left out. Each
+step counts one unit (log rows, conversations, replies, candidate cases, cases), named in its label."""
 
 
-def funnel(stage_counts: dict[str, Any]) -> BarChart:
-    """How many units each mining stage kept, from stage_counts.json."""
-    names, counts = [], []
-    for stage, key, label in FUNNEL_STEPS:
+def funnel_steps(stage_counts: dict[str, Any]) -> list[tuple[str, str, int]]:
+    """(label, unit, count) of each step the run reached, from stage_counts.json."""
+    out = []
+    for stage, key, unit, label in FUNNEL_STEPS:
         block = stage_counts.get(stage)
         if not isinstance(block, dict):
             continue
@@ -272,13 +278,20 @@ def funnel(stage_counts: dict[str, Any]) -> BarChart:
         else:
             value = block.get(key)
         if value is not None:
-            names.append(label)
-            counts.append(float(value))
-    if not names:
+            out.append((label, unit, int(value)))
+    return out
+
+
+def funnel(stage_counts: dict[str, Any]) -> BarChart:
+    """How many units each mining stage kept, from stage_counts.json (each bar names its unit)."""
+    steps = funnel_steps(stage_counts)
+    if not steps:
         raise UxbenchError("stage_counts.json holds no stage counts.")
-    return BarChart(title="Mining funnel: what each stage kept", ylabel="", xlabel="count", categories=names,
-                    series=[Series("count", list(counts), [None] * len(counts), [None] * len(counts),
-                                   [int(c) for c in counts])], horizontal=True)
+    counts: list[float | None] = [float(n) for _, _, n in steps]
+    return BarChart(title="Mining funnel: what each stage kept (each bar names its unit)", ylabel="", xlabel="count",
+                    categories=[label for label, _, _ in steps],
+                    series=[Series("count", counts, [None] * len(counts), [None] * len(counts),
+                                   [n for _, _, n in steps])], horizontal=True)
 
 
 def signal_rates(report: Any, signals: tuple[str, ...] | None = None) -> BarChart:

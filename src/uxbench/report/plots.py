@@ -3,18 +3,22 @@
 `render(chart, "png" | "svg")` draws a chart of `report.plot_data` and `write(chart, path)` saves it, the format
 from the file's suffix. Every bar, point and cell carries its value as a text label (SVG keeps text as text), so
 the figure can be read without hovering and checked against the summary it came from. Output is reproducible:
-no date in the metadata, a fixed SVG id salt.
+no date in the metadata, a fixed SVG id salt. Chinese labels are drawn in an installed CJK font
+(`plot_fonts.py`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from uxbench.errors import ConfigError
 from uxbench.report.plot_data import BarChart, Chart, Heatmap, ReliabilityChart, ScatterChart
+from uxbench.report.plot_fonts import has_cjk, plot_fonts
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -50,6 +54,17 @@ def _errors(values: list[float | None], low: list[float | None], high: list[floa
         below.append(max(0.0, (v or 0.0) - (lo or 0.0)) if ok else 0.0)
         above.append(max(0.0, (hi or 0.0) - (v or 0.0)) if ok else 0.0)
     return [below, above]
+
+
+def _title(ax: Any, text: str, width_in: float, fontsize: int = 10) -> None:
+    """The figure's title, centred on the figure (not on the axes, which long tick labels push aside) and wrapped
+    to its width, so no part of it is cut off at the edges."""
+    import textwrap
+
+    chars = int(width_in * 150 / fontsize)  # about 0.6 em per Latin character at 100 dpi; CJK ones are 1 em
+    chars = max(20, int(chars * 0.6) if has_cjk([text]) else chars)
+    lines = [wrapped for line in text.split("\n") for wrapped in (textwrap.wrap(line, chars) or [""])]
+    ax.figure.suptitle("\n".join(lines), fontsize=fontsize)
 
 
 def _xticks(ax: Any, labels: list[str]) -> None:
@@ -95,7 +110,7 @@ def _bars(chart: BarChart) -> Figure:
     if n_series > 1:  # under the axes: inside, it would hide the labels of the tallest bars
         ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.12 if chart.horizontal else -0.18),
                   frameon=False)
-    ax.set_title(chart.title, fontsize=10)
+    _title(ax, chart.title, fig.get_figwidth())
     return fig
 
 
@@ -119,7 +134,7 @@ def _lines(chart: BarChart) -> Figure:
     ax.set_ylabel(chart.ylabel)
     ax.set_ylim(0, 105)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    ax.set_title(chart.title, fontsize=10)
+    _title(ax, chart.title, fig.get_figwidth())
     return fig
 
 
@@ -141,7 +156,7 @@ def _reliability(chart: ReliabilityChart) -> Figure:
     ax.set_xlabel("mean p(good) in the bin, %")
     ax.set_ylabel("good cases in the bin, %")
     ax.legend(fontsize=8, loc="upper left")
-    ax.set_title(chart.title, fontsize=10)
+    _title(ax, chart.title, fig.get_figwidth())
     return fig
 
 
@@ -164,7 +179,7 @@ def _heatmap(chart: Heatmap) -> Figure:
     ax.set_xlabel("model judged")
     ax.set_ylabel("judge")
     fig.colorbar(image, ax=ax, label="Good % of scored")
-    ax.set_title(chart.title, fontsize=10)
+    _title(ax, chart.title, fig.get_figwidth())
     return fig
 
 
@@ -175,8 +190,13 @@ def _scatter(chart: ScatterChart) -> Figure:
     ys = [p.y for p in chart.points]
     err = _errors([p.y for p in chart.points], [p.low for p in chart.points], [p.high for p in chart.points])
     ax.errorbar(xs, ys, yerr=err, fmt="o", capsize=3)
+    low, high = min(xs, default=0.0), max(xs, default=0.0)
     for p in chart.points:
-        ax.annotate(f"{p.label} {p.y:.1f}", (p.x, p.y), textcoords="offset points", xytext=(5, 5), fontsize=7)
+        n = f" (n={p.n})" if p.n is not None else ""
+        right = high > low and p.x > low + 0.6 * (high - low)  # labelled leftwards: inside the axes
+        ax.annotate(f"{p.label} {p.y:.1f}{n}", (p.x, p.y), textcoords="offset points", xytext=(-5 if right else 5, 5),
+                    ha="right" if right else "left", fontsize=7)
+    ax.margins(x=0.08)
     if chart.x_is_date:
         import datetime as dt
 
@@ -187,12 +207,23 @@ def _scatter(chart: ScatterChart) -> Figure:
     notes = [chart.note] if chart.note else []
     if chart.left_out:
         notes.append("not placed (unknown in the model table): " + ", ".join(chart.left_out))
-    ax.set_title(chart.title + ("\n" + "; ".join(notes) if notes else ""), fontsize=9)
+    _title(ax, chart.title + ("\n" + "; ".join(notes) if notes else ""), 7, fontsize=9)
     return fig
 
 
-def figure(chart: Chart) -> Figure:
-    """A matplotlib Figure of `chart` (not attached to pyplot, so nothing is kept between calls)."""
+def _strings(value: Any) -> Iterator[str]:
+    """Every string of a chart (its title, categories, labels...)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list | tuple):
+        for v in value:
+            yield from _strings(v)
+
+
+def _draw(chart: Chart) -> Figure:
     if isinstance(chart, BarChart):
         return _bars(chart)
     if isinstance(chart, ReliabilityChart):
@@ -202,17 +233,25 @@ def figure(chart: Chart) -> Figure:
     return _scatter(chart)
 
 
+def figure(chart: Chart) -> Figure:
+    """A matplotlib Figure of `chart` (not attached to pyplot, so nothing is kept between calls); its text uses
+    DejaVu Sans with an installed CJK font as the fallback."""
+    with plot_fonts(_strings(dataclasses.asdict(chart))):
+        return _draw(chart)
+
+
 def render(chart: Chart, fmt: str = "png") -> bytes:
     """The chart as PNG or SVG bytes."""
     if fmt not in FORMATS:
         raise ConfigError(f"Plot format must be png or svg, not {fmt!r}.")
-    fig = figure(chart)
     buf = io.BytesIO()
     metadata: dict[str, Any] = {"Date": None} if fmt == "svg" else {"Software": None}
     import matplotlib
 
-    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "uxbench"}):
-        fig.savefig(buf, format=fmt, metadata=metadata)
+    with plot_fonts(_strings(dataclasses.asdict(chart))):
+        fig = _draw(chart)
+        with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "uxbench"}):
+            fig.savefig(buf, format=fmt, metadata=metadata)
     return buf.getvalue()
 
 

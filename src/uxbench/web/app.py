@@ -6,13 +6,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
 
 from uxbench.web.catalog import Catalog
-from uxbench.web.context import ViewState
+from uxbench.web.context import IndexBuilding, ViewState
 from uxbench.web.pages import compare, curation, human, mined_cases, mining, plots, run, runs, samples
+from uxbench.web.security import HostCheck
 
 if TYPE_CHECKING:
     from uxbench.human.study import Study
@@ -27,28 +29,59 @@ _HEADERS = {
 }
 
 
-def create_app(catalog: Catalog, *, index_dir: Path, study: Study | None = None) -> FastAPI:
-    """The web app over `catalog` (and, when given, the annotator pages of `study`)."""
+def create_app(catalog: Catalog, *, index_dir: Path, study: Study | None = None, hosts: HostCheck | None = None,
+               annotator_only: bool = False) -> FastAPI:
+    """The web app over `catalog` (and, when given, the annotator pages of `study`). `hosts`: the names requests
+    may use (default: loopback only). `annotator_only` (`uxbench human serve`): the annotator pages and nothing
+    else, no run list or compare form."""
     app = FastAPI(title="uxbench view", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.view = ViewState(catalog=catalog, index_dir=index_dir, study=study)
+    check = hosts or HostCheck()
     static = Path(__file__).parent / "static"
     app.mount("/static", StaticFiles(directory=static), name="static")
-    for module in (runs, run, samples, compare, mining, mined_cases, curation, human, plots):
+    routers = (human,) if annotator_only else (runs, run, samples, compare, mining, mined_cases, curation, human,
+                                               plots)
+    for module in routers:
         app.include_router(module.router)
 
     @app.middleware("http")
     async def headers(request: Request, call_next):  # type: ignore[no-untyped-def]
-        response: Response = await call_next(request)
+        if not check.allows(request.headers.get("host")):  # before anything is read or written
+            response: Response = PlainTextResponse(
+                "This server answers only to " + check.describe() + ". If you reach it under another name, "
+                "start it with --allow-host NAME.\n", status_code=421)
+        else:
+            response = await call_next(request)
         for key, value in _HEADERS.items():
             response.headers.setdefault(key, value)
-        if request.url.path.startswith("/h/"):
+        if request.url.path.startswith("/h/") or annotator_only:
             response.headers["Cache-Control"] = "no-store"
         return response
 
+    def error_page(request: Request, status: int, message: str) -> HTMLResponse:
+        view: ViewState = request.app.state.view
+        return view.page("error.html", status=status, code=status, message=message,
+                         nav=not (annotator_only or request.url.path.startswith("/h/")))
+
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, exc: HTTPException) -> HTMLResponse:
+        return error_page(request, exc.status_code, str(exc.detail))
+
+    @app.exception_handler(IndexBuilding)
+    async def building(request: Request, exc: IndexBuilding) -> HTMLResponse:
         view: ViewState = request.app.state.view
-        return view.page("error.html", status=exc.status_code, code=exc.status_code, message=str(exc.detail),
-                         nav=not request.url.path.startswith("/h/"))
+        done, total = exc.index.progress or (0, 0)
+        response = view.page("building.html", status=202, title=f"Indexing {exc.entry.id}", run=exc.entry,
+                             done=done, total=total)
+        response.headers["Retry-After"] = "2"
+        return response
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(request: Request, exc: RequestValidationError) -> HTMLResponse:
+        """A path or query value of the wrong kind (`/samples/abc`): the error page, not FastAPI's JSON."""
+        where = [str(e.get("loc", ["", ""])[-1]) for e in exc.errors()]
+        if any(e.get("loc", [""])[0] == "path" for e in exc.errors()):
+            return error_page(request, 404, "no such page (" + ", ".join(where) + " is not valid here)")
+        return error_page(request, 400, "invalid value for " + ", ".join(where))
 
     return app

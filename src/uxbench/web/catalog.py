@@ -13,7 +13,8 @@ from uxbench.report.compare import MINING_MARKERS
 from uxbench.report.discover import discover
 from uxbench.runs.store import MANIFEST, SAMPLES_DB, RunStore
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_UNSAFE = re.compile(r"[^\w.-]+")
+"""Anything but letters (Chinese ones too), digits, `_`, `.` and `-` becomes `-` in an id."""
 
 
 @dataclass

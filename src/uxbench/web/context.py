@@ -14,7 +14,7 @@ from fastapi.responses import HTMLResponse
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from uxbench.web.catalog import Catalog, MineEntry, RunEntry
-from uxbench.web.render import cell_text, markdown_html, pct
+from uxbench.web.render import cell_text, markdown_html, pct, text_lang, verbatim_html
 from uxbench.web.sample_index import SampleIndex
 from uxbench.web.security import Csrf
 
@@ -22,14 +22,25 @@ if TYPE_CHECKING:
     from uxbench.human.study import Study
 
 MAX_FORM_BYTES = 64 * 1024
+SMALL_RUN = 5_000
+SMALL_RUN_WAIT_S = 60.0
 _INDEXES_LOCK = threading.Lock()
 
 
 def _environment() -> Environment:
     env = Environment(loader=PackageLoader("uxbench.web", "templates"), autoescape=select_autoescape(default=True),
                       trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(md=markdown_html, pct=pct, cell=cell_text)
+    env.filters.update(md=markdown_html, verbatim=verbatim_html, text_lang=text_lang, pct=pct, cell=cell_text)
     return env
+
+
+class IndexBuilding(Exception):
+    """A page needs a run's sample index, which is being built."""
+
+    def __init__(self, entry: RunEntry, index: SampleIndex) -> None:
+        super().__init__(entry.id)
+        self.entry = entry
+        self.index = index
 
 
 @dataclass
@@ -42,6 +53,9 @@ class ViewState:
     env: Environment = field(default_factory=_environment)
     indexes: dict[str, SampleIndex] = field(default_factory=dict)
     cache: dict[str, Any] = field(default_factory=dict)
+    index_wait_s: float = 2.0
+    """How long a page waits for a first index build before it shows the build's progress instead (a run of at
+    most `SMALL_RUN` samples is waited for: it is indexed in a few seconds at most)."""
 
     def index(self, entry: RunEntry) -> SampleIndex:
         """One index object per run (its lock makes concurrent first requests build it once)."""
@@ -49,6 +63,21 @@ class ViewState:
             if entry.id not in self.indexes:
                 self.indexes[entry.id] = SampleIndex(entry.path, self.index_dir)
             return self.indexes[entry.id]
+
+    def index_wait(self, entry: RunEntry) -> float:
+        """How long a page of `entry` waits for a first build of its index."""
+        small = int(entry.summary().get("n_samples") or 0) <= SMALL_RUN
+        return max(self.index_wait_s, SMALL_RUN_WAIT_S) if small else self.index_wait_s
+
+    def ready_index(self, entry: RunEntry) -> SampleIndex:
+        """The run's index when a page can read it now; otherwise `IndexBuilding` (the app answers with a page
+        that shows the build's progress and reloads itself) while it is built in the background."""
+        index = self.index(entry)
+        if not index.ensure_nowait(self.index_wait(entry)):
+            if index.error:
+                raise HTTPException(500, f"could not index the samples of {entry.id}: {index.error}")
+            raise IndexBuilding(entry, index)
+        return index
 
     def run(self, run_id: str) -> RunEntry:
         entry = self.catalog.run(run_id)

@@ -1,18 +1,25 @@
 """Conversation text -> HTML that is safe to put in a page.
 
-Markdown is rendered with raw HTML disabled (markdown-it escapes it), then the result goes through nh3 (an
-allow-list sanitiser): no script, no event handler attribute, no `javascript:` or `data:` URL survives either
-step. Links keep http(s) and mailto only and open without a referrer.
+Two renderings, both escaped:
+- `verbatim_html` (the `verbatim` filter): the text as it was written, every line break and space kept (the page
+  styles it `white-space: pre-wrap`), nothing turned into a link or a heading. User, system and tool turns are
+  shown this way: a user's pasted code keeps its lines and its `# comment` lines stay comments.
+- `markdown_html` (the `md` filter): Markdown with every line break kept (CommonMark would join single newlines
+  into one paragraph), raw HTML disabled (markdown-it escapes it), then sanitised by nh3 (an allow-list): no
+  script, no event handler attribute, no `javascript:` or `data:` URL survives either step; links keep http(s)
+  and mailto only and open without a referrer. Assistant turns are shown this way, with a switch to the
+  verbatim text (`templates/macros.html`, macro `message`).
 """
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any
 
 import nh3
 from markdown_it import MarkdownIt
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 _TAGS = {"p", "br", "hr", "pre", "code", "em", "strong", "del", "s", "blockquote", "ul", "ol", "li", "a", "h1",
          "h2", "h3", "h4", "h5", "h6", "table", "thead", "tbody", "tr", "th", "td", "span", "sup", "sub", "img"}
@@ -24,7 +31,8 @@ _SCHEMES = {"http", "https", "mailto"}
 
 @lru_cache(maxsize=1)
 def _markdown() -> MarkdownIt:
-    return MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False}).enable("table")
+    return MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False, "breaks": True}
+                      ).enable("table")
 
 
 def markdown_html(text: str | None) -> Markup:
@@ -34,6 +42,25 @@ def markdown_html(text: str | None) -> Markup:
     html = _markdown().render(text)
     return Markup(nh3.clean(html, tags=_TAGS, attributes=_ATTRIBUTES, url_schemes=_SCHEMES,
                             link_rel="noopener noreferrer nofollow"))
+
+
+def verbatim_html(text: str | None) -> Markup:
+    """The text escaped and nothing else: its line breaks and spacing are kept by the style (`.verbatim`)."""
+    return escape(text or "")
+
+
+_SCRIPTS = ((re.compile(r"[\u3040-\u30ff]"), "ja"), (re.compile(r"[\uac00-\ud7af]"), "ko"),
+            (re.compile(r"[\u3400-\u9fff\uf900-\ufaff]"), "zh"))
+
+
+def text_lang(text: str | None) -> str:
+    """'zh', 'ja' or 'ko' when the text is written in that script, '' otherwise: set as the element's `lang`, it
+    makes the browser draw Han characters with the Chinese (not the Japanese) forms of a CJK font."""
+    sample = (text or "")[:2000]
+    for pattern, lang in _SCRIPTS:
+        if pattern.search(sample):
+            return lang
+    return ""
 
 
 def pct(value: Any, digits: int = 1) -> str:

@@ -1,10 +1,13 @@
 """A per-run SQLite index of the samples for the sample browser: one row per selected sample with the fields
-the filters use, one row per (sample, judge) verdict, and the searchable text (case, reply, case id) in an FTS5
-trigram table, so that filters, substring search (Chinese included) and pages stay fast on 100,000 samples.
+the filters and sorts use and a snippet, one row per (sample, judge) verdict, the searchable text (case id,
+conversation, reply) in an FTS5 trigram table and the judges' outputs in another, so that filters, substring
+search (Chinese included), sorts and pages stay fast on 100,000 samples. The queries are in `sample_query.py`.
 
 The index is derived data: it lives in a cache directory (never in the run directory), is rebuilt when the
 run's store changes (record and score counts, latest rowids, selection, summary time) and is written to a
-temporary file and renamed into place, so a page never sees half an index.
+temporary file and renamed into place, so a page never sees half an index. Pages do not wait for a build:
+`ensure_nowait` builds in the background (a first visit says so and reloads) and keeps serving the previous
+build while a changed run is indexed again.
 """
 
 from __future__ import annotations
@@ -23,18 +26,20 @@ from typing import Any
 import orjson
 
 from uxbench.runs.store import SAMPLES_DB, SUMMARY
+from uxbench.web import sample_query
+from uxbench.web.sample_query import FACETS, Page, Query, head
 
-INDEX_VERSION = "2"
-FACETS = ("scenario", "dimension", "difficulty")
+__all__ = ["FACETS", "Page", "Query", "SampleIndex", "case_texts", "load_sample"]
+
+INDEX_VERSION = "3"
 _CHECK_EVERY_S = 2.0
-COUNT_CAP = 10_000
-"""A search counts its matches up to this many (a common word would otherwise be counted over every sample)."""
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE samples (
     rid INTEGER PRIMARY KEY, sample_id TEXT NOT NULL, idx INTEGER, case_id TEXT, status TEXT, gold TEXT,
-    prediction TEXT, correct INTEGER, score REAL, scenario TEXT, dimension TEXT, difficulty TEXT, turns INTEGER
+    prediction TEXT, correct INTEGER, score REAL, scenario TEXT, dimension TEXT, difficulty TEXT, turns INTEGER,
+    snippet TEXT
 );
 CREATE TABLE verdicts (rid INTEGER NOT NULL, judge TEXT NOT NULL, label TEXT, score REAL,
                        PRIMARY KEY (judge, rid)) WITHOUT ROWID;
@@ -47,7 +52,10 @@ CREATE INDEX samples_scenario ON samples(scenario, difficulty, dimension);
 CREATE INDEX samples_dimension ON samples(dimension);
 CREATE INDEX samples_difficulty ON samples(difficulty);
 CREATE INDEX samples_case ON samples(case_id);
+CREATE INDEX samples_turns ON samples(turns);
+CREATE INDEX samples_score ON samples(score);
 CREATE INDEX verdicts_label ON verdicts(judge, label);
+CREATE INDEX verdicts_score ON verdicts(judge, score);
 """
 
 
@@ -83,40 +91,14 @@ def _fingerprint(run_dir: Path) -> str:
     return INDEX_VERSION + ":" + "|".join(parts)
 
 
-@dataclass
-class Query:
-    gold: str | None = None
-    verdict: str | None = None
-    correct: str | None = None
-    """'yes' / 'no' (Task 1)."""
-    judge: str | None = None
-    """Tasks 2/3: whose verdicts the verdict filter and column use."""
-    q: str | None = None
-    facets: dict[str, str] = field(default_factory=dict)
-    only_cases: frozenset[str] | None = None
-    """Keep these case ids only (a curation state)."""
-    not_cases: frozenset[str] | None = None
-    """Leave these case ids out."""
-    page: int = 1
-    per_page: int = 50
-
-
-@dataclass
-class Page:
-    rows: list[dict[str, Any]]
-    total: int
-    page: int
-    per_page: int
-    capped: bool = False
-    """A search matched more than `COUNT_CAP` samples: `total` is the cap, the pages cover the first ones."""
-
-    @property
-    def pages(self) -> int:
-        return max(1, -(-self.total // self.per_page))
+def under_test(case: dict[str, Any]) -> str | None:
+    """The text of the turn under test: the complaint (Task 3) or the query."""
+    return case.get("complaint") if case.get("task") == "recovery" else case.get("query")
 
 
 class SampleIndex:
-    """The index of one run directory; `ensure()` (re)builds it when the run changed."""
+    """The index of one run directory; `ensure()` (re)builds it when the run changed, `ensure_nowait()` has it
+    built in the background."""
 
     def __init__(self, run_dir: Path, index_dir: Path, *, check_every_s: float = _CHECK_EVERY_S) -> None:
         self.run_dir = run_dir
@@ -127,6 +109,12 @@ class SampleIndex:
         self._lock = threading.Lock()
         self._checked = 0.0
         self._fts = _fts_available()
+        self._thread: threading.Thread | None = None
+        self._thread_lock = threading.Lock()
+        self.progress: tuple[int, int] | None = None
+        """(samples indexed, samples) while a build runs."""
+        self.error: str | None = None
+        """Why the last background build failed (None when it did not)."""
 
     # -- building ---------------------------------------------------------------------------
     def ensure(self) -> None:
@@ -138,6 +126,55 @@ class SampleIndex:
             if not self._current(fingerprint):
                 self._build(fingerprint)
             self._checked = time.monotonic()
+
+    def ensure_nowait(self, wait_s: float = 0.0) -> bool:
+        """Whether pages can be served now: the index is current, or a previous build of it is kept while the
+        changed run is indexed again in the background. Otherwise a background build starts (if none runs), and
+        this waits up to `wait_s` for it (a small run is indexed in that time)."""
+        if self._lock.acquire(blocking=False):
+            try:
+                if self.path.exists() and time.monotonic() - self._checked < self.check_every_s:
+                    return True
+                if self._current(_fingerprint(self.run_dir)):
+                    self._checked = time.monotonic()
+                    return True
+            finally:
+                self._lock.release()
+        thread = self._background()
+        if wait_s > 0 and thread is not None:
+            thread.join(wait_s)
+        return self._usable()
+
+    def _background(self) -> threading.Thread | None:
+        with self._thread_lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._build_quietly, daemon=True, name="uxbench-index")
+                self._thread.start()
+            return self._thread
+
+    def _build_quietly(self) -> None:
+        try:
+            self.ensure()
+            self.error = None
+        except (sqlite3.Error, OSError, ValueError) as exc:  # the page shows it
+            self.error = f"{type(exc).__name__}: {exc}"
+
+    def _usable(self) -> bool:
+        """An index file of this version exists (current or not)."""
+        if not self.path.exists():
+            return False
+        try:
+            with closing(self._connect()) as db:
+                row = db.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
+        except sqlite3.DatabaseError:
+            return False
+        return bool(row) and str(row[0]).startswith(INDEX_VERSION + ":")
+
+    def _ready(self) -> None:
+        """Before a read: build now when there is nothing to read (a library caller; pages call
+        `ensure_nowait` first)."""
+        if not self._usable():
+            self.ensure()
 
     def _current(self, fingerprint: str) -> bool:
         if not self.path.exists():
@@ -158,15 +195,21 @@ class SampleIndex:
         src = sqlite3.connect(f"file:{self.run_dir / SAMPLES_DB}?mode=ro", uri=True, timeout=30)
         try:
             out.executescript("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;" + _SCHEMA)
-            text_table = ("CREATE VIRTUAL TABLE text USING fts5(body, tokenize='trigram')" if self._fts
-                          else "CREATE TABLE text (rowid INTEGER PRIMARY KEY, body TEXT)")
-            out.execute(text_table)
+            if self._fts:
+                out.execute("CREATE VIRTUAL TABLE text USING fts5(body, tokenize='trigram')")
+                out.execute("CREATE VIRTUAL TABLE judge_text USING fts5(body, rid UNINDEXED, judge UNINDEXED, "
+                            "tokenize='trigram')")
+            else:
+                out.execute("CREATE TABLE text (rowid INTEGER PRIMARY KEY, body TEXT)")
+                out.execute("CREATE TABLE judge_text (body TEXT, rid INTEGER, judge TEXT)")
             selected = src.execute("SELECT COUNT(*) FROM selection").fetchone()[0] > 0
             sql = "SELECT body, case_json FROM records"
             if selected:
                 sql += " WHERE sample_id IN (SELECT sample_id FROM selection)"
+            n_total = int(src.execute(sql.replace("body, case_json", "COUNT(*)", 1)).fetchone()[0])
+            self.progress = (0, n_total)
             rids: dict[str, int] = {}
-            rows, texts = [], []
+            batch = _Batch()
             for rid, (body, case_json) in enumerate(src.execute(sql + " ORDER BY idx, sample_id"), start=1):
                 rec = orjson.loads(body)
                 case = orjson.loads(case_json) if case_json else {}
@@ -174,24 +217,37 @@ class SampleIndex:
                 gold, pred = rec.get("gold"), rec.get("prediction")
                 turns = strata.get("n_turns", strata.get("history_messages"))
                 rids[rec["sample_id"]] = rid
-                rows.append((rid, rec["sample_id"], rec.get("index"), rec.get("case_id"), rec.get("status"), gold,
-                             pred if pred is not None else ("error" if rec.get("status") == "error" else "none"),
-                             None if gold is None else int(rec.get("status") == "ok" and pred == gold),
-                             rec.get("score"), _text(strata.get("scenario")), _text(strata.get("dimension")),
-                             _text(strata.get("difficulty")), turns if isinstance(turns, int) else None))
-                texts.append((rid, "\n".join([str(rec.get("case_id") or ""), *case_texts(case),
-                                              str(rec.get("raw_output") or "")])))
-                if len(rows) >= 5000:
-                    _flush(out, rows, texts)
-            _flush(out, rows, texts)
-            verdicts = []
+                batch.rows.append((rid, rec["sample_id"], rec.get("index"), rec.get("case_id"), rec.get("status"),
+                                   gold, pred if pred is not None else ("error" if rec.get("status") == "error"
+                                                                       else "none"),
+                                   None if gold is None else int(rec.get("status") == "ok" and pred == gold),
+                                   rec.get("score"), _text(strata.get("scenario")), _text(strata.get("dimension")),
+                                   _text(strata.get("difficulty")), turns if isinstance(turns, int) else None,
+                                   head(under_test(case))))
+                # The search text is the conversation and the reply; Task 1's output is the judge's (its own).
+                judged = case.get("task") == "judge" or (not case and gold is not None)
+                reply = [] if judged else [str(rec.get("raw_output") or "")]
+                batch.texts.append((rid, "\n".join([str(rec.get("case_id") or ""), *case_texts(case), *reply])))
+                if judged and rec.get("raw_output"):
+                    batch.judged.append((str(rec["raw_output"]), rid, ""))
+                if len(batch.rows) >= 5000:
+                    batch.flush(out)
+                    self.progress = (rid, n_total)
+            batch.flush(out)
+            verdicts, judged = [], []
             for judge, body in src.execute("SELECT judge, body FROM scores WHERE status = 'ok'"):
                 score = orjson.loads(body)
                 found = rids.get(score.get("sample_id"))
                 if found is not None:
                     verdicts.append((found, judge, score.get("label") or "none", score.get("score")))
+                    if score.get("raw_output"):
+                        judged.append((str(score["raw_output"]), found, judge))
+            # In sample order per judge: a search of one judge's texts then walks them in the browser's order.
+            judged.sort(key=lambda row: (row[2], row[1]))
+            out.executemany("INSERT INTO judge_text(body, rid, judge) VALUES (?, ?, ?)", judged)
             out.executemany("INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?)", verdicts)
             out.executescript(_INDEXES)
+            out.execute("ANALYZE")  # statistics: without them the planner walks a two-valued index (gold) for a sort
             facets = {f: [r[0] for r in out.execute(f"SELECT DISTINCT {f} FROM samples WHERE {f} IS NOT NULL "
                                                      f"ORDER BY {f}")] for f in FACETS}
             out.execute("INSERT INTO meta VALUES ('facets', ?)", (orjson.dumps(facets).decode(),))
@@ -200,6 +256,7 @@ class SampleIndex:
         finally:
             src.close()
             out.close()
+            self.progress = None
         os.replace(tmp, self.path)
 
     # -- reading ----------------------------------------------------------------------------
@@ -210,78 +267,32 @@ class SampleIndex:
 
     def facet_values(self) -> dict[str, list[str]]:
         """The values of each facet (for the filter menus), listed when the index was built."""
-        self.ensure()
+        self._ready()
         with closing(self._connect()) as db:
             row = db.execute("SELECT value FROM meta WHERE key = 'facets'").fetchone()
         found: dict[str, list[str]] = orjson.loads(row[0]) if row else {}
         return found
 
     def search(self, query: Query) -> Page:
-        """One page of the samples that pass the filters, in data order. With a search, the text table drives
-        the query (its rows come in sample order, so a page stops early) and the count stops at `COUNT_CAP`."""
-        self.ensure()
-        where: list[str] = ["1=1"]
-        args: list[Any] = []
-        source, order = "samples s", "s.rid"
-        if query.q:
-            # CROSS JOIN keeps the text table outside: asked per sample instead, FTS5 redoes the match each time
-            source, order = "text t CROSS JOIN samples s ON s.rid = t.rowid", "t.rowid"
-            if self._fts and len(query.q) >= 3:  # a trigram phrase: a substring, case-insensitive, indexed
-                where.append("t.text MATCH ?")
-                args.append('"' + query.q.replace('"', '""') + '"')
-            else:  # shorter than a trigram: a scan of the text
-                where.append("t.body LIKE ? ESCAPE '\\'")
-                args.append("%" + _like_escape(query.q) + "%")
-        join_args: list[Any] = []
-        if query.judge:
-            source += " LEFT JOIN verdicts v ON v.rid = s.rid AND v.judge = ?"
-            join_args.append(query.judge)
-        if query.gold:
-            where.append("s.gold = ?")
-            args.append(query.gold)
-        if query.verdict:
-            where.append("COALESCE(v.label, 'none') = ?" if query.judge else "s.prediction = ?")
-            args.append(query.verdict)
-        if query.correct in ("yes", "no"):
-            where.append("s.correct = ?")
-            args.append(1 if query.correct == "yes" else 0)
-        for name, value in query.facets.items():
-            if name in FACETS and value:
-                where.append(f"s.{name} = ?")
-                args.append(value)
-        if query.only_cases is not None:
-            where.append("s.case_id IN (SELECT value FROM json_each(?))")
-            args.append(orjson.dumps(sorted(query.only_cases)).decode())
-        if query.not_cases:
-            where.append("s.case_id NOT IN (SELECT value FROM json_each(?))")
-            args.append(orjson.dumps(sorted(query.not_cases)).decode())
-        clause = f"FROM {source} WHERE " + " AND ".join(where)
-        params = [*join_args, *args]
-        columns = "s.*" + (", v.label AS verdict_label, v.score AS verdict_score" if query.judge else "")
+        """One page of the samples that pass the filters, in the chosen order (`sample_query.search`)."""
+        self._ready()
         with closing(self._connect()) as db:
-            if query.q:
-                total = int(db.execute(f"SELECT COUNT(*) FROM (SELECT 1 {clause} LIMIT {COUNT_CAP + 1})",
-                                       params).fetchone()[0])
-            else:
-                total = int(db.execute(f"SELECT COUNT(*) {clause}", params).fetchone()[0])
-            capped = bool(query.q) and total > COUNT_CAP
-            total = min(total, COUNT_CAP) if capped else total
-            per_page = max(1, min(query.per_page, 200))
-            page = max(1, min(query.page, max(1, -(-total // per_page))))
-            offset = (page - 1) * per_page
-            limit = max(0, min(per_page, total - offset))  # a capped search's pages end at the cap
-            rows = [dict(r) for r in db.execute(f"SELECT {columns} {clause} ORDER BY {order} LIMIT ? OFFSET ?",
-                                                [*params, limit, offset])]
-        return Page(rows=rows, total=total, page=page, per_page=per_page, capped=capped)
+            return sample_query.search(db, query, self._fts)
+
+    def neighbours(self, query: Query, rid: int) -> dict[str, Any] | None:
+        """The sample's position and its previous and next samples under `query`'s filters and order."""
+        self._ready()
+        with closing(self._connect()) as db:
+            return sample_query.neighbours(db, query, self._fts, rid)
 
     def row(self, rid: int) -> dict[str, Any] | None:
-        self.ensure()
+        self._ready()
         with closing(self._connect()) as db:
             found = db.execute("SELECT * FROM samples WHERE rid = ?", (rid,)).fetchone()
         return dict(found) if found else None
 
     def rid_of(self, case_id: str) -> int | None:
-        self.ensure()
+        self._ready()
         with closing(self._connect()) as db:
             found = db.execute("SELECT rid FROM samples WHERE case_id = ? ORDER BY rid LIMIT 1", (case_id,)).fetchone()
         return int(found[0]) if found else None
@@ -289,7 +300,7 @@ class SampleIndex:
     def outcomes(self, judge: str | None = None) -> dict[str, dict[str, Any]]:
         """case_id -> {rid, sample_id, gold, verdict, correct} of the first sample of each case (for comparing
         runs): the verdict is the prediction (Task 1) or `judge`'s label (Tasks 2/3)."""
-        self.ensure()
+        self._ready()
         out: dict[str, dict[str, Any]] = {}
         sql = ("SELECT s.case_id, s.rid, s.sample_id, s.gold, COALESCE(v.label, 'none'), s.correct FROM samples s "
                "LEFT JOIN verdicts v ON v.rid = s.rid AND v.judge = ? ORDER BY s.rid") if judge else \
@@ -300,20 +311,38 @@ class SampleIndex:
                                       "correct": r[5]})
         return out
 
+    def score_histogram(self, judge: str, bins: int = 10) -> list[dict[str, Any]]:
+        """Counts of `judge`'s p(good) scores in `bins` equal bins of [0, 1]."""
+        self._ready()
+        with closing(self._connect()) as db:
+            scores = [r[0] for r in db.execute("SELECT score FROM verdicts WHERE judge = ? AND score BETWEEN 0 "
+                                               "AND 1", (judge,))]
+        counts = [0] * bins
+        for s in scores:
+            counts[min(int(s * bins), bins - 1)] += 1
+        top = max(counts) or 1
+        return [{"lo": i / bins, "hi": (i + 1) / bins, "n": c, "height": 160 * c / top} for i, c in enumerate(counts)]
+
 
 def _text(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def _like_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+@dataclass
+class _Batch:
+    """Rows waiting to be written: samples, search texts, judge outputs (body, rid, judge)."""
 
+    rows: list[tuple[Any, ...]] = field(default_factory=list)
+    texts: list[tuple[int, str]] = field(default_factory=list)
+    judged: list[tuple[str, int, str]] = field(default_factory=list)
 
-def _flush(out: sqlite3.Connection, rows: list[tuple[Any, ...]], texts: list[tuple[int, str]]) -> None:
-    out.executemany("INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-    out.executemany("INSERT INTO text(rowid, body) VALUES (?, ?)", texts)
-    rows.clear()
-    texts.clear()
+    def flush(self, out: sqlite3.Connection) -> None:
+        out.executemany("INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", self.rows)
+        out.executemany("INSERT INTO text(rowid, body) VALUES (?, ?)", self.texts)
+        out.executemany("INSERT INTO judge_text(body, rid, judge) VALUES (?, ?, ?)", self.judged)
+        self.rows.clear()
+        self.texts.clear()
+        self.judged.clear()
 
 
 def load_sample(run_dir: Path, sample_id: str) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]:

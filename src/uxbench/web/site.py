@@ -1,7 +1,9 @@
 """`uxbench site build`: the leaderboard as a static, self-contained site: `index.html` (the tables, rendered
 here; sorting by a script beside it), `leaderboard.json` (the same data, `report.leaderboard`'s output),
 `runs.json` (each run's summary headline), and the style and script, all referenced by relative paths, so the
-directory opens from the file system and can be published as it is. Nothing is fetched from elsewhere."""
+directory opens from the file system and can be published as it is. Nothing is fetched from elsewhere, and
+nothing of the building machine's file system goes in (`public.py`): data are named by their file name and
+fingerprint, runs by their id."""
 
 from __future__ import annotations
 
@@ -19,41 +21,51 @@ from uxbench.report.discover import discover
 from uxbench.report.leaderboard import leaderboard
 from uxbench.runs.store import RunStore
 from uxbench.web.pages.runs import headline
+from uxbench.web.public import Publisher, short_fingerprint
 from uxbench.web.render import cell_text, pct
 
 STATIC = Path(__file__).parent / "static"
 
 
-def _runs(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
-    rows = []
+def _runs(paths: Sequence[str | Path]) -> tuple[list[dict[str, Any]], list[tuple[Path, dict[str, Any]]]]:
+    """Each run's headline row, and (directory, manifest) of each run."""
+    rows, dirs = [], []
     for path in discover([str(p) for p in paths]).runs:
         with RunStore(path) as store:
             summary = store.read_summary() or {}
             manifest = store.read_manifest() or {}
         name, cell = headline(summary)
-        rows.append({"run_id": manifest.get("run_id") or path.name, "task": summary.get("task"),
-                     "model": summary.get("model"), "n_samples": summary.get("n_samples"), "figure": name,
-                     "cell": cell, "data": (summary.get("data") or {}).get("description"),
+        data = summary.get("data") or {}
+        run_id = str(manifest.get("run_id") or path.name)
+        dirs.append((path, manifest))
+        rows.append({"run_id": run_id, "task": summary.get("task"), "model": summary.get("model"),
+                     "n_samples": summary.get("n_samples"), "figure": name, "cell": cell,
+                     "data": data.get("description"), "data_fingerprint": short_fingerprint(data.get("fingerprint")),
                      "demo_data": bool(summary.get("demo_data"))})
-    return rows
+    return rows, dirs
 
 
-def _public(board: dict[str, Any]) -> dict[str, Any]:
-    """The leaderboard without local paths (a published site should not show the author's directories)."""
+def _public(board: dict[str, Any], publisher: Publisher) -> dict[str, Any]:
+    """The leaderboard as published: without run directories, skipped paths or any other local path."""
     out: dict[str, Any] = json.loads(json.dumps(board, default=str))
     for task in out.get("tasks", {}).values():
         for row in task.get("rows", []):
             row.pop("run_dir", None)
+            if row.get("fingerprint"):
+                row["fingerprint"] = short_fingerprint(row["fingerprint"])
     out.pop("skipped", None)
     out.pop("ignored_pairwise", None)
-    return out
+    cleaned: dict[str, Any] = publisher.clean(out)
+    return cleaned
 
 
 def build_site(paths: Sequence[str | Path], out: str | Path, *, judge: str | None = None, n_boot: int = 2000,
                seed: int = 0, table: ModelTable | None = None, title: str = "UXBench leaderboard") -> Path:
     """Write the site into `out` (created; files there of the same names are replaced). Returns index.html."""
-    board = _public(leaderboard(paths, judge=judge, n_boot=n_boot, seed=seed, table=table))
-    runs = _runs(paths)
+    runs, dirs = _runs(paths)
+    publisher = Publisher(dirs)
+    board = _public(leaderboard(paths, judge=judge, n_boot=n_boot, seed=seed, table=table), publisher)
+    runs = publisher.clean(runs)
     target = Path(out)
     target.mkdir(parents=True, exist_ok=True)
     env = Environment(loader=PackageLoader("uxbench.web", "templates"), autoescape=select_autoescape(default=True))

@@ -65,12 +65,15 @@ def compare(request: Request) -> HTMLResponse:
     if not a_id or not b_id:
         return view.page("compare.html", title="Compare runs", runs=runs, a=None, b=None)
     a, b = view.run(a_id), view.run(b_id)
+    if a.id == b.id:
+        return view.page("compare.html", status=400, title="Compare runs", runs=runs, a=a, b=None,
+                         same=True)
     sa, sb = a.summary(), b.summary()
     if sa.get("task") != sb.get("task"):
         raise HTTPException(400, "these runs are of different tasks; compare runs of one task")
     task = str(sa.get("task"))
-    oa = view.index(a).outcomes(None if task == "judge" else sa.get("primary_judge"))
-    ob = view.index(b).outcomes(None if task == "judge" else sb.get("primary_judge"))
+    oa = view.ready_index(a).outcomes(None if task == "judge" else sa.get("primary_judge"))
+    ob = view.ready_index(b).outcomes(None if task == "judge" else sb.get("primary_judge"))
     shared = [c for c in oa if c in ob]
     differ = [c for c in shared if oa[c]["verdict"] != ob[c]["verdict"]]
     order = differ + [c for c in shared if oa[c]["verdict"] == ob[c]["verdict"]]
@@ -86,7 +89,7 @@ def compare(request: Request) -> HTMLResponse:
         rec_b, _, scores_b = load_sample(b.path, ob[cid]["sample_id"])
         items.append({"case_id": cid, "a": oa[cid], "b": ob[cid], "rec_a": rec_a, "rec_b": rec_b,
                       "differ": oa[cid]["verdict"] != ob[cid]["verdict"],
-                      "turns": conversation(case, {})[:-1] if task != "judge" else conversation(case, {}),
+                      "turns": conversation(case, None),
                       "scores_a": scores_a, "scores_b": scores_b})
     base = {"a": a.id, "b": b.id}
     links = {"prev": "?" + urlencode({**base, "page": page - 1}), "next": "?" + urlencode({**base, "page": page + 1})}

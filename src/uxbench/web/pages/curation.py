@@ -9,10 +9,30 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from uxbench.errors import UxbenchError
+from uxbench.mining.pipeline.outputs import CASES_DIR, SIGNALS_PARQUET
 from uxbench.runs.curation import ACTIONS, CURATION_DB, Curation
 from uxbench.web.context import ViewState, form, state
+from uxbench.web.pages.mined_cases import exported_ids
 
 router = APIRouter()
+
+
+def _known(view: ViewState, target: str, target_id: str, case_id: str) -> bool:
+    """Whether `case_id` names a case of the target: a sample's case of the run; an exported case or a flagged
+    turn (`conversation#turn`) of the mining output."""
+    if target == "run":
+        return view.index(view.run(target_id)).rid_of(case_id) is not None
+    folder = view.mine(target_id).path
+    conversation, _, turn = case_id.rpartition("#")
+    if conversation and turn.isdigit() and (folder / SIGNALS_PARQUET).exists():
+        import pyarrow.compute as pc
+        import pyarrow.parquet as pq
+
+        table = pq.read_table(folder / SIGNALS_PARQUET, columns=["conversation_id", "turn_index"],
+                              filters=[("conversation_id", "=", conversation)])
+        if pc.any(pc.equal(table["turn_index"], int(turn))).as_py():
+            return True
+    return (folder / CASES_DIR).is_dir() and case_id in exported_ids(folder / CASES_DIR)
 
 
 def _folder(view: ViewState, target: str, target_id: str) -> Path:
@@ -32,6 +52,9 @@ async def curate(request: Request) -> RedirectResponse:
     folder = _folder(view, fields.get("target", ""), fields.get("target_id", ""))
     if fields.get("action") not in ACTIONS:
         raise HTTPException(400, "unknown action")
+    if not _known(view, fields.get("target", ""), fields.get("target_id", ""), fields.get("case_id", "")):
+        raise HTTPException(400, f"no case {fields.get('case_id', '')!r} in {fields.get('target_id', '')}: curate "
+                                 "a case from its page")
     try:
         Curation(folder / CURATION_DB).record(fields.get("case_id", ""), fields["action"], fields.get("reason", ""),
                                               fields.get("who", ""))

@@ -1,11 +1,13 @@
-"""The test cases a mining output exported (`cases/*.jsonl`, with the model), page by page, each with its
-conversation and labels and a curation form keyed by its case id: the ids `uxbench run --data OUT/cases/...`
-reads, so an excluded case is left out of later runs (the curation file lies in the output directory)."""
+"""The test cases a mining output exported (`cases/*.jsonl`, with the model), page by page, filtered by task and
+label, each with its conversation as a run would see it (Task 3: the failed reply and the complaint) and its
+labels, and a curation form keyed by its case id: the ids `uxbench run --data OUT/cases/...` reads, so an
+excluded case is left out of later runs (the curation file lies in the output directory)."""
 
 from __future__ import annotations
 
-from itertools import islice
+from collections import Counter
 from typing import Any
+from urllib.parse import urlencode
 
 import orjson
 from fastapi import APIRouter, HTTPException, Request
@@ -19,6 +21,18 @@ from uxbench.web.pages.samples import conversation
 
 router = APIRouter()
 PER_PAGE = 20
+TASKS = ("judge", "eval", "recovery")
+LABELS = ("good", "bad")
+
+
+def exported_ids(folder: Any) -> set[str]:
+    """The case ids of a mining output's exported cases (what curation may name)."""
+    from uxbench.data.loaders import load_cases
+
+    try:
+        return {case.id for case in load_cases(str(folder))}
+    except UxbenchError:
+        return set()
 
 
 @router.get("/mines/{mine_id}/cases", response_class=HTMLResponse)
@@ -30,20 +44,33 @@ def mined_cases(request: Request, mine_id: str) -> HTMLResponse:
     folder = entry.path / CASES_DIR
     if not folder.is_dir():
         raise HTTPException(404, "this mining output has no exported cases (run `uxbench mine run` with a model)")
+    p = request.query_params
     try:
-        page = max(1, int(request.query_params.get("page") or 1))
+        page = int(p.get("page") or 1)
     except ValueError as exc:
         raise HTTPException(400, "page is a number") from exc
+    task, label = p.get("task") or None, p.get("label") or None
+    if task not in (None, *TASKS) or label not in (None, *LABELS):
+        raise HTTPException(400, f"task is one of {', '.join(TASKS)}; label good or bad")
     try:
-        chosen = list(islice(iter(load_cases(str(folder))), (page - 1) * PER_PAGE, page * PER_PAGE + 1))
+        cases = list(load_cases(str(folder)))
     except UxbenchError as exc:
         raise HTTPException(404, str(exc)) from exc
-    more = len(chosen) > PER_PAGE
+    tasks = Counter(c.task for c in cases)
+    chosen = [c for c in cases if (task is None or c.task == task)
+              and (label is None or getattr(c, "label", None) == label)]
+    pages = max(1, -(-len(chosen) // PER_PAGE))
+    if page < 1 or page > pages:
+        raise HTTPException(404, f"no page {page}: these cases fill {pages} page{'s' if pages > 1 else ''}")
     states = Curation(entry.path / CURATION_DB).states()
     items: list[dict[str, Any]] = []
-    for case in chosen[:PER_PAGE]:
+    for case in chosen[(page - 1) * PER_PAGE: page * PER_PAGE]:
         data = orjson.loads(case.__pydantic_serializer__.to_json(case))
         items.append({"id": case.id, "task": case.task, "labels": data.get("labels") or {},
-                      "gold": data.get("label"), "turns": conversation(data, {}), "state": states.get(case.id)})
+                      "gold": data.get("label"), "turns": conversation(data, None), "state": states.get(case.id)})
+    kept = {k: v for k, v in (("task", task), ("label", label)) if v}
+    links = {n: "?" + urlencode({**kept, "page": n}) for n in (page - 1, page + 1)}
+    back = f"/mines/{entry.id}/cases?" + urlencode({**kept, "page": page})
     return view.page("mined_cases.html", title=f"Cases of {entry.id}", mine=entry, items=items, page=page,
-                     more=more, who=view.who)
+                     pages=pages, total=len(cases), matched=len(chosen), tasks=tasks, task=task, label=label,
+                     task_names=TASKS, links=links, back=back, who=view.who)

@@ -28,15 +28,19 @@ SESSIONS_STAGE = "01-sessions"
 PER_PAGE = 20
 
 
-def funnel(counts: dict[str, Any]) -> list[tuple[str, int]]:
-    """(stage, count) in pipeline order: the values `uxbench plot --kind funnel` draws (`report.plot_data`)."""
-    from uxbench.report.plot_data import funnel as funnel_chart
+def funnel(counts: dict[str, Any]) -> list[tuple[str, str, int]]:
+    """(step, unit, count) in pipeline order: the values `uxbench plot --kind funnel` draws (`report.plot_data`)."""
+    from uxbench.report.plot_data import funnel_steps
 
-    try:
-        chart = funnel_chart(counts)
-    except UxbenchError:
-        return []
-    return [(name, int(value or 0)) for name, value in zip(chart.categories, chart.series[0].values, strict=True)]
+    return funnel_steps(counts)
+
+
+def shares(rows: list[tuple[str, int]], total: int) -> list[dict[str, Any]]:
+    """{key, k, n, share, ci} of each (key, count) out of `total`, with its Wilson 95% interval."""
+    from uxbench.metrics.proportions import wilson_ci
+
+    return [{"key": key, "k": k, "n": total, "share": k / total if total else None,
+             "ci": wilson_ci(k, total) if total else None} for key, k in rows]
 
 
 def signal_cells(report: Any) -> dict[str, dict[str, dict[str, Any]]]:
@@ -77,7 +81,12 @@ def mining_page(request: Request, mine_id: str) -> HTMLResponse:
         report = build_report(entry.path)
     except UxbenchError as exc:
         raise HTTPException(404, str(exc)) from exc
+    n_chains = sum(o.count for o in report.recovery)
+    n_patterns = round(report.patterns[0].count / report.patterns[0].share) if report.patterns and \
+        report.patterns[0].share else 0  # the count of every pattern, not only the top ones shown
     return view.page("mining.html", title=f"Mining output {entry.id}", mine=entry, report=report,
+                     recovery=shares([(o.outcome, o.count) for o in report.recovery], n_chains),
+                     patterns=shares([(p.pattern, p.count) for p in report.patterns], n_patterns),
                      funnel=funnel(report.stage_counts), signals=TABLE_SIGNALS, cells=signal_cells(report),
                      plots=plots_available(), has_cases=(entry.path / "cases").is_dir(),
                      time_plot=plots_available() and any(d.key != NO_TIME for d in report.by_day))

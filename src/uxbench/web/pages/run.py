@@ -4,8 +4,6 @@ and a p(good) histogram for GRM judges (Tasks 2/3 have no gold labels, so no rel
 
 from __future__ import annotations
 
-import sqlite3
-from contextlib import closing
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -22,15 +20,27 @@ BREAKDOWN_TITLES = {"scenario": "Scenario", "dimension": "Dimension", "difficult
                     "n_turns": "Turns", "history_messages": "History messages", "reply_chars": "Reply length"}
 
 
-def score_histogram(index_path: str, judge: str, bins: int = 10) -> list[dict[str, Any]]:
-    with closing(sqlite3.connect(f"file:{index_path}?mode=ro", uri=True)) as db:
-        scores = [r[0] for r in db.execute("SELECT score FROM verdicts WHERE judge = ? AND score BETWEEN 0 AND 1",
-                                           (judge,))]
-    counts = [0] * bins
-    for s in scores:
-        counts[min(int(s * bins), bins - 1)] += 1
-    top = max(counts) or 1
-    return [{"lo": i / bins, "hi": (i + 1) / bins, "n": c, "height": 160 * c / top} for i, c in enumerate(counts)]
+def strategy_tables(summary: dict[str, Any]) -> dict[str, Any] | None:
+    """Task 3: each strategy's share of the recoveries per classifier and the primary judge's Recovery Rate per
+    strategy, as `uxbench report` prints them (`report/strategies.py`)."""
+    from uxbench.report.strategies import RULES_NOTE
+
+    block = summary.get("recovery_strategies") or {}
+    classifiers: dict[str, Any] = block.get("classifiers") or {}
+    if summary.get("task") != "recovery" or not classifiers:
+        return None
+    models = iter(range(1, len(classifiers) + 1))
+    columns = [{"name": "rules" if c.get("method") == "rules" else f"M{next(models)}", "spec": c.get("spec"),
+                "block": c} for c in classifiers.values()]
+    categories = list(block.get("strategies") or [])
+    if any(c.get("method") == "model" for c in classifiers.values()):
+        categories += ["unparseable", "not_labelled"]
+    primary = summary.get("primary_judge")
+    rows = [{"strategy": cat, "cells": [{"share": (col["block"].get("distribution") or {}).get(cat),
+                                         "rate": ((col["block"].get("recovery_rate") or {}).get(primary or "") or {})
+                                         .get(cat)} for col in columns]} for cat in categories]
+    judge = ((summary.get("judges") or {}).get(primary or "") or {}).get("spec") or primary
+    return {"n": block.get("n_replies", 0), "columns": columns, "rows": rows, "judge": judge, "note": RULES_NOTE}
 
 
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
@@ -40,7 +50,7 @@ def run_page(request: Request, run_id: str) -> HTMLResponse:
     summary = entry.summary()
     manifest = entry.manifest()
     index = view.index(entry)
-    index.ensure()
+    indexed = index.ensure_nowait(view.index_wait(entry))  # the histograms need it; the figures do not
     context: dict[str, Any] = {"title": f"Run {entry.id}", "run": entry, "summary": summary, "manifest": manifest,
                                "task": summary.get("task"), "breakdown_titles": BREAKDOWN_TITLES,
                                "plots": run_plot_kinds(summary)}
@@ -51,7 +61,8 @@ def run_page(request: Request, run_id: str) -> HTMLResponse:
                        else None)
     else:
         judges = summary.get("judges") or {}
-        context.update(judges=judges, primary=summary.get("primary_judge"),
-                       histograms={k: score_histogram(str(index.path), k) for k, info in judges.items()
-                                   if info.get("mode") == "grm"})
+        context.update(judges=judges, primary=summary.get("primary_judge"), indexing=not indexed,
+                       strategies=strategy_tables(summary),
+                       histograms={k: index.score_histogram(k) for k, info in judges.items()
+                                   if info.get("mode") == "grm"} if indexed else {})
     return view.page("run.html", **context)

@@ -1,4 +1,6 @@
-"""The sample browser (filters, full-text search, server-side pages) and one sample turn by turn."""
+"""The sample browser (filters, a search of the conversation and reply, a search of the judge's output, a sort
+over the whole run kept in the URL, server-side pages, a snippet per row) and one sample turn by turn, with
+its previous and next sample under the same filters and order and a jump to the turn under test."""
 
 from __future__ import annotations
 
@@ -10,12 +12,15 @@ from fastapi.responses import HTMLResponse
 
 from uxbench.runs.curation import CURATION_DB, Curation
 from uxbench.web.context import state
-from uxbench.web.sample_index import FACETS, Query, load_sample
+from uxbench.web.sample_index import load_sample
+from uxbench.web.sample_query import FACETS, SORTS, Query
 
 router = APIRouter()
-_PARAMS = ("gold", "verdict", "correct", "judge", "q", "curation", *FACETS)
+_PARAMS = ("gold", "verdict", "correct", "judge", "q", "jq", "curation", *FACETS, "sort", "dir")
 CURATION_FILTERS = {"excluded": "excluded", "flagged": "flagged", "marked": "excluded or flagged",
                     "unmarked": "neither"}
+UNDER_TEST = "under-test"
+"""The id of the turn under test on a sample page (the target of its 'jump' link)."""
 
 
 def _curation_filter(query: Query, wanted: str | None, states: dict[str, Any]) -> None:
@@ -43,26 +48,54 @@ def _query(request: Request, summary: dict[str, Any]) -> Query:
         per_page = int(p.get("per_page") or 50)
     except ValueError as exc:
         raise HTTPException(400, "page and per_page are numbers") from exc
+    sort = p.get("sort") or "rid"
+    if sort not in SORTS:
+        raise HTTPException(400, f"unknown sort {sort!r}: one of {', '.join(SORTS)}")
+    if (p.get("dir") or "asc") not in ("asc", "desc"):
+        raise HTTPException(400, "dir is asc or desc")
     return Query(gold=p.get("gold") or None, verdict=p.get("verdict") or None, correct=p.get("correct") or None,
                  judge=judge, q=(p.get("q") or "").strip()[:500] or None,
-                 facets={f: p[f] for f in FACETS if p.get(f)}, page=page, per_page=per_page)
+                 judge_q=(p.get("jq") or "").strip()[:500] or None,
+                 facets={f: p[f] for f in FACETS if p.get(f)}, sort=sort, descending=p.get("dir") == "desc",
+                 page=page, per_page=per_page)
 
 
-def conversation(case: dict[str, Any], record: dict[str, Any]) -> list[dict[str, Any]]:
-    """The turns to show, oldest first: the history, the turn under test, and what the task produced."""
+def conversation(case: dict[str, Any], record: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The turns to show, oldest first: the history, the turn under test (its id `UNDER_TEST`), and what the
+    task produced (`record` None: the case alone, as exported, without a generated reply)."""
     turns: list[dict[str, Any]] = [{"role": m.get("role"), "text": m.get("content"), "note": None}
                                    for m in case.get("history") or [] if isinstance(m, dict)]
     task = case.get("task")
     if task == "recovery":
-        turns.append({"role": "assistant", "text": case.get("failed_response"), "note": "failed reply"})
+        turns.append({"role": "assistant", "text": case.get("failed_response"), "note": "failed reply",
+                      "id": UNDER_TEST})
         turns.append({"role": "user", "text": case.get("complaint"), "note": "complaint"})
     elif case.get("query") is not None:
-        turns.append({"role": "user", "text": case.get("query"), "note": "turn under test"})
+        turns.append({"role": "user", "text": case.get("query"), "note": "turn under test", "id": UNDER_TEST})
     if task == "judge":
         turns.append({"role": "assistant", "text": case.get("response"), "note": "reply under judgement"})
-    elif task in ("eval", "recovery"):
-        turns.append({"role": "assistant", "text": record.get("raw_output"), "note": "generated reply"})
+    elif task in ("eval", "recovery") and record is not None:
+        turns.append({"role": "assistant", "text": record.get("raw_output"),
+                      "note": "generated recovery" if task == "recovery" else "generated reply"})
     return turns
+
+
+def kept_params(request: Request) -> dict[str, str]:
+    """The browser's filters, search and sort (not its page), carried by its links and the sample pages'."""
+    return {k: request.query_params[k] for k in _PARAMS if request.query_params.get(k)}
+
+
+def _sort_links(kept: dict[str, str], query: Query) -> dict[str, str]:
+    """column -> the link that sorts the whole run by it (a second click reverses the order)."""
+    out = {}
+    for key in SORTS:
+        again = query.sort == key and not query.descending
+        params = {**kept, "sort": key, "dir": "desc" if again else "asc"}
+        if key == "rid" and not again:
+            params.pop("sort")
+            params.pop("dir")
+        out[key] = "?" + urlencode(params)
+    return out
 
 
 @router.get("/runs/{run_id}/samples", response_class=HTMLResponse)
@@ -70,32 +103,49 @@ def browser(request: Request, run_id: str) -> HTMLResponse:
     view = state(request)
     entry = view.run(run_id)
     summary = entry.summary()
-    index = view.index(entry)
     query = _query(request, summary)
+    index = view.ready_index(entry)
     states = Curation(entry.path / CURATION_DB).states()
     _curation_filter(query, request.query_params.get("curation") or None, states)
     result = index.search(query)
-    kept = {k: request.query_params[k] for k in _PARAMS if request.query_params.get(k)}
+    kept = kept_params(request)
     if query.per_page != 50:
         kept["per_page"] = str(result.per_page)
     links = {n: "?" + urlencode({**kept, "page": n}) for n in (1, result.page - 1, result.page + 1, result.pages)}
     return view.page("samples.html", title=f"Samples of {entry.id}", run=entry, summary=summary, query=query,
                      result=result, facets=index.facet_values(), links=links, params=kept, curation=states,
                      judges=summary.get("judges") or {}, curation_filters=CURATION_FILTERS,
-                     curation_filter=request.query_params.get("curation") or "")
+                     curation_filter=request.query_params.get("curation") or "", sort_links=_sort_links(kept, query),
+                     carry=("?" + urlencode(kept)) if kept else "")
+
+
+def _rid(value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise HTTPException(404, "no such sample in this run (samples are numbered 1, 2, ...)") from None
 
 
 @router.get("/runs/{run_id}/samples/{rid}", response_class=HTMLResponse)
-def sample(request: Request, run_id: str, rid: int) -> HTMLResponse:
+def sample(request: Request, run_id: str, rid: str) -> HTMLResponse:
     view = state(request)
     entry = view.run(run_id)
-    row = view.index(entry).row(rid)
+    number = _rid(rid)
+    summary = entry.summary()
+    query = _query(request, summary)
+    index = view.ready_index(entry)
+    row = index.row(number)
     if row is None:
         raise HTTPException(404, "no such sample in this run")
+    _curation_filter(query, request.query_params.get("curation") or None,
+                     Curation(entry.path / CURATION_DB).states())
+    kept = kept_params(request)
+    carry = ("?" + urlencode(kept)) if kept else ""
+    around = index.neighbours(query, number) or index.neighbours(Query(judge=query.judge), number)
     record, case, scores = load_sample(entry.path, row["sample_id"])
-    summary = entry.summary()
     curation = Curation(entry.path / CURATION_DB)
     return view.page("sample.html", title=f"Sample {row['case_id']}", run=entry, row=row, record=record, case=case,
                      scores=scores, turns=conversation(case, record), judges=summary.get("judges") or {},
                      task=summary.get("task"), events=curation.events(str(row["case_id"])), who=view.who,
-                     target="run", target_id=entry.id)
+                     target="run", target_id=entry.id, around=around, carry=carry, filtered=bool(kept),
+                     under_test=UNDER_TEST)

@@ -25,7 +25,11 @@ import pytest
 from cli_support import invoke, judge_rows, log_rows, write_jsonl
 
 KEY = "sk-proj-QXZJWKVYbadinputKEY0123456789"
-DEAD_JUDGE = ("-J", "base_url=http://127.0.0.1:9/v1", "-J", "api_key_env=UXBENCH_NO_KEY", "-J", "timeout=5")
+
+
+def _failing_judge(base_url: str) -> tuple[str, ...]:
+    """A judge that answers the check before a run (`GET /models`) and fails every call (HTTP 500)."""
+    return ("-J", f"base_url={base_url}", "-J", "api_key_env=UXBENCH_NO_KEY", "-J", "timeout=5")
 
 
 @dataclass(frozen=True)
@@ -439,7 +443,9 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     f["foreign_dir"] = root / "foreign"
     f["foreign_dir"].mkdir()
     (f["foreign_dir"] / "notes.txt").write_text("mine", encoding="utf-8")
-    with pytest.MonkeyPatch.context() as mp:
+    failing = LoopbackServer(LoopbackConfig(page=lambda messages, body, headers: (500, "judge down")))
+    with pytest.MonkeyPatch.context() as mp, failing:
+        broken = _failing_judge(failing.base_url)
         mp.setenv("UXBENCH_CACHE_DIR", str(root / "cache"))
         mp.setenv("UXBENCH_DEID_SALT", "bad-input-tests-0123456789")
         made = {
@@ -448,12 +454,12 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
             "eval_run": ("run", "--task", "eval", "--model", "scripted:echo", "--data", f["eval"], "--judge",
                          "scripted:always-good", "--judge-mode", "pointwise", "--quiet"),
             "eval_run2": ("run", "--task", "eval", "--model", "scripted:always-bad", "--data", f["eval"], "--quiet"),
-            # A judge whose every call fails (nothing listens there): scores all failed, two primaries.
+            # A judge whose every call fails (HTTP 500): scores all failed, two primaries.
             "failed_a": ("run", "--task", "eval", "--model", "scripted:echo", "--data", f["eval"], "--judge",
-                         "openai:judge-a", *DEAD_JUDGE, "--judge-mode", "pointwise", "--max-attempts", "1",
+                         "openai:judge-a", *broken, "--judge-mode", "pointwise", "--max-attempts", "1",
                          "--quiet"),
             "failed_b": ("run", "--task", "eval", "--model", "scripted:echo", "--data", f["eval"], "--judge",
-                         "openai:judge-b", *DEAD_JUDGE, "--judge-mode", "pointwise", "--max-attempts", "1",
+                         "openai:judge-b", *broken, "--judge-mode", "pointwise", "--max-attempts", "1",
                          "--quiet"),
         }
         for name, args in made.items():

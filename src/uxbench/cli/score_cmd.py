@@ -17,6 +17,7 @@ def score(
     grm_threshold: Annotated[float | None, typer.Option(help="GRM: good when p(good) >= this (default 0.5).", show_default="0.5")] = None,  # noqa: E501
     judge_strategy: Annotated[str | None, typer.Option(help="pointwise: zero_shot | cot | few_shot | user_modeling.", show_default="zero_shot")] = None,  # noqa: E501
     judge_lang: Annotated[str | None, typer.Option(help="Judge template language: zh | en | auto.", show_default="auto")] = None,  # noqa: E501
+    calibration: Annotated[Path | None, typer.Option(help="A Task 1 run of the judge on replies with real users' labels: its Good-Acc and Bad-Acc correct the judge's Good% (docs/TRUST.md). Without --judge: attached to the run's judges that it measured, with no judge call.", show_default="none")] = None,  # noqa: E501
     strategy_model: Annotated[str | None, typer.Option(help="Task 3 runs: PROVIDER:MODEL that labels each recovery's strategy (with or without --judge).", show_default="none")] = None,  # noqa: E501
     strategy_arg: Annotated[list[str] | None, typer.Option("--strategy-arg", help="KEY=VALUE for the strategy model's provider.", show_default="none")] = None,  # noqa: E501
     primary: Annotated[bool | None, typer.Option("--primary/--no-primary", help="Make this the run's primary judge (default: when it has none).", show_default="when the run has no primary judge")] = None,  # noqa: E501
@@ -35,7 +36,7 @@ def score(
     from uxbench.errors import ConfigError
     from uxbench.models.registry import parse_model_args
     from uxbench.orchestrate.relabel import label_run
-    from uxbench.orchestrate.rescore import score_run
+    from uxbench.orchestrate.rescore import calibrate_run, score_run
     from uxbench.orchestrate.spec import JudgeSpec, StrategySpec
     from uxbench.report.generative import render_generative_summary
     from uxbench.report.strategies import render_strategies, unlabelled_recoveries
@@ -43,9 +44,9 @@ def score(
     from uxbench.tasks.base import SummaryOptions
 
     console = Console(stderr=True)
-    if judge is None and strategy_model is None:
+    if judge is None and strategy_model is None and calibration is None:
         raise ConfigError("Name a judge (--judge PROVIDER:MODEL), a strategy model (--strategy-model, Task 3 runs), "
-                          "or both.")
+                          "a calibration run (--calibration), or several.")
     if judge is None and (judge_arg or judge_mode or grm_threshold is not None or judge_strategy or judge_lang):
         raise ConfigError("--judge-arg, --judge-mode, --grm-threshold, --judge-strategy and --judge-lang need --judge.")
     if strategy_model is None and strategy_arg:
@@ -62,7 +63,10 @@ def score(
             result = asyncio.run(score_run(
                 run_dir, spec, summary_options=summary_options, make_primary=primary, use_cache=not no_cache,
                 cache_path=cache_path, max_attempts=max_attempts, timeout_s=timeout, progress=progress,
+                calibration=calibration,
             ))
+        elif calibration is not None:
+            result = asyncio.run(calibrate_run(run_dir, calibration, summary_options=summary_options))
         if strategy_model is not None:
             labeller = StrategySpec(model=strategy_model, concurrency=concurrency,
                                     args=parse_model_args(strategy_arg, option="--strategy-arg"))

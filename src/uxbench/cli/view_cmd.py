@@ -29,6 +29,8 @@ def view(
     port: Annotated[int, typer.Option(help="Port (0: any free port).")] = 8321,
     study: Annotated[Path | None, typer.Option(help="Also serve the annotator pages of this study directory (`uxbench human new`).")] = None,  # noqa: E501
     index_dir: Annotated[Path | None, typer.Option(help="Where the sample indexes are kept (default: ~/.cache/uxbench/view).")] = None,  # noqa: E501
+    n_boot: Annotated[int | None, typer.Option("--n-boot", min=1, help="Bootstrap rounds of the leaderboard and the comparisons (as `uxbench leaderboard --n-boot`).", show_default="2000")] = None,  # noqa: E501
+    seed: Annotated[int, typer.Option(help="Bootstrap seed (as `uxbench leaderboard --seed`).")] = 0,
 ) -> None:
     require_web()
     from uxbench.human.study import Study
@@ -38,4 +40,5 @@ def view(
     catalog = build_catalog(paths or ["runs"])
     opened = Study.open(study) if study is not None else None
     serve(catalog, host=host, port=port, index_dir=index_dir, study=opened, echo=typer.echo,
-          err=lambda m: typer.secho(m, fg=typer.colors.YELLOW, err=True), study_links=opened is not None)
+          err=lambda m: typer.secho(m, fg=typer.colors.YELLOW, err=True), study_links=opened is not None,
+          n_boot=n_boot, seed=seed)

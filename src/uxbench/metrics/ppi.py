@@ -7,8 +7,12 @@ bias whatever it is; its variance is small when the judge agrees with the humans
     theta = mean_N(f) + mean_n(y - f),   Var = var(f) / N + var(y - f) / n  [+ 2 cov(f, y - f) / N]
 
 The bracketed term is there when the labelled replies are also among the N (the usual case here: a study draws
-its items from the run's replies); it is zero in the paper's setting of disjoint sets, where this is exactly its
-interval. The interval is normal (z), clipped to [0, 1]. Sample variances use n - 1.
+its items from the run's replies); it is zero in the paper's setting of disjoint sets. The interval is normal (z),
+clipped to [0, 1]. With `smoothed` (the default) the rectifier's variance is taken with half a pseudo-reply in each
+cell of the (human, judge) table, as Agresti & Min (2005) do for matched proportions: when humans and judge rarely
+disagree, a few dozen labels often hold no disagreement at all and the plain interval collapses (80% coverage at
+30 labels and 95% agreement in our simulations; 99.8% smoothed). `smoothed=False` is the paper's interval exactly.
+Sample variances use n - 1.
 
 The human-only estimate (the labelled replies' mean, same normal interval) is reported beside it, with the
 ratio of the two widths and the effective number of labels the PPI estimate is worth: the n a human-only
@@ -32,9 +36,19 @@ def _var(x: np.ndarray[Any, Any]) -> float:
     return float(np.var(x, ddof=1)) if x.size > 1 else 0.0
 
 
+def _rectifier_variance(rect: np.ndarray[Any, Any], smoothed: bool) -> float:
+    """Variance of the rectifier's mean: plain (n - 1), or with the four pseudo-cells of weight 1/2 added (r = +1,
+    -1, 0, 0), which for 0/1 labels is Agresti & Min's ((p10 + p01) - (p10 - p01)^2) / (n + 2)."""
+    n = rect.size
+    if not smoothed:
+        return _var(rect) / n
+    total, squares, weight = float(rect.sum()), float(np.square(rect).sum()) + 1.0, n + 2.0
+    return max(squares / weight - (total / weight) ** 2, 0.0) / weight
+
+
 def prediction_powered_mean(
     judge_all: ArrayLike, human: ArrayLike, judge_labelled: ArrayLike, *, labelled_in_all: bool = True,
-    confidence: float = 0.95,
+    smoothed: bool = True, confidence: float = 0.95,
 ) -> dict[str, Any]:
     """PPI estimate of the mean human label.
 
@@ -62,7 +76,7 @@ def prediction_powered_mean(
     rect = y - f
     judge_rate = float(f_all.mean())
     theta = judge_rate + float(rect.mean())
-    var = _var(f_all) / big_n + _var(rect) / n
+    var = _var(f_all) / big_n + _rectifier_variance(rect, smoothed)
     if labelled_in_all and n > 1:
         var += 2 * float(np.cov(f, rect, ddof=1)[0, 1]) / big_n
     var = max(var, 0.0)
@@ -76,5 +90,6 @@ def prediction_powered_mean(
                        "ci_high": min(1.0, human_mean + z * human_se), "se": human_se, "n": n},
         "width_ratio": se / human_se if human_se > 0 else None,
         "effective_n": _var(y) / var if var > 0 else None,
-        "method": METHOD, "confidence": confidence,
+        "method": METHOD + (", rectifier variance smoothed (Agresti & Min 2005)" if smoothed else ""),
+        "confidence": confidence,
     }

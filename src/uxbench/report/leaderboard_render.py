@@ -174,4 +174,10 @@ def render_leaderboard(report: dict[str, Any], fmt: ReportFormat, *, width: int 
         blocks = [_markdown([section], [], text_columns=3) + "".join(f"\n{line}\n" for line in lines)
                   for section, lines in zip(sections, after, strict=True)]
         return _markdown([], notes) + "\n" + "\n".join(blocks)
-    return render_tables(sections, notes, width or terminal_width(), droppable=DROPPABLE, after=after)
+    parts = []
+    for k, (section, lines) in enumerate(zip(sections, after, strict=True)):
+        header = section[1]
+        wrap = (header.index("Model"), header.index("Ties with"))  # names wrap; figures never do
+        parts.append(render_tables([section], notes if k == 0 else [], width or terminal_width(),
+                                   droppable=DROPPABLE, after=[lines], wrap=wrap))
+    return "".join(parts) if parts else render_tables([], notes, width or terminal_width())

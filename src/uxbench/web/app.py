@@ -10,6 +10,7 @@ from fastapi.responses import HTMLResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
 
+from uxbench.metrics.proportions import DEFAULT_N_BOOT
 from uxbench.web.catalog import Catalog
 from uxbench.web.context import ViewState
 from uxbench.web.pages import compare, curation, human, mined_cases, mining, plots, run, runs, samples
@@ -27,10 +28,12 @@ _HEADERS = {
 }
 
 
-def create_app(catalog: Catalog, *, index_dir: Path, study: Study | None = None) -> FastAPI:
-    """The web app over `catalog` (and, when given, the annotator pages of `study`)."""
+def create_app(catalog: Catalog, *, index_dir: Path, study: Study | None = None, n_boot: int = DEFAULT_N_BOOT,
+               seed: int = 0) -> FastAPI:
+    """The web app over `catalog` (and, when given, the annotator pages of `study`); its intervals use `n_boot`
+    bootstrap rounds and `seed`, as the CLI does."""
     app = FastAPI(title="uxbench view", docs_url=None, redoc_url=None, openapi_url=None)
-    app.state.view = ViewState(catalog=catalog, index_dir=index_dir, study=study)
+    app.state.view = ViewState(catalog=catalog, index_dir=index_dir, study=study, n_boot=n_boot, seed=seed)
     static = Path(__file__).parent / "static"
     app.mount("/static", StaticFiles(directory=static), name="static")
     for module in (runs, run, samples, compare, mining, mined_cases, curation, human, plots):

@@ -13,6 +13,7 @@ from fastapi import HTTPException, Request
 from fastapi.responses import HTMLResponse
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from uxbench.metrics.proportions import DEFAULT_N_BOOT
 from uxbench.web.catalog import Catalog, MineEntry, RunEntry
 from uxbench.web.render import cell_text, markdown_html, pct
 from uxbench.web.sample_index import SampleIndex
@@ -42,6 +43,9 @@ class ViewState:
     env: Environment = field(default_factory=_environment)
     indexes: dict[str, SampleIndex] = field(default_factory=dict)
     cache: dict[str, Any] = field(default_factory=dict)
+    n_boot: int = DEFAULT_N_BOOT
+    """Bootstrap rounds of every interval the view computes (the leaderboard, the comparisons): the CLI's."""
+    seed: int = 0
 
     def index(self, entry: RunEntry) -> SampleIndex:
         """One index object per run (its lock makes concurrent first requests build it once)."""

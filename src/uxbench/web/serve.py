@@ -46,7 +46,8 @@ def prebuild(view: ViewState, err: Callable[[str], None]) -> None:
 
 
 def serve(catalog: Catalog, *, host: str, port: int, index_dir: Path | None, study: Study | None,
-          echo: Callable[[str], None], err: Callable[[str], None], study_links: bool = False) -> None:
+          echo: Callable[[str], None], err: Callable[[str], None], study_links: bool = False,
+          n_boot: int | None = None, seed: int = 0) -> None:
     import uvicorn
 
     from uxbench.web.app import create_app
@@ -56,7 +57,10 @@ def serve(catalog: Catalog, *, host: str, port: int, index_dir: Path | None, stu
     if warning:
         err(warning)
     port = port or free_port(host)
-    app = create_app(catalog, index_dir=index_dir or default_index_dir(), study=study)
+    from uxbench.metrics.proportions import DEFAULT_N_BOOT
+
+    app = create_app(catalog, index_dir=index_dir or default_index_dir(), study=study,
+                     n_boot=n_boot or DEFAULT_N_BOOT, seed=seed)
     if catalog.runs:
         threading.Thread(target=prebuild, args=(app.state.view, err), daemon=True, name="uxbench-index").start()
     shown = f"[{host}]" if ":" in host else ("127.0.0.1" if host in ("0.0.0.0", "") else host)

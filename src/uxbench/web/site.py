@@ -15,10 +15,11 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from uxbench.data.model_meta import ModelTable
 from uxbench.fileio import atomic_write_bytes
+from uxbench.metrics.proportions import DEFAULT_N_BOOT
 from uxbench.report.discover import discover
 from uxbench.report.leaderboard import leaderboard
 from uxbench.runs.store import RunStore
-from uxbench.web.pages.runs import headline
+from uxbench.web.pages.runs import headline, headline_corrected
 from uxbench.web.render import cell_text, pct
 
 STATIC = Path(__file__).parent / "static"
@@ -33,7 +34,8 @@ def _runs(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
         name, cell = headline(summary)
         rows.append({"run_id": manifest.get("run_id") or path.name, "task": summary.get("task"),
                      "model": summary.get("model"), "n_samples": summary.get("n_samples"), "figure": name,
-                     "cell": cell, "data": (summary.get("data") or {}).get("description"),
+                     "cell": cell, "corrected": headline_corrected(summary),
+                     "data": (summary.get("data") or {}).get("description"),
                      "demo_data": bool(summary.get("demo_data"))})
     return rows
 
@@ -44,15 +46,21 @@ def _public(board: dict[str, Any]) -> dict[str, Any]:
     for task in out.get("tasks", {}).values():
         for row in task.get("rows", []):
             row.pop("run_dir", None)
+            for entry in (row.get("corrected"), *(row.get("corrected") or {}).values()):
+                if isinstance(entry, dict) and isinstance(entry.get("calibration"), dict):
+                    entry["calibration"].pop("source", None)
     out.pop("skipped", None)
+    out.pop("calibration", None)
     out.pop("ignored_pairwise", None)
     return out
 
 
-def build_site(paths: Sequence[str | Path], out: str | Path, *, judge: str | None = None, n_boot: int = 2000,
-               seed: int = 0, table: ModelTable | None = None, title: str = "UXBench leaderboard") -> Path:
-    """Write the site into `out` (created; files there of the same names are replaced). Returns index.html."""
-    board = _public(leaderboard(paths, judge=judge, n_boot=n_boot, seed=seed, table=table))
+def build_site(paths: Sequence[str | Path], out: str | Path, *, judge: str | None = None,
+               calibration: Sequence[str | Path] = (), n_boot: int = DEFAULT_N_BOOT, seed: int = 0,
+               table: ModelTable | None = None, title: str = "UXBench leaderboard") -> Path:
+    """Write the site into `out` (created; files there of the same names are replaced). Returns index.html. The
+    figures are `report.leaderboard`'s, with the same `n_boot` and `seed` as `uxbench leaderboard`."""
+    board = _public(leaderboard(paths, judge=judge, calibration=calibration, n_boot=n_boot, seed=seed, table=table))
     runs = _runs(paths)
     target = Path(out)
     target.mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,7 @@ from typing import Any
 from uxbench.errors import UxbenchError
 from uxbench.metrics.judge import CONVENTIONS
 from uxbench.metrics.paired import mcnemar, paired_bootstrap_diff
+from uxbench.metrics.power import avg_acc_design, mdd_entry
 from uxbench.runs.records import SampleRecord
 from uxbench.runs.store import SAMPLES_DB, SUMMARY, RunStore
 from uxbench.runs.summary import check_summary
@@ -240,7 +241,7 @@ def _paired(
     entry: dict[str, Any] = {
         "baseline": b_label, "other": o_label, "convention": "all",
         "n_matched": len(matched), "n_baseline": len(base), "n_other": len(other),
-        "n_gold_mismatch": len(mismatch), "mcnemar": None, "avg_acc_diff": None,
+        "n_gold_mismatch": len(mismatch), "mcnemar": None, "avg_acc_diff": None, "mdd": None,
         "note": "a = other run, b = baseline; avg_acc_diff = other - baseline",
     }
     if not matched:
@@ -251,7 +252,11 @@ def _paired(
     golds = [base[c][0] for c in matched]
     entry["mcnemar"] = mcnemar(a, b)
     if all(g in ("good", "bad") for g in golds):
-        entry["avg_acc_diff"] = paired_bootstrap_diff(a, b, golds, n_boot=n_boot, seed=seed)
+        diff = paired_bootstrap_diff(a, b, golds, n_boot=n_boot, seed=seed)
+        entry["avg_acc_diff"] = diff
+        psi = diff["discordance"]
+        if diff["n_good"] and diff["n_bad"]:
+            entry["mdd"] = mdd_entry(*avg_acc_design(psi["good"], diff["n_good"], psi["bad"], diff["n_bad"]))
     return entry
 
 

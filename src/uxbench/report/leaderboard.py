@@ -146,8 +146,8 @@ def _goods(run: RunData, judge: str) -> dict[str, bool]:
     return out
 
 
-def _paired(task: str, first: RunData, second: RunData, judges: tuple[str | None, str | None], n_boot: int,
-            seed: int) -> dict[str, Any]:
+def paired_difference(task: str, first: RunData, second: RunData, judges: tuple[str | None, str | None],
+                      n_boot: int, seed: int) -> dict[str, Any]:
     """Figure(first) - figure(second) on the cases both have, with its CI, p-value and detectable difference."""
     keep = ("n", "diff", "ci_low", "ci_high", "se", "p_value", "method")
     if task == "judge":
@@ -253,7 +253,7 @@ def _task_board(task: str, runs: list[RunData], judge: str | None, table: ModelT
         for j in order[pos + 1:]:
             if rows[i]["metric"]["value"] is None or rows[j]["metric"]["value"] is None:
                 continue
-            diff = _paired(task, runs[i], runs[j], (chosen[i], chosen[j]), n_boot, seed)
+            diff = paired_difference(task, runs[i], runs[j], (chosen[i], chosen[j]), n_boot, seed)
             if diff["p_value"] is not None:
                 tests[(i, j)] = diff
             elif diff["n"] == 0:

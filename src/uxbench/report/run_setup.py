@@ -54,13 +54,13 @@ def differences(setups: list[dict[str, str]]) -> list[dict[str, str]]:
 
 def label_runs(runs: list[RunData], judges: list[str | None] | None = None) -> list[dict[str, str]]:
     """Give each run a unique `label`: its manifest's label, else its model, plus what differs from the other runs
-    of that model (then its run id or directory if that is still not unique). Returns each run's differences."""
+    of that model and task (then its directory if that is still not unique). Returns each run's differences."""
     chosen = judges or [None] * len(runs)
     setups = [setup_of(run, judge) for run, judge in zip(runs, chosen, strict=True)]
     diffs: list[dict[str, str]] = [{} for _ in runs]
-    by_model: dict[str, list[int]] = {}
+    by_model: dict[tuple[str, str], list[int]] = {}
     for i, run in enumerate(runs):
-        by_model.setdefault(run.model, []).append(i)
+        by_model.setdefault((run.task, run.model), []).append(i)
     for members in by_model.values():
         if len(members) > 1:
             for i, diff in zip(members, differences([setups[i] for i in members]), strict=True):
@@ -72,9 +72,9 @@ def label_runs(runs: list[RunData], judges: list[str | None] | None = None) -> l
             continue
         parts = ", ".join(f"{k}={v}" for k, v in diffs[i].items())
         run.label = f"{run.model} ({parts})" if parts else run.model
-    seen: dict[str, list[int]] = {}
+    seen: dict[tuple[str, str], list[int]] = {}
     for i, run in enumerate(runs):
-        seen.setdefault(run.label, []).append(i)
+        seen.setdefault((run.task, run.label), []).append(i)
     for members in seen.values():
         if len(members) > 1:
             for i in members:

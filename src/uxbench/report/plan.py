@@ -112,6 +112,9 @@ def plan(task: str, difference: float, *, pilots: Sequence[str | Path] = (), rat
             n, psi = _pair_design(task, oa, ob)
             rows.append(_row(f"pilots {ra.path.name} vs {rb.path.name}", psi, delta, alpha, power, n))
     feasible = [r["n_needed"] for r in rows if r["n_needed"] is not None]
+    if not feasible:
+        raise ConfigError(f"{rows[0]['note']}: no number of cases detects it; choose a smaller --difference.")
+    notes += [f"{r['source']}: {r['note']}." for r in rows if r["note"]]
     return {"kind": "uxbench.plan", "task": task, "figure": FIGURES[task], "difference": delta, "alpha": alpha,
             "power": power, "method": METHOD, "unit": TASK_UNITS[task], "rows": rows,
             "n_needed": max(feasible) if feasible else None, "notes": notes}

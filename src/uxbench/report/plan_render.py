@@ -16,7 +16,7 @@ HEADER = ["Discordance from", "Discordance", "Cases needed", "Detectable at\nthe
 def _rows(report: dict[str, Any]) -> list[list[str]]:
     out = []
     for row in report["rows"]:
-        needed = f"{row['n_needed']:,}" if row["n_needed"] is not None else (row["note"] or DASH)
+        needed = f"{row['n_needed']:,}" if row["n_needed"] is not None else "not possible"
         mdd = f"{100 * row['mdd_at_pilot']:.1f} pp at {int(row['pilot_n'])}" if row["mdd_at_pilot"] else DASH
         out.append([row["source"], f"{row['discordance']:.3f}", needed, mdd])
     return out

@@ -35,13 +35,13 @@ def correction_notes(name: str, block: dict[str, Any] | None) -> list[str]:
     se, sp = scored.get("sensitivity") or {}, scored.get("specificity") or {}
     j = scored.get("youden_j")
     lines = [f"{name} corrected with {record.get('run_id') or record.get('source')}: Good-Acc (sensitivity) "
-             f"{pct(se)} % of {se.get('n')}, Bad-Acc (specificity) {pct(sp)} % of {sp.get('n')}"
-             + (f", J = {j:.3f}" if j is not None else "") + "; 95% CI by the delta method over the three "
-             "binomials (Lee et al. 2025)."]
+             f"{pct(se)} % of {se.get('n')} liked replies, Bad-Acc (specificity) {pct(sp)} % of {sp.get('n')} "
+             "disliked" + (f", J = {j:.3f}" if j is not None else "") + "; corrected 95% CI by the delta method over "
+             "the three binomials (Lee et al. 2025)."]
     if scored.get("status") == "refused":
         lines.append(f"{name}: correction refused: {str(scored.get('reason') or '').split(': ', 1)[-1]}.")
     for flag in scored.get("flags") or []:
-        lines.append(f"{name}{FLAG_MARK.strip()} {flag['message']}.")
+        lines.append(f"{FLAG_MARK.strip()} {name}: {flag['message']}.")
     lines += [f"{name}: calibration note: {w}." for w in record.get("warnings") or []]
     return lines
 

@@ -79,6 +79,9 @@ def check_judge_known(runs: Sequence[RunData], wanted: str | None) -> None:
     """An unknown `--judge` is an error with a suggestion (a known one that scored only some runs is not)."""
     if wanted is None:
         return
+    if not any(run.generative for run in runs):
+        raise ConfigError("--judge picks the judge of Task 2/3 runs; these are Task 1 runs, whose model under test "
+                          "is the judge. Drop --judge.")
     names: set[str] = set()
     for run in runs:
         if run.generative:

@@ -53,6 +53,15 @@ def _rate(outcomes: dict[str, tuple[str, bool]], task: str) -> float:
     return sum(ok for _, ok in outcomes.values()) / len(outcomes) if outcomes else 0.0
 
 
+def _size(outcomes: dict[str, tuple[str, bool]], task: str) -> float | None:
+    """The pilot's own number of cases (Task 1: the effective n of its two classes)."""
+    if task != "judge":
+        return float(len(outcomes)) or None
+    n_good = sum(1 for gold, _ in outcomes.values() if gold == "good")
+    n_bad = len(outcomes) - n_good
+    return 4.0 / (1.0 / n_good + 1.0 / n_bad) if n_good and n_bad else None
+
+
 def _pair_design(task: str, a: dict[str, tuple[str, bool]], b: dict[str, tuple[str, bool]]) -> tuple[float, float]:
     """(n, discordance) of a pair of pilots on their shared cases; Task 1 as an Avg-Acc design."""
     shared = [c for c in a if c in b and a[c][0] == b[c][0]]
@@ -105,7 +114,7 @@ def plan(task: str, difference: float, *, pilots: Sequence[str | Path] = (), rat
             p = _rate(outcomes[0], task)
             psi = independent_discordance(min(max(p, delta / 2), 1 - delta / 2), delta)
             rows.append(_row(f"pilot {runs[0].path.name} ({FIGURES[task]} {100 * p:.1f}%)", psi, delta, alpha, power,
-                             None))
+                             _size(outcomes[0], task)))
             notes.append("One pilot: the other system's outcomes are taken as independent of its own; two pilots on "
                          "the same cases measure how often systems disagree instead.")
         for (ra, oa), (rb, ob) in itertools.combinations(zip(runs, outcomes, strict=True), 2):

@@ -50,7 +50,8 @@ def human_anchored(study: Study, *, annotators: str = "majority") -> dict[str, A
         raise UxbenchError(f"--annotators must be majority or each, not {annotators!r}.")
     meta = study.meta()
     out: dict[str, Any] = {"available": False, "reason": why_not(meta), "source": meta.get("source"),
-                           "annotators": annotators, "estimates": []}
+                           "annotators": annotators, "estimates": [],
+                           "applies": meta.get("mode") == "pointwise" and meta.get("task") not in ("judge", None)}
     if out["reason"]:
         return out
     source = Path(str(meta.get("source")))
@@ -105,7 +106,9 @@ def human_anchored(study: Study, *, annotators: str = "majority") -> dict[str, A
 def anchored_lines(result: dict[str, Any]) -> list[str]:
     """The estimates as text lines for `uxbench human results`."""
     if not result.get("available"):
-        return [f"Human-anchored Good%: not available ({result.get('reason')})."] if result.get("reason") else []
+        # a Task 1 or pairwise study is not about one run's Good%: nothing to say there
+        return [f"Human-anchored Good%: not available ({result.get('reason')})."] \
+            if result.get("reason") and result.get("applies") else []
     ties = f", {result['n_ties']} tied majorities counted as half good" if result.get("n_ties") else ""
     lines = [f"Human-anchored Good% of the {result['population']} replies of {result['source']} (prediction-powered "
              f"inference, Angelopoulos et al. 2023; {result['n_labelled']} of {result['n_drawn']} drawn replies "

@@ -94,6 +94,8 @@ def render_generative_summary(
     )
     if not summary.get("judges"):
         notes.append("No judge has scored this run yet: `uxbench score RUN_DIR --judge PROVIDER:MODEL`.")
+    notes.append("95% CIs: the rates by Wilson" + ("; corrected rates by the delta method (Lee et al. 2025)."
+                                                   if calibrated(summary) else "."))
     notes += trust_notes(summary)
     primary = (summary.get("judges") or {}).get(summary.get("primary_judge") or "")
     if breakdowns and primary:

@@ -95,6 +95,13 @@ def _paired_table(report: dict[str, Any]) -> tuple[str, list[str], list[list[str
     return (f"Paired tests vs baseline {report['baseline']} (all cases)", header, rows)
 
 
+def _ci_methods(summary: dict[str, Any]) -> str:
+    """How the intervals of a Task 1 summary were made, as the figures say it."""
+    boot = (summary.get("metrics") or {}).get("bootstrap") or {}
+    rounds = f" ({boot['n_boot']} rounds, seed {boot.get('seed', 0)})" if boot.get("n_boot") else ""
+    return f"Avg-Acc, Bad-F1 and positive bias by stratified bootstrap{rounds}; the other rates by Wilson"
+
+
 def _detectable(mdd: dict[str, Any] | None) -> str:
     """The minimum detectable difference (80% power, alpha 0.05) of a paired comparison, in points."""
     return DASH if not mdd or mdd.get("value") is None else f"{100 * mdd['value']:.1f}"
@@ -118,6 +125,8 @@ def _breakdown_tables(summary: dict[str, Any], limit: int) -> list[tuple[str, li
 def _notes(report: dict[str, Any]) -> list[str]:
     notes = [_DEMO_BANNER] if report.get("demo_data") else []
     if report.get("paired"):
+        notes.append("Δ Avg-Acc: paired stratified bootstrap; McNemar: exact binomial below 25 discordant cases, "
+                     "else chi-square with continuity correction.")
         notes.append("Detectable: the smallest Avg-Acc difference the matched cases detect with 80% power at alpha "
                      "0.05, from the pair's discordance (uxbench plan --task judge for the cases a smaller one needs).")
     return notes + [f"Note: {w}" for w in report.get("warnings", [])]
@@ -221,7 +230,8 @@ def render_summary(
     if row["neutral_escape_bad"].get("value") is not None:
         notes.append(f"Neutral escape (bad cases answered neutral): {pct(row['neutral_escape_bad'])} %")
     notes.append("All cases: " + _TITLES["all"].split(" (")[1].rstrip(")") + "; valid answers only: the "
-                 + _TITLES["valid_only"].split(" (")[1].rstrip(")") + ". Figures: % [95% CI].")
+                 + _TITLES["valid_only"].split(" (")[1].rstrip(")") + ". Figures: % [95% CI]: "
+                 + _ci_methods(summary) + ".")
     parts = _breakdown_tables(summary, max_breakdown_values) if breakdowns else []
     if not breakdowns and summary.get("run_dir"):
         notes.append(f"Breakdowns by scenario, dimension, difficulty and turns: uxbench report {summary['run_dir']}")

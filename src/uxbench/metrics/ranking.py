@@ -105,21 +105,3 @@ def paired_rate_diff(
     diff = (a_only - b_only) / n
     out.update(diff=diff, ci_low=finite_or_none(low), ci_high=finite_or_none(high), **bootstrap_test(diff, diffs))
     return out
-
-
-def diff_contains_zero(diff: dict[str, Any] | None) -> bool | None:
-    """Whether a paired difference's interval contains 0; None when it has no interval (no shared cases)."""
-    if not diff or diff.get("ci_low") is None or diff.get("ci_high") is None:
-        return None
-    return bool(diff["ci_low"] <= 0.0 <= diff["ci_high"])
-
-
-def shared_ranks(tied_with_previous: Sequence[bool]) -> list[int]:
-    """Competition ranks of systems already sorted best first: entry i shares the rank of entry i - 1 when
-    `tied_with_previous[i]` (its difference from that neighbour is not significant), otherwise its rank is
-    i + 1 (so two systems tied at rank 1 are followed by rank 3). Ties chain: A ~ B and B ~ C put all three
-    on one rank even when A and C differ. `tied_with_previous[0]` is ignored."""
-    ranks: list[int] = []
-    for i, tied in enumerate(tied_with_previous):
-        ranks.append(ranks[-1] if i > 0 and tied else i + 1)
-    return ranks

@@ -27,7 +27,8 @@ from uxbench.metrics.bias import length_controlled_rates, length_correlation, se
 from uxbench.metrics.correlation import leaderboard_agreement
 from uxbench.metrics.proportions import proportion
 from uxbench.report.discover import discover
-from uxbench.report.run_data import RunData, judge_label, load_run_data, unique_labels
+from uxbench.report.run_data import RunData, judge_label, load_run_data
+from uxbench.report.run_setup import label_runs
 
 TASK_TITLES = {"eval": "Task 2, UX Eval", "recovery": "Task 3, UX Recovery", "judge": "Task 1, UX Judge"}
 
@@ -206,7 +207,7 @@ def bias_report(
                               "demo_data": any(r.demo for r in runs)}
     for task in ("eval", "recovery"):
         members = [r for r in runs if r.task == task]
-        unique_labels(members)
+        label_runs(members)
         if members:
             scored = [r for r in members if r.verdicts]
             if len(scored) < len(members):

@@ -312,6 +312,9 @@ def leaderboard(
     calibrations = [load_calibration_run(p) for p in calibration]
     boards: dict[str, Any] = {}
     notes: list[str] = []
+    specs = {str(info.get("spec")) for run in runs if run.generative for info in run.judges.values()}
+    notes += [f"--calibration {c.path} measured {c.model}, which scored none of these runs." for c in calibrations
+              if c.model not in specs]
     for task in TASKS:
         groups = group_by_data([r for r in runs if r.task == task])
         if len(groups) > 1:

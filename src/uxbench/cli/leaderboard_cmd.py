@@ -13,7 +13,7 @@ N_BOOT_HELP = "2000"
 def leaderboard(
     paths: Annotated[list[str], typer.Argument(help="Run directories of any task, globs (quoted: 'runs/eval-*') or parent directories (runs/).")],  # noqa: E501
     judge: Annotated[str | None, typer.Option("--judge", "-j", help="Tasks 2/3: rank by this judge (its PROVIDER:MODEL spec, its label as the tables show it, or its key).", show_default="each run's primary judge")] = None,  # noqa: E501
-    calibration: Annotated[list[Path] | None, typer.Option(help="Tasks 2/3: a Task 1 run of a judge on labelled replies; its error rates correct that judge's Good% (repeat for several judges; docs/TRUST.md).", show_default="the runs' own calibrations")] = None,  # noqa: E501
+    calibration: Annotated[list[Path] | None, typer.Option(metavar="T1_RUN_DIR", help="Tasks 2/3: a Task 1 run of a judge on labelled replies; its error rates correct that judge's Good% (repeat for several judges; docs/TRUST.md).", show_default="the runs' own calibrations")] = None,  # noqa: E501
     format: Annotated[str, typer.Option("--format", help="table | md | csv | json")] = "table",
     n_boot: Annotated[int | None, typer.Option("--n-boot", min=1, help="Bootstrap rounds (paired differences, trend CIs); the web view and the site use the same.", show_default=N_BOOT_HELP)] = None,  # noqa: E501
     seed: Annotated[int, typer.Option(help="Bootstrap and permutation seed.")] = 0,

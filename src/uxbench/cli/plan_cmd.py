@@ -9,14 +9,14 @@ import typer
 
 
 def plan(
-    difference: Annotated[float, typer.Option(help="The difference to detect, as a share (0.02 = 2 points of Good%).")],
-    task: Annotated[str, typer.Option(help="judge (Avg-Acc), eval (Good%) or recovery (Recovery Rate).")] = "eval",
-    pilot: Annotated[list[Path] | None, typer.Option(help="A finished run of the task (repeat: two or more on the same data measure how often systems disagree).", show_default="none")] = None,  # noqa: E501
-    rate: Annotated[float | None, typer.Option(help="Without pilots: the expected rate; the two systems' outcomes are taken as independent.", show_default="none")] = None,  # noqa: E501
-    discordance: Annotated[float | None, typer.Option(help="Without pilots: the share of cases on which the two systems disagree.", show_default="none")] = None,  # noqa: E501
-    judge: Annotated[str | None, typer.Option("--judge", "-j", help="Tasks 2/3 pilots: the judge whose verdicts count (spec, label or key).", show_default="each pilot's primary judge")] = None,  # noqa: E501
-    alpha: Annotated[float, typer.Option(help="Significance level (two-sided).")] = 0.05,
-    power: Annotated[float, typer.Option(help="Power: the chance of detecting a real difference of that size.")] = 0.8,
+    difference: Annotated[float, typer.Option(metavar="SHARE", help="The difference to detect, as a share (0.02 = 2 points of Good%).")],  # noqa: E501
+    task: Annotated[str, typer.Option(metavar="TASK", help="judge (Avg-Acc), eval (Good%) or recovery (Recovery Rate).")] = "eval",  # noqa: E501
+    pilot: Annotated[list[Path] | None, typer.Option(metavar="RUN_DIR", help="A finished run of the task (repeat: two or more on the same data measure how often systems disagree).", show_default="none")] = None,  # noqa: E501
+    rate: Annotated[float | None, typer.Option(metavar="P", help="Without pilots: the expected rate; the two systems' outcomes are taken as independent.", show_default="none")] = None,  # noqa: E501
+    discordance: Annotated[float | None, typer.Option(metavar="PSI", help="Without pilots: the share of cases on which the two systems disagree.", show_default="none")] = None,  # noqa: E501
+    judge: Annotated[str | None, typer.Option("--judge", "-j", metavar="JUDGE", help="Tasks 2/3 pilots: the judge whose verdicts count (spec, label or key).", show_default="each pilot's primary judge")] = None,  # noqa: E501
+    alpha: Annotated[float, typer.Option(metavar="ALPHA", help="Significance level (two-sided).")] = 0.05,
+    power: Annotated[float, typer.Option(metavar="POWER", help="Power: the chance of detecting a real difference of that size.")] = 0.8,  # noqa: E501
     format: Annotated[str, typer.Option("--format", help="table | md | csv | json")] = "table",
 ) -> None:
     from uxbench.errors import ConfigError

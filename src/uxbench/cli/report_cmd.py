@@ -20,7 +20,7 @@ def report(
     seed: Annotated[int | None, typer.Option(
         help="Bootstrap seed; like --n-boot, recomputes the summaries from the stored records.", show_default="0")] = None,  # noqa: E501
     judge: Annotated[str | None, typer.Option("--judge", "-j", help="Tasks 2/3: the judge whose figures head the table (its PROVIDER:MODEL spec, its label or its key).", show_default="each run's primary judge")] = None,  # noqa: E501
-    calibration: Annotated[list[Path] | None, typer.Option(help="Tasks 2/3: a Task 1 run of a judge on labelled replies; its error rates correct that judge's Good% in this report (repeatable; the run directories are unchanged; docs/TRUST.md).", show_default="the runs' own calibrations")] = None,  # noqa: E501
+    calibration: Annotated[list[Path] | None, typer.Option(metavar="T1_RUN_DIR", help="Tasks 2/3: a Task 1 run of a judge on labelled replies; its error rates correct that judge's Good% in this report (repeatable; the run directories are unchanged; docs/TRUST.md).", show_default="the runs' own calibrations")] = None,  # noqa: E501
 ) -> None:
     from uxbench.errors import ConfigError
     from uxbench.report.compare import compare_views, load_run

@@ -38,7 +38,7 @@ def run(
     judge_arg: Annotated[list[str] | None, typer.Option("--judge-arg", "-J", help="KEY=VALUE for the judge's provider (as -M).", show_default="none")] = None,  # noqa: E501
     judge_mode: Annotated[str | None, typer.Option(help="grm (one token, verdict from p(good) / (p(good) + p(bad))) or pointwise (the judge writes its verdict: LLM-as-a-judge for judges without logprobs).", show_default="grm")] = None,  # noqa: E501
     grm_threshold: Annotated[float | None, typer.Option(help="GRM: a reply is good when p(good) >= this.", show_default="0.5")] = None,  # noqa: E501
-    calibration: Annotated[Path | None, typer.Option(help="Tasks 2/3: a Task 1 run of the judge on replies with real users' labels; its Good-Acc and Bad-Acc correct the judge's Good% (shown beside the raw one; docs/TRUST.md).", show_default="none: raw Good% only")] = None,  # noqa: E501
+    calibration: Annotated[Path | None, typer.Option(metavar="T1_RUN_DIR", help="Tasks 2/3: a Task 1 run of the judge on replies with real users' labels; its Good-Acc and Bad-Acc correct the judge's Good% (shown beside the raw one; docs/TRUST.md).", show_default="none: raw Good% only")] = None,  # noqa: E501
     judge_strategy: Annotated[str | None, typer.Option(help="pointwise judge: zero_shot | cot | few_shot | user_modeling.", show_default="zero_shot")] = None,  # noqa: E501
     judge_lang: Annotated[str | None, typer.Option(help="Judge template language: zh | en | auto.", show_default="en with the embedded judge, else auto")] = None,  # noqa: E501
     formulation: Annotated[str | None, typer.Option(help="Task 1: binary | three_class | likert", show_default="binary")] = None,  # noqa: E501

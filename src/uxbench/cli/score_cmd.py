@@ -17,7 +17,7 @@ def score(
     grm_threshold: Annotated[float | None, typer.Option(help="GRM: good when p(good) >= this (default 0.5).", show_default="0.5")] = None,  # noqa: E501
     judge_strategy: Annotated[str | None, typer.Option(help="pointwise: zero_shot | cot | few_shot | user_modeling.", show_default="zero_shot")] = None,  # noqa: E501
     judge_lang: Annotated[str | None, typer.Option(help="Judge template language: zh | en | auto.", show_default="auto")] = None,  # noqa: E501
-    calibration: Annotated[Path | None, typer.Option(help="A Task 1 run of the judge on replies with real users' labels: its Good-Acc and Bad-Acc correct the judge's Good% (docs/TRUST.md). Without --judge: attached to the run's judges that it measured, with no judge call.", show_default="none")] = None,  # noqa: E501
+    calibration: Annotated[Path | None, typer.Option(metavar="T1_RUN_DIR", help="A Task 1 run of the judge on replies with real users' labels: its Good-Acc and Bad-Acc correct the judge's Good% (docs/TRUST.md). Without --judge: attached to the run's judges that it measured, with no judge call.", show_default="none")] = None,  # noqa: E501
     strategy_model: Annotated[str | None, typer.Option(help="Task 3 runs: PROVIDER:MODEL that labels each recovery's strategy (with or without --judge).", show_default="none")] = None,  # noqa: E501
     strategy_arg: Annotated[list[str] | None, typer.Option("--strategy-arg", help="KEY=VALUE for the strategy model's provider.", show_default="none")] = None,  # noqa: E501
     primary: Annotated[bool | None, typer.Option("--primary/--no-primary", help="Make this the run's primary judge (default: when it has none).", show_default="when the run has no primary judge")] = None,  # noqa: E501

@@ -18,7 +18,7 @@ def build(
     paths: Annotated[list[str], typer.Argument(help="Run directories of any task, globs or parent directories.")],
     out: Annotated[Path, typer.Option(help="The site directory (created).")],
     judge: Annotated[str | None, typer.Option("--judge", "-j", help="Tasks 2/3: rank by this judge (spec, label or key).", show_default="each run's primary judge")] = None,  # noqa: E501
-    calibration: Annotated[list[Path] | None, typer.Option(help="Tasks 2/3: a Task 1 run of a judge; its error rates correct that judge's Good% (repeatable).", show_default="the runs' own calibrations")] = None,  # noqa: E501
+    calibration: Annotated[list[Path] | None, typer.Option(metavar="T1_RUN_DIR", help="Tasks 2/3: a Task 1 run of a judge; its error rates correct that judge's Good% (repeatable).", show_default="the runs' own calibrations")] = None,  # noqa: E501
     n_boot: Annotated[int | None, typer.Option("--n-boot", min=1, help="Bootstrap rounds of the paired differences (as `uxbench leaderboard`).", show_default="2000")] = None,  # noqa: E501
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
     models: Annotated[str | None, typer.Option(help="A model table (YAML) extending the bundled one.")] = None,

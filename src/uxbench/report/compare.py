@@ -11,6 +11,7 @@ from uxbench.errors import UxbenchError
 from uxbench.metrics.judge import CONVENTIONS
 from uxbench.metrics.paired import mcnemar, paired_bootstrap_diff
 from uxbench.metrics.power import avg_acc_design, mdd_entry
+from uxbench.report.settings_diff import differences, manifest_setup
 from uxbench.runs.records import SampleRecord
 from uxbench.runs.store import SAMPLES_DB, SUMMARY, RunStore
 from uxbench.runs.summary import check_summary
@@ -157,7 +158,18 @@ def run_row(
     return row
 
 
-def _unique_labels(rows: list[dict[str, Any]]) -> None:
+def _unique_labels(rows: list[dict[str, Any]], manifests: Sequence[dict[str, Any] | None]) -> None:
+    """Runs of one model are named by what differs between them (`strategy=cot`), as the leaderboard names them;
+    runs that differ in nothing recorded, by their run id."""
+    by_model: dict[str, list[int]] = {}
+    for i, row in enumerate(rows):
+        by_model.setdefault(row["label"], []).append(i)
+    for members in by_model.values():
+        if len(members) > 1:
+            setups = [manifest_setup(manifests[i] or {}) for i in members]
+            for i, diff in zip(members, differences(setups), strict=True):
+                if diff:
+                    rows[i]["label"] += " (" + ", ".join(f"{k}={v}" for k, v in diff.items()) + ")"
     seen: dict[str, int] = {}
     for row in rows:
         seen[row["label"]] = seen.get(row["label"], 0) + 1
@@ -185,7 +197,7 @@ def report_from_summaries(
         check_summary(summary, where)
         _check_metrics(summary, task, where)
         rows.append(run_row(summary, manifest=manifest, run_dir=run_dir))
-    _unique_labels(rows)
+    _unique_labels(rows, manifests or [None] * len(rows))
     tasks = {r["task"] for r in rows}
     if len(tasks) > 1:
         raise UxbenchError(f"Cannot compare runs of different tasks: {', '.join(sorted(map(str, tasks)))}.")

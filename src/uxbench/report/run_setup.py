@@ -7,33 +7,14 @@ why the figures differ. A run whose manifest carries a readable `label` is named
 
 from __future__ import annotations
 
-import hashlib
-from typing import Any
-
 from uxbench.report.run_data import RunData
-
-_SKIP = {"task", "likert_threshold", "max_chars"}
-"""Task settings never shown: the task itself, and a derived copy (likert_threshold is `threshold`)."""
-_SHORT = 24
-
-
-def _short(value: Any) -> str:
-    text = "none" if value is None else str(value)
-    if len(text) <= _SHORT:
-        return text
-    return f"{text[:_SHORT - 10].rstrip()}… #{hashlib.sha256(text.encode()).hexdigest()[:6]}"
+from uxbench.report.settings_diff import differences, manifest_setup, short_text
 
 
 def setup_of(run: RunData, judge: str | None = None) -> dict[str, str]:
-    """A run's settings as short text: its task settings, the judge ranking it (spec, mode and the settings of
-    its protocol) and its model's provider arguments (secrets are already redacted in the manifest)."""
-    out: dict[str, str] = {}
-    for key, value in sorted((run.manifest.get("task_config") or {}).items()):
-        if key not in _SKIP:
-            out[key] = _short(value)
-    model = run.manifest.get("model") if isinstance(run.manifest.get("model"), dict) else {}
-    for key, value in sorted(((model or {}).get("args") or {}).items()):
-        out[f"arg.{key}"] = _short(value)
+    """A run's settings as short text: `manifest_setup`, and the judge ranking it (spec, mode and the settings of
+    its protocol)."""
+    out = manifest_setup(run.manifest)
     if judge is not None:
         info = run.judges.get(judge) or {}
         out["judge"] = str(info.get("spec") or judge)
@@ -41,15 +22,8 @@ def setup_of(run: RunData, judge: str | None = None) -> dict[str, str]:
         out["judge_mode"] = str(info.get("mode") or settings.get("mode") or "")
         for key in ("strategy", "threshold", "lang"):
             if key in settings:
-                out[f"judge_{key}"] = _short(settings[key])
+                out[f"judge_{key}"] = short_text(settings[key])
     return out
-
-
-def differences(setups: list[dict[str, str]]) -> list[dict[str, str]]:
-    """Per setup, the settings whose value is not the same in all of them."""
-    keys = sorted({k for s in setups for k in s})
-    varying = [k for k in keys if len({s.get(k) for s in setups}) > 1]
-    return [{k: s.get(k, "none") for k in varying} for s in setups]
 
 
 def label_runs(runs: list[RunData], judges: list[str | None] | None = None) -> list[dict[str, str]]:

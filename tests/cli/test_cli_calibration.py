@@ -73,6 +73,19 @@ def test_run_with_calibration_gives_the_corrected_rate(root: Path) -> None:
     assert "Corrected" in text and "60.0 [" in text and "J = 0.500" in text
 
 
+def test_recovery_rate_is_corrected_too(root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Task 3: the Recovery Rate gets the same correction. The demo cases carry no marker, so the judge calls
+    every recovery bad: a raw 0% lies below what this judge can produce (1 - sp = 30%), clipped and flagged."""
+    monkeypatch.setenv("UXBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    result = invoke("run", "--task", "recovery", "--model", "scripted:echo", "--judge", JUDGE, "--judge-mode",
+                    "pointwise", "--calibration", root / "t1", "--out", tmp_path / "rec", "--quiet")
+    assert result.exit_code == 0, result.output
+    corrected = _judge(tmp_path / "rec")["corrected"]["scored_only"]  # type: ignore[index]
+    assert corrected["raw"]["value"] == 0.0 and corrected["value"] == 0.0
+    assert [f["code"] for f in corrected["flags"]] == ["outside_range"]
+    assert "Corrected" in result.stdout and "outside what this judge can produce" in result.stdout
+
+
 def test_score_attaches_a_calibration_without_calling_the_judge(root: Path) -> None:
     assert "corrected" not in _judge(root / "e60ux")
     result = invoke("score", root / "e60ux", "--calibration", root / "t1")

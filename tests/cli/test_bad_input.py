@@ -52,7 +52,6 @@ def R(*args: str, codes: tuple[int, ...] = (2,), needle: str | None = None, serv
 FIXED_ON_BRANCH: dict[str, tuple[str, ...]] = {
     # Rows (and tests) that fail on this branch and pass once the named branch is merged: strict xfail, so a
     # row that starts passing is noticed. When a branch lands, delete its line here (nothing else to edit).
-    "issue-19": ("leaderboard-unknown-judge", "site-unknown-judge", "leaderboard-failed-primaries"),
 }
 _OWNER = {name: branch for branch, names in FIXED_ON_BRANCH.items() for name in names}
 

@@ -12,7 +12,7 @@ from uxbench.metrics.agreement import cohen_kappa
 from uxbench.metrics.bias import length_controlled_rates, self_preference_matrix
 from uxbench.metrics.correlation import correlation, trend
 from uxbench.metrics.proportions import wilson_ci
-from uxbench.metrics.ranking import diff_contains_zero, paired_rate_diff, shared_ranks
+from uxbench.metrics.ranking import paired_rate_diff, significance_ranks
 from uxbench.metrics.winrate import win_rate
 
 
@@ -150,14 +150,18 @@ def test_win_rate_counts_ties_half() -> None:
     assert win_rate(0, 0, 0)["value"] is None
 
 
-def test_paired_difference_and_shared_ranks() -> None:
+def test_paired_difference_and_significance_ranks() -> None:
     a = [True] * 8 + [False] * 2
     b = [True] * 6 + [False] * 4
     d = paired_rate_diff(a, b, n_boot=500)
     assert d["diff"] == pytest.approx(0.2) and (d["a_only"], d["b_only"]) == (2, 0)
-    assert d["ci_low"] <= 0.2 <= d["ci_high"]
-    assert diff_contains_zero({"ci_low": -0.1, "ci_high": 0.3}) is True
-    assert diff_contains_zero({"ci_low": 0.01, "ci_high": 0.3}) is False
-    assert diff_contains_zero({"diff": None, "ci_low": None, "ci_high": None}) is None
-    assert shared_ranks([False, True, False, True, True]) == [1, 1, 3, 3, 3]
-    assert shared_ranks([False, False, False]) == [1, 2, 3]
+    assert d["ci_low"] <= 0.2 <= d["ci_high"] and 0 < d["p_value"] < 1
+    # A > M > B: only A - B significant (p 0.001 x 3 pairs = 0.003); A - M, M - B not
+    tests = {(0, 1): {"diff": 0.05, "p_value": 0.2}, (1, 2): {"diff": 0.05, "p_value": 0.3},
+             (0, 2): {"diff": 0.10, "p_value": 0.001}}
+    out = significance_ranks([0.6, 0.55, 0.5], tests)
+    assert out["ranks"] == [1, 1, 2] and out["ties"] == [[1], [0, 2], [1]] and out["better_than"][0] == [2]
+    assert out["separability"] == pytest.approx(1 / 3) and out["pairs"][(0, 2)]["p_adjusted"] == pytest.approx(0.003)
+    # an entry without a figure is not ranked; a pair that could not be compared is a tie
+    unranked = significance_ranks([0.6, None, 0.5], {(0, 2): {"diff": 0.1, "p_value": 0.5}})
+    assert unranked["ranks"] == [1, None, 1] and unranked["n_pairs"] == 1

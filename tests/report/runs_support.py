@@ -25,7 +25,7 @@ def judge_key(spec: str) -> str:
 def write_eval_run(
     path: Path, model: str, replies: Sequence[str], judges: dict[str, Sequence[Label]], *,
     scores: dict[str, Sequence[float | None]] | None = None, primary: str | None = None,
-    case_ids: Sequence[str] | None = None, fingerprint: str = "fp-eval",
+    case_ids: Sequence[str] | None = None, fingerprint: str = "fp-eval", modes: dict[str, str] | None = None,
 ) -> Path:
     """A Task 2 run: one case per reply (ids c00, c01, ... unless given), each judge's labels in case order."""
     ids = list(case_ids or [f"c{i:02d}" for i in range(len(replies))])
@@ -45,8 +45,8 @@ def write_eval_run(
                                         label=labels[i], score=score, score_status="full" if score is not None
                                         else "text"))
     store.write_selection(selected)
-    infos = {judge_key(s): {"spec": s, "args": {}, "mode": "pointwise", "settings": {}, "template_hashes": {}}
-             for s in judges}
+    infos = {judge_key(s): {"spec": s, "args": {}, "mode": (modes or {}).get(s, "pointwise"), "settings": {},
+                            "template_hashes": {}} for s in judges}
     manifest: dict[str, Any] = {
         "run_id": path.name, "task": "eval", "task_config": task.config(), "model": {"spec": model, "args": {}},
         "judges": infos, "primary_judge": judge_key(primary or next(iter(judges))) if judges else None,

@@ -86,12 +86,14 @@ def test_different_primary_judges_are_flagged(tmp_path: Path) -> None:
     assert any("different judges" in w for w in board["warnings"])
     write_eval_run(tmp_path / "c", "openai:gpt-4o", ["r"] * 4, {JUDGE: [G] * 4}, case_ids=["x1", "x2", "x3", "x4"],
                    fingerprint="other")
-    board = leaderboard([tmp_path / "a", tmp_path / "c"], n_boot=50)["tasks"]["eval"]
-    labels = [r["label"] for r in board["rows"]]
-    assert labels == ["openai:gpt-4o (a)", "openai:gpt-4o (c)"]  # one model, two runs: told apart
-    assert [r["rank"] for r in board["rows"]] == [1, 2]  # no shared case: not tied
-    assert any("share no scored case" in w for w in board["warnings"])
-    assert any("fingerprints differ" in w for w in board["warnings"])
+    report = leaderboard([tmp_path / "a", tmp_path / "c"], n_boot=50)
+    # two data sets: two tables, each saying which data it is, never one ranking
+    assert sorted(report["tasks"]) == ["eval-fp-eval", "eval-other"]
+    for board_id, board in report["tasks"].items():
+        assert [r["rank"] for r in board["rows"]] == [1] and board["data"]["fingerprint"] in board_id
+    assert any("2 different data sets" in n for n in report["notes"])
+    text = render_leaderboard(report, "table", width=120)
+    assert "on test cases (fp-eval)" in text and "on test cases (other)" in text
 
 
 def test_refusals(tmp_path: Path, root: Path) -> None:
@@ -110,7 +112,7 @@ def test_spec_shared_by_two_judges_needs_the_key(tmp_path: Path) -> None:
     manifest = json.loads((path / "summary.json").read_text(encoding="utf-8"))
     manifest["judges"]["other-key"] = {**manifest["judges"][judge_key(JUDGE)]}
     (path / "summary.json").write_text(json.dumps(manifest), encoding="utf-8")
-    with pytest.raises(ConfigError, match="pass one of these keys"):
+    with pytest.raises(ConfigError, match="Pass one of these labels or keys"):
         leaderboard([path], judge=JUDGE)
 
 

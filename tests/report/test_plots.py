@@ -116,7 +116,7 @@ def test_scaling_points_equal_the_leaderboard(evals: Path) -> None:
         assert p.y == pytest.approx(100 * rows[p.label]["metric"]["value"])
         assert dt.date.fromordinal(int(p.x)).isoformat() == rows[p.label]["released"]
     assert chart.x_is_date and "Spearman rho" in chart.note
-    with pytest.raises(ConfigError, match="release or size"):
+    with pytest.raises(ConfigError, match="release, size or params"):
         scaling(board, "eval", "age")
 
 

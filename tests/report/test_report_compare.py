@@ -23,14 +23,14 @@ Case = tuple[str, str, str | None]
 
 def make_run(
     root: Path, name: str, model: str, cases: Sequence[Case], *, demo: bool = False,
-    errors: frozenset[str] = frozenset(),
+    errors: frozenset[str] = frozenset(), task_config: dict[str, str] | None = None,
 ) -> Path:
     """A finished judge run: manifest, one record per case, summary with judge_metrics output."""
     path = root / name
     with RunStore(path) as store:
         store.write_manifest({
             "run_id": name, "task": "judge", "model": {"spec": model, "args": {}},
-            "task_config": {"formulation": "binary"},
+            "task_config": task_config or {"formulation": "binary"},
             "data": {"description": "unit cases", "fingerprint": "fp1"},
         })
         for i, (cid, gold, pred) in enumerate(cases):
@@ -126,7 +126,7 @@ def test_paired_counts_errors_as_wrong_and_flags_gold_mismatch(tmp_path: Path) -
     pa = make_run(tmp_path, "a", "m", a)
     pb = make_run(tmp_path, "b", "m", b, errors=frozenset({"c2"}))
     rep = compare_runs([pa, pb], n_boot=100)
-    assert [r["label"] for r in rep["runs"]] == ["m (a)", "m (b)"]
+    assert [r["label"] for r in rep["runs"]] == ["m (a)", "m (b)"]  # nothing recorded differs: the run ids
     (p,) = rep["paired"]
     assert p["n_gold_mismatch"] == 1 and p["n_matched"] == 2
     assert p["mcnemar"]["b_only"] == 1 and p["mcnemar"]["a_only"] == 0
@@ -182,3 +182,14 @@ def test_report_from_summaries_rejects_mixed_tasks(two_runs: tuple[Path, Path]) 
         report_from_summaries([])
     with pytest.raises(UxbenchError):
         report_from_summaries([s, {**s, "task": "eval"}])
+
+
+def test_runs_of_one_model_are_named_by_what_differs(tmp_path: Path) -> None:
+    """Issue 17 item 4: a Task 1 report over runs of one model says which settings set them apart."""
+    a, b = _cases()
+    pa = make_run(tmp_path, "a", "m", a, task_config={"formulation": "binary", "strategy": "zero_shot"})
+    pb = make_run(tmp_path, "b", "m", b, task_config={"formulation": "binary", "strategy": "cot"})
+    pc = make_run(tmp_path, "c", "other", a)
+    rep = compare_runs([pa, pb, pc], n_boot=50)
+    assert [r["label"] for r in rep["runs"]] == ["m (strategy=zero_shot)", "m (strategy=cot)", "other"]
+    assert {p["other"] for p in rep["paired"]} == {"m (strategy=cot)", "other"}

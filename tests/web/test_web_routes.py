@@ -19,6 +19,7 @@ pytest.importorskip("httpx")
 from fastapi.testclient import TestClient
 from web_support import LOOPBACK, XSS_CASE
 
+from uxbench.metrics.proportions import DEFAULT_N_BOOT
 from uxbench.runs.curation import CURATION_DB, Curation
 from uxbench.runs.store import RunStore
 from uxbench.web.app import create_app
@@ -279,7 +280,7 @@ def test_compare_of_two_task2_runs_gives_the_paired_rate_difference(served: dict
                         base_url=LOOPBACK)
     html = client.get("/compare", params={"a": "ea", "b": "eb"}).text
     expected = paired_rate_diff([x == "good" for x in ["good", "good", "bad"] * 4],
-                                [x == "good" for x in ["good", "bad", "good"] * 4], n_boot=1000)
+                                [x == "good" for x in ["good", "bad", "good"] * 4], n_boot=DEFAULT_N_BOOT)
     assert "<b>8</b> with different verdicts" in html
     figure = f"= {100 * expected['diff']:+.1f} [{100 * expected['ci_low']:.1f}, {100 * expected['ci_high']:.1f}]"
     assert figure in " ".join(html.split())

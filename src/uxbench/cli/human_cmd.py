@@ -12,7 +12,7 @@ from uxbench.cli.options import format_option
 app = typer.Typer(no_args_is_help=True, add_completion=False)
 
 
-@app.command("new", help="Create a study: N items stratified by class, one unguessable link per annotator.")
+@app.command("new", help="Create a study: N items (a run's replies drawn at random, Task 1 cases stratified by class), one unguessable link per annotator.")  # noqa: E501
 def new(
     source: Annotated[list[str], typer.Option("--from", help="A run directory, or Task 1 data (a file, a directory, demo); with --mode pairwise also two Task 2/3 runs (--from A --from B).")],  # noqa: E501
     out: Annotated[Path, typer.Option(help="The study directory to create.")],
@@ -20,13 +20,15 @@ def new(
     annotators: Annotated[int, typer.Option(min=1, help="Annotators (one link each).")] = 3,
     mode: Annotated[str, typer.Option(help="pointwise (good / bad) or pairwise (A / B: a good and a bad reply).")] = "pointwise",  # noqa: E501
     seed: Annotated[int, typer.Option(help="Seed of the draw and of each annotator's order.")] = 0,
+    draw: Annotated[str | None, typer.Option(help="pointwise: random (every reply equally likely: what a human-anchored Good% needs) or stratified (by class, or by the primary judge's verdict).", show_default="random for a Task 2/3 run, else stratified")] = None,  # noqa: E501
     base_url: Annotated[str, typer.Option(help="Where the study will be served, for the printed links.")] = "http://127.0.0.1:8321",
 ) -> None:
     from uxbench.human.study import Study
 
-    study = Study.create(out, source, n=n, annotators=annotators, mode=mode, seed=seed)
+    study = Study.create(out, source, n=n, annotators=annotators, mode=mode, seed=seed, draw=draw)
     meta = study.meta()
-    typer.echo(f"Study of {meta['n']} {mode} items from {meta['source']} in {out}.")
+    how = f", drawn {meta['draw']} from {meta['population']} (seed {seed})" if meta.get("draw") else ""
+    typer.echo(f"Study of {meta['n']} {mode} items from {meta['source']}{how} in {out}.")
     typer.echo(f"Serve it with: uxbench human serve {out}   Links (give each annotator only their own):")
     for a in study.annotators():
         typer.echo(f"  {a.name}: {base_url.rstrip('/')}/h/{a.token}")
@@ -53,17 +55,18 @@ def serve_study(
           allow_hosts=allow_host or (), annotator_only=True)
 
 
-@app.command("results", help="Accuracy per annotator (Wilson CI), Fleiss' kappa, human-judge agreement.")
+@app.command("results", help="Accuracy per annotator (Wilson CI), Fleiss' kappa, human-judge agreement, and the human-anchored Good% of a run.")  # noqa: E501
 def results(
     study_dir: Annotated[Path, typer.Argument(help="The study directory.")],
     format: Annotated[str, format_option("table", "json")] = "table",
+    annotators: Annotated[str, typer.Option(help="Human-anchored Good%: majority (an item's majority label; a tie counts half) or each (one estimate per annotator).")] = "majority",  # noqa: E501
 ) -> None:
     import json
 
     from uxbench.human.results import results_text, study_results
     from uxbench.human.study import Study
 
-    report = study_results(Study.open(study_dir))
+    report = study_results(Study.open(study_dir), anchor_by=annotators)
     typer.echo(json.dumps(report, ensure_ascii=False, indent=2) if format == "json" else results_text(report),
                nl=format == "json")
 

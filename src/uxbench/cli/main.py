@@ -19,6 +19,7 @@ from uxbench.cli import (
     leaderboard_cmd,
     mine_cmd,
     pairwise_cmd,
+    plan_cmd,
     plot_cmd,
     report_cmd,
     run_cmd,
@@ -136,6 +137,9 @@ app.command("bias", help="Judge biases over scored runs: self-preference, length
 )
 app.command("leaderboard", help="Rank runs of every task with CIs and honest ties; metadata and scaling trends.")(
     leaderboard_cmd.leaderboard
+)
+app.command("plan", help="How many cases a difference needs (paired, 80% power), from pilot runs or a stated rate.")(
+    plan_cmd.plan
 )
 app.command("plot", help="Draw a PNG or SVG: per-scenario bars, reliability, self-preference, scaling, mining "
                     "funnel or signal rates.")(plot_cmd.plot)

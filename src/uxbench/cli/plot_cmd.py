@@ -21,7 +21,7 @@ def plot(
     out: Annotated[Path, typer.Option("--out", "-o", help="Output file; .png or .svg chooses the format.")],
     task: Annotated[str | None, typer.Option(
         help="selfpref, scaling: eval | recovery | judge.", show_default="the first task the runs hold")] = None,
-    by: Annotated[str, typer.Option(help="scaling: release | size.")] = "release",
+    by: Annotated[str, typer.Option(help="scaling: release | size | params.")] = "release",
     n_boot: Annotated[int, typer.Option(min=1, help="selfpref, scaling: bootstrap rounds of the CIs.")] = 1000,
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
 ) -> None:

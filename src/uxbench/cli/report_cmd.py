@@ -21,14 +21,20 @@ def report(
         show_default=f"the stored summaries; {DEFAULT_N_BOOT} for the paired tests")] = None,
     seed: Annotated[int | None, typer.Option(
         help="Bootstrap seed; like --n-boot, recomputes the summaries from the stored records.", show_default="0")] = None,  # noqa: E501
+    judge: Annotated[str | None, typer.Option("--judge", "-j", help="Tasks 2/3: the judge whose figures head the table (its PROVIDER:MODEL spec, its label or its key).", show_default="each run's primary judge")] = None,  # noqa: E501
+    calibration: Annotated[list[Path] | None, typer.Option(metavar="T1_RUN_DIR", help="Tasks 2/3: a Task 1 run of a judge on labelled replies; its error rates correct that judge's Good% in this report (repeatable; the run directories are unchanged; docs/TRUST.md).", show_default="the runs' own calibrations")] = None,  # noqa: E501
 ) -> None:
+    from uxbench.errors import ConfigError
     from uxbench.report.compare import compare_views, load_run
     from uxbench.report.render import render, render_summary
 
     rounds, boot_seed = n_boot or DEFAULT_N_BOOT, seed or 0
     if any(_task_of(path) != "judge" for path in run_dirs):
-        _report_generative(run_dirs, format, n_boot, seed)
+        _report_generative(run_dirs, format, n_boot, seed, judge, calibration or [])
         return
+    if judge is not None or calibration:
+        raise ConfigError("--judge and --calibration apply to Task 2/3 runs; in Task 1 the model under test is the "
+                          "judge.")
     if n_boot is None and seed is None:
         views = [load_run(path) for path in run_dirs]
     else:
@@ -55,14 +61,19 @@ def _task_of(path: Path) -> str:
         store.close()
 
 
-def _report_generative(run_dirs: list[Path], format: str, n_boot: int | None, seed: int | None) -> None:
-    """Runs of Tasks 2/3 (or a mix of tasks): each run's summary, and with several runs one headline table.
-    Ranking with paired tests is `uxbench leaderboard`."""
+def _report_generative(run_dirs: list[Path], format: str, n_boot: int | None, seed: int | None, judge: str | None,
+                       calibration: list[Path]) -> None:
+    """Runs of Tasks 2/3 (or a mix of tasks): each run's summary, and with several runs one headline table with
+    the paired differences from the first run of each task. Ranking every pair is `uxbench leaderboard`."""
     from uxbench.errors import UxbenchError
+    from uxbench.orchestrate.calibration import load_calibration_run
     from uxbench.report.generative import render_generative_summary
-    from uxbench.report.protocol import render_protocol
+    from uxbench.report.generative_report import calibrate_summary, generative_report, render_generative_report
     from uxbench.report.render import render_summary
     from uxbench.report.resummarize import recomputed_summary
+    from uxbench.report.run_data import load_run_data
+
+    calibrations = [load_calibration_run(p) for p in calibration]
 
     summaries = []
     for path in run_dirs:
@@ -80,17 +91,28 @@ def _report_generative(run_dirs: list[Path], format: str, n_boot: int | None, se
         else:
             summary = recomputed_summary(path, n_boot=n_boot or DEFAULT_N_BOOT, seed=seed or 0)[2]
         summaries.append(summary)
-    if format == "json":
-        import json
-
-        typer.echo(json.dumps(summaries if len(summaries) > 1 else summaries[0], ensure_ascii=False, indent=2))
-        return
     if len(summaries) > 1:
-        typer.echo(render_protocol(summaries, format))  # type: ignore[arg-type]
-        typer.echo("Ranked, with paired tests between runs on the same cases: uxbench leaderboard "
+        report = generative_report([load_run_data(p) for p in run_dirs], summaries, judge=judge,
+                                   calibrations=calibrations, n_boot=n_boot or DEFAULT_N_BOOT, seed=seed or 0)
+        typer.echo(render_generative_report(report, format), nl=False)  # type: ignore[arg-type]
+        typer.echo("Every pair ranked, with ties and separability: uxbench leaderboard "
                    + " ".join(str(p) for p in run_dirs), err=True)
         return
     summary = summaries[0]
+    if judge is not None and summary.get("task") != "judge":
+        from uxbench.report.generative_report import choose_judge
+        from uxbench.report.leaderboard import check_judge_known
+
+        run = load_run_data(run_dirs[0])
+        check_judge_known([run], judge)
+        choose_judge(summary, run, judge)
+    for note in calibrate_summary(summary, calibrations):
+        typer.secho(f"note: {note}", err=True, fg=typer.colors.YELLOW)
+    if format == "json":
+        import json
+
+        typer.echo(json.dumps(summary, ensure_ascii=False, indent=2))
+        return
     if summary.get("task") == "judge":
         typer.echo(render_summary(summary, format))  # type: ignore[arg-type]
     else:

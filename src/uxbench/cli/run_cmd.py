@@ -66,6 +66,7 @@ def run(
     primary: Annotated[bool | None, typer.Option("--primary/--no-primary", help=_PRIMARY_HELP, show_default="when the run has no primary judge", rich_help_panel=_J)] = None,  # noqa: E501
     judge_mode: Annotated[str | None, typer.Option(help="grm (one token, verdict from p(good) / (p(good) + p(bad))) or pointwise (the judge writes its verdict: LLM-as-a-judge for judges without logprobs).", show_default="grm", rich_help_panel=_J)] = None,  # noqa: E501
     grm_threshold: Annotated[float | None, typer.Option(help="GRM: a reply is good when p(good) >= this.", show_default="0.5", rich_help_panel=_J)] = None,  # noqa: E501
+    calibration: Annotated[Path | None, typer.Option(metavar="T1_RUN_DIR", help="Tasks 2/3: a Task 1 run of the judge on replies with real users' labels; its Good-Acc and Bad-Acc correct the judge's Good% (shown beside the raw one; docs/TRUST.md).", show_default="none: raw Good% only", rich_help_panel=_J)] = None,  # noqa: E501
     judge_strategy: Annotated[str | None, typer.Option(help="pointwise judge: zero_shot | cot | few_shot | user_modeling.", show_default="zero_shot", rich_help_panel=_J)] = None,  # noqa: E501
     judge_lang: Annotated[str | None, typer.Option(help="Judge template language: zh | en | auto. A judge trained on Chinese answers (the UXBench GRM: 好/差) needs zh.", show_default="en with the embedded judge, else auto", rich_help_panel=_J)] = None,  # noqa: E501
     strategy_model: Annotated[str | None, typer.Option(help="Task 3: PROVIDER:MODEL that also labels each recovery's strategy (apology, agreement, error_diagnosis, humor, direct_fix, clarification); rules always label it.", show_default="none: rules only", rich_help_panel=_J)] = None,  # noqa: E501
@@ -131,6 +132,9 @@ def run(
         )
     elif judge_arg or judge_mode or grm_threshold is not None or primary is not None:
         raise ConfigError("--judge-arg, --judge-mode, --grm-threshold and --primary need --judge (Tasks 2/3 only).")
+    if calibration is not None and judge_spec is None:
+        raise ConfigError("--calibration corrects a judge's Good%: it needs --task eval or recovery and a judge "
+                          "(--judge, or the embedded model's).")
     if judge is not None and not generative:
         raise ConfigError(
             "Task 1 has no judge step: the model under test (--model) is the judge. Drop --judge, or add "
@@ -173,6 +177,7 @@ def run(
             task=name, model=spec_model, model_args=args, judge=judge_spec if name != "judge" else None,
             make_primary=primary,
             strategy_model=strategy_spec if name == "recovery" else None,
+            calibration=calibration if name != "judge" else None,
             data=data, curation=curation, split=split, limit=limit, concurrency=concurrency, task_options=opts,
             summary=SummaryOptions(n_boot=n_boot, seed=ci_seed),
             out=(out / name if out is not None and len(tasks) > 1 else out), fresh=fresh,

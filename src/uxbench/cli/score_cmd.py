@@ -21,6 +21,7 @@ def score(
     grm_threshold: Annotated[float | None, typer.Option(help="GRM: good when p(good) >= this.", show_default="0.5", rich_help_panel=_J)] = None,  # noqa: E501
     judge_strategy: Annotated[str | None, typer.Option(help="pointwise: zero_shot | cot | few_shot | user_modeling.", show_default="zero_shot", rich_help_panel=_J)] = None,  # noqa: E501
     judge_lang: Annotated[str | None, typer.Option(help="Judge template language: zh | en | auto. A judge trained on Chinese answers (the UXBench GRM: 好/差) needs zh.", show_default="auto", rich_help_panel=_J)] = None,  # noqa: E501
+    calibration: Annotated[Path | None, typer.Option(metavar="T1_RUN_DIR", help="A Task 1 run of the judge on replies with real users' labels: its Good-Acc and Bad-Acc correct the judge's Good% (docs/TRUST.md). Without --judge: attached to the run's judges that it measured, with no judge call.", show_default="none", rich_help_panel=_J)] = None,  # noqa: E501
     primary: Annotated[bool | None, typer.Option("--primary/--no-primary", help="Make --judge the run's primary judge even when the run has another one (--no-primary: never). The first judge of a run is its primary judge; a later one scores beside it.", show_default="when the run has no primary judge", rich_help_panel=_J)] = None,  # noqa: E501
     strategy_model: Annotated[str | None, typer.Option(help="Task 3 runs: PROVIDER:MODEL that labels each recovery's strategy (with or without --judge).", show_default="none", rich_help_panel=_J)] = None,  # noqa: E501
     strategy_arg: Annotated[list[str] | None, typer.Option("--strategy-arg", metavar="KEY=VALUE", help="An argument of the strategy model's provider (as -M).", show_default="none", rich_help_panel=_J)] = None,  # noqa: E501
@@ -41,7 +42,7 @@ def score(
     from uxbench.errors import ConfigError
     from uxbench.models.registry import parse_model_args
     from uxbench.orchestrate.relabel import label_run
-    from uxbench.orchestrate.rescore import score_run
+    from uxbench.orchestrate.rescore import calibrate_run, score_run
     from uxbench.orchestrate.spec import JudgeSpec, StrategySpec
     from uxbench.report.generative import render_generative_summary
     from uxbench.report.strategies import render_strategies, unlabelled_recoveries
@@ -54,9 +55,9 @@ def score(
     judge_mode_options(judge_mode, grm_threshold=grm_threshold, judge_strategy=judge_strategy)
     if no_cache and cache_path is not None:
         raise ConfigError("--cache-path names a response cache and --no-cache turns the cache off: drop one.")
-    if judge is None and strategy_model is None:
+    if judge is None and strategy_model is None and calibration is None:
         raise ConfigError("Name a judge (--judge PROVIDER:MODEL), a strategy model (--strategy-model, Task 3 runs), "
-                          "or both.")
+                          "a calibration run (--calibration), or several.")
     if judge is None and (judge_arg or judge_mode or grm_threshold is not None or judge_strategy or judge_lang):
         raise ConfigError("--judge-arg, --judge-mode, --grm-threshold, --judge-strategy and --judge-lang need --judge.")
     if strategy_model is None and strategy_arg:
@@ -74,8 +75,11 @@ def score(
             result = asyncio.run(score_run(
                 run_dir, spec, summary_options=summary_options, make_primary=primary, use_cache=not no_cache,
                 cache_path=cache_path, max_attempts=max_attempts, timeout_s=timeout, progress=progress,
+                calibration=calibration,
             ))
             judge_key = str((result.summary.get("scoring") or {}).get("judge") or "")
+        elif calibration is not None:
+            result = asyncio.run(calibrate_run(run_dir, calibration, summary_options=summary_options))
         if strategy_model is not None:
             labeller = StrategySpec(model=strategy_model, concurrency=concurrency,
                                     args=parse_model_args(strategy_arg, option="--strategy-arg"))

@@ -17,8 +17,9 @@ app = typer.Typer(no_args_is_help=True, add_completion=False)
 def build(
     paths: Annotated[list[str], typer.Argument(help="Run directories of any task, globs or parent directories.")],
     out: Annotated[Path, typer.Option(help="The site directory (created).")],
-    judge: Annotated[str | None, typer.Option("--judge", "-j", help="Tasks 2/3: rank by this judge (key or spec).", show_default="each run's primary judge")] = None,  # noqa: E501
-    n_boot: Annotated[int, typer.Option("--n-boot", min=1, help="Bootstrap rounds of the paired differences.")] = 2000,
+    judge: Annotated[str | None, typer.Option("--judge", "-j", help="Tasks 2/3: rank by this judge (spec, label or key).", show_default="each run's primary judge")] = None,  # noqa: E501
+    calibration: Annotated[list[Path] | None, typer.Option(metavar="T1_RUN_DIR", help="Tasks 2/3: a Task 1 run of a judge; its error rates correct that judge's Good% (repeatable).", show_default="the runs' own calibrations")] = None,  # noqa: E501
+    n_boot: Annotated[int | None, typer.Option("--n-boot", min=1, help="Bootstrap rounds of the paired differences (as `uxbench leaderboard`).", show_default="2000")] = None,  # noqa: E501
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
     models: Annotated[str | None, typer.Option(help="A model table (YAML) extending the bundled one.", show_default="the bundled table and $UXBENCH_MODELS")] = None,  # noqa: E501
     title: Annotated[str, typer.Option(help="The page title.")] = "UXBench leaderboard",
@@ -27,8 +28,9 @@ def build(
 
     require_web()
     from uxbench.data.model_meta import ModelTable
+    from uxbench.metrics.proportions import DEFAULT_N_BOOT
     from uxbench.web.site import build_site
 
-    index = build_site(paths, out, judge=judge, n_boot=n_boot, seed=seed, table=ModelTable.default(models),
-                       title=title)
+    index = build_site(paths, out, judge=judge, calibration=calibration or [], n_boot=n_boot or DEFAULT_N_BOOT,
+                       seed=seed, table=ModelTable.default(models), title=title)
     typer.echo(f"Site written: {index} (open it in a browser, or publish {out} as it is)")

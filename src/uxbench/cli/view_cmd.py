@@ -34,6 +34,8 @@ def view(
     allow_host: Annotated[list[str] | None, typer.Option("--allow-host", metavar="NAME", help=ALLOW_HOST_HELP, show_default=False)] = None,  # noqa: E501
     study: Annotated[Path | None, typer.Option(help="Also serve the annotator pages of this study directory (`uxbench human new`).", show_default="none")] = None,  # noqa: E501
     index_dir: Annotated[Path | None, typer.Option(help="Where the sample indexes are kept.", show_default="~/.cache/uxbench/view")] = None,  # noqa: E501
+    n_boot: Annotated[int | None, typer.Option("--n-boot", min=1, help="Bootstrap rounds of the leaderboard and the comparisons (as `uxbench leaderboard --n-boot`).", show_default="2000")] = None,  # noqa: E501
+    seed: Annotated[int, typer.Option(help="Bootstrap seed (as `uxbench leaderboard --seed`).")] = 0,
 ) -> None:
     from uxbench.web.serve import preflight
 
@@ -47,4 +49,4 @@ def view(
     opened = Study.open(study) if study is not None else None
     serve(catalog, host=host, port=port, index_dir=index_dir, study=opened, echo=typer.echo,
           err=lambda m: typer.secho(m, fg=typer.colors.YELLOW, err=True), study_links=opened is not None,
-          allow_hosts=allow_host or ())
+          allow_hosts=allow_host or (), n_boot=n_boot, seed=seed)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from uxbench.human.anchored import anchored_lines, human_anchored
 from uxbench.human.study import Study
 from uxbench.metrics.agreement import cohen_kappa, fleiss_kappa
 from uxbench.metrics.proportions import proportion
@@ -21,7 +22,7 @@ def _majority(choices: list[str]) -> str | None:
     return top[0][0] if len(top) == 1 or top[0][1] > top[1][1] else None
 
 
-def study_results(study: Study, *, n_boot: int = 2000, seed: int = 0) -> dict[str, Any]:
+def study_results(study: Study, *, n_boot: int = 2000, seed: int = 0, anchor_by: str = "majority") -> dict[str, Any]:
     meta = study.meta()
     items = study.items()
     annotators = study.annotators()
@@ -56,7 +57,8 @@ def study_results(study: Study, *, n_boot: int = 2000, seed: int = 0) -> dict[st
             "majority_accuracy": proportion(sum(m == lab for m, lab in majority_labelled), len(majority_labelled))
             if majority_labelled else None,
             "human_judge": judges,
-            "preference": {name: proportion(picks.count(name), len(picks)) for name in models} if picks else None}
+            "preference": {name: proportion(picks.count(name), len(picks)) for name in models} if picks else None,
+            "human_anchored": human_anchored(study, annotators=anchor_by)}
 
 
 def export_rows(study: Study) -> list[dict[str, Any]]:
@@ -111,4 +113,5 @@ def results_text(results: dict[str, Any]) -> str:
         for name, r in results["human_judge"].items():
             lines.append(f"  {name}: agreement {pct(r['agreement'])}, Cohen's kappa {_kappa(r)}; "
                          f"judge vs labels {pct(r['accuracy_vs_labels'])}")
+    lines += anchored_lines(results.get("human_anchored") or {})
     return "\n".join(lines) + "\n"

@@ -2,7 +2,10 @@
 and judges' verdicts), one unguessable token per annotator, and their judgments, saved as each is made so that a
 reload resumes where the annotator stopped.
 
-Pointwise: an item is a conversation whose last reply the annotator calls good or bad. Pairwise: two
+Pointwise: an item is a conversation whose last reply the annotator calls good or bad. Items of a Task 1 source are
+drawn stratified by gold class; items of a Task 2/3 run are a uniform random draw of its replies (seeded, with the
+population size recorded), so that the human labels anchor an estimate of the run's Good% (`human.anchored`).
+`draw` chooses otherwise. Pairwise: two
 conversations of opposite gold labels (of one scenario when the data allows), shown as A and B in a random
 order; the annotator picks the better reply, and the label is the side of the good one.
 """
@@ -27,6 +30,7 @@ from uxbench.human.sources import Candidate, from_run, load_candidates
 STUDY_DB = "study.sqlite"
 Mode = Literal["pointwise", "pairwise"]
 CHOICES = {"pointwise": ("good", "bad"), "pairwise": ("A", "B")}
+DRAWS = ("random", "stratified")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -150,8 +154,15 @@ class Study:
     # -- creating ---------------------------------------------------------------------------
     @classmethod
     def create(cls, directory: str | Path, source: str | list[str], *, n: int, annotators: int,
-               mode: str = "pointwise", seed: int = 0) -> Study:
-        """A study drawn from one run or data set, or (pairwise) from two Task 2/3 runs on the same cases."""
+               mode: str = "pointwise", seed: int = 0, draw: str | None = None) -> Study:
+        """A study drawn from one run or data set, or (pairwise) from two Task 2/3 runs on the same cases.
+
+        `draw` (pointwise): random (every reply equally likely; the default for a Task 2/3 run) or stratified (by
+        gold class, or by the primary judge's verdict; the default otherwise)."""
+        if draw is not None and draw not in DRAWS:
+            raise UxbenchError(f"--draw must be random or stratified, not {draw!r}.")
+        if draw is not None and mode != "pointwise":
+            raise UxbenchError("--draw applies to pointwise studies; pairwise items are paired by class or case.")
         sources = [source] if isinstance(source, str) else list(source)
         if not 1 <= len(sources) <= 2 or (len(sources) == 2 and mode != "pairwise"):
             raise UxbenchError("pass one --from, or two Task 2/3 runs with --mode pairwise.")
@@ -169,7 +180,11 @@ class Study:
             rows.extend(pairs)
         elif mode == "pointwise":
             candidates, info = load_candidates(sources[0])
-            for c in _stratified(candidates, n, rng):
+            how = draw or ("random" if info.get("kind") == "run" and info.get("task") != "judge" else "stratified")
+            picked = rng.sample(candidates, min(n, len(candidates))) if how == "random" else \
+                _stratified(candidates, n, rng)
+            info = {**info, "draw": how, "population": str(len(candidates))}
+            for c in picked:
                 rows.append((orjson.dumps({"turns": c.turns}).decode(), c.label, c.stratum,
                              {"case_id": c.case_id, "judges": c.judges, "scenario": c.scenario}))
         else:
@@ -183,8 +198,10 @@ class Study:
         db = study._db()
         try:
             db.execute("BEGIN")
-            meta = {"mode": mode, "source": info["source"], "task": info["task"], "n": str(len(rows)),
-                    "seed": str(seed), "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+            meta: dict[str, str] = {"mode": mode, "source": info["source"], "task": info["task"], "n": str(len(rows)),
+                                    "seed": str(seed),
+                                    "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                                    **{k: str(info[k]) for k in ("draw", "population", "kind") if k in info}}
             db.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
             db.executemany("INSERT INTO items(pos, item_id, shown, label, stratum, hidden) VALUES (?, ?, ?, ?, ?, ?)",
                            [(i, f"i{i + 1:04d}", shown, label, stratum, orjson.dumps(hidden).decode())

@@ -106,3 +106,57 @@ def trend(
     out.update(rho=rho, p_value=min(1.0, p), ci_low=finite_or_none(low), ci_high=finite_or_none(high),
                permutations=int(perms.shape[0]), exact=exact)
     return out
+
+
+def kendall_tau_b(x: NDArray[np.float64], y: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Kendall's tau-b of each row pair of x and y, shape (..., n) -> (...): (concordant - discordant) /
+    sqrt((pairs - ties in x) (pairs - ties in y)); NaN when either row is constant."""
+    i, j = np.triu_indices(x.shape[-1], k=1)
+    sx, sy = np.sign(x[..., i] - x[..., j]), np.sign(y[..., i] - y[..., j])
+    pairs = i.size
+    den = np.sqrt((pairs - np.sum(sx == 0, axis=-1)) * (pairs - np.sum(sy == 0, axis=-1)).astype(float))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(np.where(den > 0, np.sum(sx * sy, axis=-1) / np.where(den > 0, den, 1), np.nan),
+                          dtype=float)
+
+
+def leaderboard_agreement(
+    a: Sequence[Sequence[float]], b: Sequence[Sequence[float]], *, n_boot: int = 2000, seed: int = 0,
+    confidence: float = 0.95,
+) -> dict[str, Any]:
+    """Kendall's tau-b between two judges' leaderboards of the same runs, with a bootstrap interval over cases.
+
+    `a[r][c]` / `b[r][c]`: judge A's / B's verdict (1 good, 0 not; NaN where it gave none) on run r's reply to
+    case c (the same case order in every run). Each leaderboard ranks the runs by their mean verdict; a resample
+    draws cases with replacement and recomputes both leaderboards. Needs 3 runs or more."""
+    xa, xb = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if xa.shape != xb.shape or xa.ndim != 2:
+        raise ValueError(f"the two judges' verdicts must be (runs, cases) arrays of one shape: {xa.shape}, {xb.shape}")
+    runs, cases = xa.shape
+    out: dict[str, Any] = {"n_runs": int(runs), "n_cases": int(cases), "tau": None, "ci_low": None, "ci_high": None,
+                           "method": "Kendall tau-b, percentile bootstrap over cases", "n_boot": n_boot, "seed": seed}
+    if runs < 3 or cases == 0:
+        return out
+    ok_a, ok_b = np.isfinite(xa), np.isfinite(xb)
+    va, vb = np.where(ok_a, xa, 0.0), np.where(ok_b, xb, 0.0)
+
+    def rates(values: NDArray[np.float64], ok: NDArray[np.bool_], weights: NDArray[np.float64]) -> NDArray[np.float64]:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.asarray((weights @ values.T) / (weights @ ok.T.astype(float)), dtype=float)
+
+    ones = np.ones((1, cases))
+    point = kendall_tau_b(rates(va, ok_a, ones), rates(vb, ok_b, ones))[0]
+    out["tau"] = finite_or_none(float(point))
+    if out["tau"] is None:
+        return out
+    rng = np.random.default_rng(seed)
+    taus = np.empty(n_boot)
+    chunk = max(1, 2_000_000 // cases)
+    for start in range(0, n_boot, chunk):
+        rounds = min(chunk, n_boot - start)
+        weights = np.zeros((rounds, cases))
+        np.add.at(weights, (np.repeat(np.arange(rounds), cases), rng.integers(0, cases, size=rounds * cases)), 1.0)
+        taus[start:start + rounds] = kendall_tau_b(rates(va, ok_a, weights), rates(vb, ok_b, weights))
+    low, high = percentile_interval(taus, confidence)
+    out.update(ci_low=finite_or_none(low), ci_high=finite_or_none(high))
+    return out

@@ -10,6 +10,7 @@ from numpy.typing import NDArray
 from scipy.stats import binomtest, chi2
 
 from uxbench.metrics.proportions import finite_or_none, multinomial_resample, percentile_interval
+from uxbench.metrics.ranking import bootstrap_test
 
 # Below this many discordant pairs the chi-square approximation is poor; use the exact test.
 EXACT_BELOW = 25
@@ -99,6 +100,7 @@ def paired_bootstrap_diff(
     reps = _avg_acc_diff([multinomial_resample(t, n_boot, rng) for t in tables])
     low, high = percentile_interval(reps, confidence) if defined else (float("nan"), float("nan"))
     diff = float(_avg_acc_diff(tables)) if defined else None
+    test = bootstrap_test(finite_or_none(diff), reps) if defined else {"se": None, "p_value": None}
     return {
         "n": int(a.shape[0]),
         "n_good": int(tables[0].sum()),
@@ -108,6 +110,9 @@ def paired_bootstrap_diff(
         "diff": finite_or_none(diff),
         "ci_low": finite_or_none(low),
         "ci_high": finite_or_none(high),
+        **test,
+        "discordance": {cls: (int(t[1] + t[2]) / int(t.sum()) if int(t.sum()) else None)
+                        for cls, t in zip(("good", "bad"), tables, strict=True)},
         "method": "paired stratified bootstrap",
         "n_boot": n_boot,
         "seed": seed,

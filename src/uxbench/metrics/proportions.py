@@ -11,6 +11,10 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 from scipy.stats import norm
 
+DEFAULT_N_BOOT = 2000
+"""Bootstrap rounds of every interval by default: the CLI, the web view and the site use this one number (and seed
+0), so the same comparison shows the same interval everywhere."""
+
 # Resample index matrices are built in chunks of at most this many elements (int64: 16 MB),
 # so 100k cases x 2000 rounds never allocates the full 2e8-element matrix.
 MAX_RESAMPLE_ELEMENTS = 2_000_000

@@ -1,13 +1,84 @@
-"""Ranks with honest ties: systems ranked by a metric, neighbours that cannot be told apart share a rank."""
+"""Ranks with honest ties, in the spirit of the Chatbot Arena leaderboard: a system's rank is 1 + the number of
+systems significantly better than it. Every pair is compared by a paired bootstrap of the difference on the cases
+both scored; its two-sided p-value comes from the bootstrap's standard error (normal approximation, so Holm's
+small thresholds are resolved whatever the number of rounds), and significance is decided by Holm's step-down
+adjustment over all the pairs of one table at level alpha (family-wise error below alpha)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
+from scipy.stats import norm
 
 from uxbench.metrics.proportions import finite_or_none, multinomial_resample, percentile_interval
+
+RANK_RULE = ("rank = 1 + the number of entries significantly better (paired bootstrap of the difference on the "
+             "shared cases, two-sided, Holm-adjusted over every pair of the table, alpha {alpha:g})")
+
+
+def bootstrap_test(diff: float | None, replicates: ArrayLike) -> dict[str, float | None]:
+    """{se, p_value} of a difference from its bootstrap replicates: se = their standard deviation, p = 2 (1 -
+    Phi(|diff| / se)). A difference of 0 with se 0 (the systems never disagree) has p = 1."""
+    reps = np.asarray(replicates, dtype=float).ravel()
+    reps = reps[~np.isnan(reps)]
+    if diff is None or reps.size < 2:
+        return {"se": None, "p_value": None}
+    se = float(np.std(reps, ddof=1))
+    if se == 0.0:
+        return {"se": 0.0, "p_value": 1.0 if diff == 0 else 0.0}
+    return {"se": se, "p_value": float(2 * norm.sf(abs(diff) / se))}
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (monotone, capped at 1), in the input order."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [1.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def significance_ranks(values: Sequence[float | None], tests: Mapping[tuple[int, int], dict[str, Any]], *,
+                       alpha: float = 0.05) -> dict[str, Any]:
+    """Ranks of entries from their pairwise tests.
+
+    `values[i]`: entry i's figure (None: not ranked); `tests[(i, j)]`: {diff (value i - value j), p_value} for the
+    pairs that could be compared (shared cases). Returns {ranks (1 + entries significantly better; None for an
+    unranked entry), ties (per entry: the entries it is not significantly different from, or not comparable
+    with), better_than (per entry: those it beats), pairs ({(i, j): {p_adjusted, significant}}), n_pairs,
+    n_compared, n_significant, separability (significant / compared pairs; None without a comparison), alpha}."""
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    k = len(values)
+    keys = [key for key in tests if tests[key].get("p_value") is not None]
+    adjusted = holm([float(tests[key]["p_value"]) for key in keys])
+    pairs = {key: {"p_adjusted": adj, "significant": adj < alpha} for key, adj in zip(keys, adjusted, strict=True)}
+    better: list[list[int]] = [[] for _ in range(k)]
+    ties: list[list[int]] = [[] for _ in range(k)]
+    for i in range(k):
+        for j in range(k):
+            if i == j or values[i] is None or values[j] is None:
+                continue
+            key, sign = ((i, j), 1.0) if (i, j) in tests else ((j, i), -1.0)
+            found = pairs.get(key)
+            if found and found["significant"] and sign * float(tests[key]["diff"]) > 0:
+                better[i].append(j)
+            elif not (found and found["significant"]):
+                ties[i].append(j)
+    beaten_by = [sum(1 for j in range(k) if i in better[j]) for i in range(k)]
+    ranks = [None if values[i] is None else 1 + beaten_by[i] for i in range(k)]
+    n_ranked = sum(v is not None for v in values)
+    n_significant = sum(1 for p in pairs.values() if p["significant"])
+    return {"ranks": ranks, "ties": ties, "better_than": better, "pairs": pairs,
+            "n_pairs": n_ranked * (n_ranked - 1) // 2, "n_compared": len(pairs), "n_significant": n_significant,
+            "separability": n_significant / len(pairs) if pairs else None, "alpha": alpha,
+            "rule": RANK_RULE.format(alpha=alpha)}
 
 
 def paired_rate_diff(
@@ -24,28 +95,13 @@ def paired_rate_diff(
     n = int(x.size)
     a_only, b_only = int(np.sum(x & ~y)), int(np.sum(~x & y))
     out: dict[str, Any] = {"n": n, "a_only": a_only, "b_only": b_only, "diff": None, "ci_low": None,
-                           "ci_high": None, "method": "paired bootstrap", "n_boot": n_boot, "seed": seed}
+                           "ci_high": None, "se": None, "p_value": None, "method": "paired bootstrap",
+                           "n_boot": n_boot, "seed": seed}
     if n == 0:
         return out
     reps = multinomial_resample([a_only, b_only, n - a_only - b_only], n_boot, np.random.default_rng(seed))
-    low, high = percentile_interval((reps[:, 0] - reps[:, 1]) / n, confidence)
-    out.update(diff=(a_only - b_only) / n, ci_low=finite_or_none(low), ci_high=finite_or_none(high))
+    diffs = (reps[:, 0] - reps[:, 1]) / n
+    low, high = percentile_interval(diffs, confidence)
+    diff = (a_only - b_only) / n
+    out.update(diff=diff, ci_low=finite_or_none(low), ci_high=finite_or_none(high), **bootstrap_test(diff, diffs))
     return out
-
-
-def diff_contains_zero(diff: dict[str, Any] | None) -> bool | None:
-    """Whether a paired difference's interval contains 0; None when it has no interval (no shared cases)."""
-    if not diff or diff.get("ci_low") is None or diff.get("ci_high") is None:
-        return None
-    return bool(diff["ci_low"] <= 0.0 <= diff["ci_high"])
-
-
-def shared_ranks(tied_with_previous: Sequence[bool]) -> list[int]:
-    """Competition ranks of systems already sorted best first: entry i shares the rank of entry i - 1 when
-    `tied_with_previous[i]` (its difference from that neighbour is not significant), otherwise its rank is
-    i + 1 (so two systems tied at rank 1 are followed by rank 3). Ties chain: A ~ B and B ~ C put all three
-    on one rank even when A and C differ. `tied_with_previous[0]` is ignored."""
-    ranks: list[int] = []
-    for i, tied in enumerate(tied_with_previous):
-        ranks.append(ranks[-1] if i > 0 and tied else i + 1)
-    return ranks

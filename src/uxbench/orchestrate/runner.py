@@ -79,6 +79,7 @@ async def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResul
         require_recovery(spec.task)
         validate_provider_args(spec.strategy_model.model, spec.strategy_model.args, option="--strategy-arg")
         labeller = classifier_role(spec.strategy_model)
+    calibration = _calibration(spec, role)  # an unusable calibration run stops the run before anything is called
     source = load_cases(spec.data, task=spec.task, split=spec.split, skip_invalid=spec.skip_invalid)  # type: ignore[arg-type]
     if spec.skip_invalid:
         source = source.with_options(max_reasons=MAX_SKIPPED_LISTED)  # every skipped row is listed in the run
@@ -98,7 +99,8 @@ async def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResul
     try:
         with hold_dir_lock(run_dir, command=f"uxbench run --task {spec.task}", what="run directory"):
             prepared = _Prepared(task=task, role=role, labeller=labeller, source=source, identity=identity,
-                                 identity_hash=identity_hash, run_id=run_id, run_dir=run_dir, new_dir=new_dir)
+                                 identity_hash=identity_hash, run_id=run_id, run_dir=run_dir, new_dir=new_dir,
+                                 calibration=calibration)
             return await _execute_locked(spec, prepared, progress)
     except BaseException:
         if new_dir:
@@ -145,6 +147,19 @@ class _Prepared:
     run_dir: Path
     new_dir: bool
     """The directory did not exist (or was empty) before this invocation."""
+    calibration: dict[str, Any] | None = None
+    """The judge's calibration record (`orchestrate.calibration`), when --calibration was given."""
+
+
+def _calibration(spec: RunSpec, role: Any) -> dict[str, Any] | None:
+    if spec.calibration is None:
+        return None
+    if role is None:
+        raise ConfigError("--calibration corrects a judge's Good% (Tasks 2/3): it needs --judge and --task eval or "
+                          "recovery.")
+    from uxbench.orchestrate.calibration import calibration_record, load_calibration_run
+
+    return calibration_record(role.info, load_calibration_run(spec.calibration))
 
 
 async def _execute_locked(spec: RunSpec, prepared: _Prepared, progress: ProgressFn | None) -> RunResult:
@@ -180,6 +195,9 @@ async def _execute_locked(spec: RunSpec, prepared: _Prepared, progress: Progress
     classifiers = classifiers_in_manifest(previous or {})
     if labeller is not None:
         classifiers[labeller.key] = labeller.info
+    calibrations = dict((previous or {}).get("calibrations") or {})
+    if prepared.calibration is not None:
+        calibrations[role.key] = prepared.calibration
     manifest: dict[str, Any] = {
         "run_id": run_id,
         "identity_hash": identity_hash,
@@ -191,6 +209,7 @@ async def _execute_locked(spec: RunSpec, prepared: _Prepared, progress: Progress
         "judges": judges,
         "primary_judge": primary,
         **({"strategy_classifiers": classifiers} if classifiers else {}),
+        **({"calibrations": calibrations} if calibrations else {}),
         "data": {"source": spec.data or "demo", "description": source.description,
                  "fingerprint": fingerprint, "split": spec.split, "demo": source.is_demo},
         "options": {"limit": spec.limit, "concurrency": concurrency, "max_attempts": spec.max_attempts,

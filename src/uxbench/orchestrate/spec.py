@@ -48,6 +48,8 @@ class RunSpec(BaseModel):
     """Whether `judge` becomes the run's primary judge: None = when the run has none (orchestrate.primary)."""
     strategy_model: StrategySpec | None = None
     """Task 3: also label each recovery's strategy with this model (the rules always label it)."""
+    calibration: Path | None = None
+    """A Task 1 run of the judge on labelled replies: its error rates correct the judge's Good% (Tasks 2/3)."""
     data: str | None = None
     """Path, `hf:` id or None for the bundled demo set."""
     curation: Path | None = None

@@ -120,6 +120,7 @@ def run_summary(
 ) -> dict[str, Any]:
     """The complete summary of a run directory: `summarize_store` plus what identifies the run. `extra` holds
     what only the writing invocation knows (elapsed time, skipped rows)."""
+    from uxbench.orchestrate.calibration import attach_corrections, calibrations_in_manifest
     from uxbench.orchestrate.scoring_step import judges_in_manifest
     from uxbench.orchestrate.strategy_step import classifiers_in_manifest
 
@@ -131,6 +132,8 @@ def run_summary(
         judges={**judges_in_manifest(manifest), **classifiers_in_manifest(manifest)},
         primary_judge=manifest.get("primary_judge"), options=options,
     )
+    if task.generative:  # judge-corrected rates of the judges calibrated by a Task 1 run (`--calibration`)
+        attach_corrections(summary, calibrations_in_manifest(manifest))
     n_selected = len(selected) if selected is not None else store.count()
     errors: list[str] = []
     too_long: list[str] = []

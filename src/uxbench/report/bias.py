@@ -5,7 +5,10 @@ Per task (Task 2 and Task 3 apart):
   own organisation (`+`) marked from the model table (`data/models.yaml`, `$UXBENCH_MODELS`);
 - length bias per judge: correlation of its score with reply length, and length-controlled Good% per candidate
   (`metrics.bias.length_controlled_rates`);
-- agreement: raw agreement and Cohen's kappa between every two judges that scored the same replies.
+- agreement: raw agreement and Cohen's kappa between every two judges that scored the same replies;
+- resolution: each judge's tie rate (two models' replies to one case scored within 0.01 of p(good) by a GRM judge,
+  or given the same verdict by a pointwise one: the pairs the judge cannot order), and for every two judges that
+  scored the same three runs or more, Kendall's tau between their leaderboards (bootstrap CI over cases).
 Also, for Task 1 runs with probability verdicts, calibration (ECE with its bins, Brier; computed by the run), and
 for `uxbench pairwise` output directories, the win rate of each judge x pair with the family marks.
 """
@@ -21,8 +24,11 @@ from uxbench.data.model_meta import ModelInfo, ModelTable
 from uxbench.errors import UxbenchError
 from uxbench.metrics.agreement import cohen_kappa
 from uxbench.metrics.bias import length_controlled_rates, length_correlation, self_preference_matrix
+from uxbench.metrics.correlation import leaderboard_agreement
+from uxbench.metrics.proportions import proportion
 from uxbench.report.discover import discover
-from uxbench.report.run_data import RunData, judge_label, load_run_data, unique_labels
+from uxbench.report.run_data import RunData, judge_label, load_run_data
+from uxbench.report.run_setup import label_runs
 
 TASK_TITLES = {"eval": "Task 2, UX Eval", "recovery": "Task 3, UX Recovery", "judge": "Task 1, UX Judge"}
 
@@ -71,7 +77,57 @@ def _task_section(runs: list[RunData], table: ModelTable, n_boot: int, seed: int
         "self_preference": matrix,
         "length_bias": [_length_bias(key, labels[key], runs, n_boot, seed) for key in infos],
         "agreement": _agreement(runs, labels, n_boot, seed),
+        "resolution": {"ties": [_ties(key, labels[key], infos[key], runs) for key in infos],
+                       "leaderboards": _leaderboards(runs, labels, n_boot, seed)},
     }
+
+
+TIE_WITHIN = 0.01
+"""Two p(good) scores this close count as a tie of a probability judge."""
+
+
+def _ties(key: str, label: str, info: dict[str, Any], runs: list[RunData]) -> dict[str, Any]:
+    """How often the judge cannot tell two models' replies to the same case apart."""
+    by_run = [{v.case_id: v for v in run.verdicts.get(key, {}).values() if v.label is not None} for run in runs]
+    scored = [v for verdicts in by_run for v in verdicts.values()]
+    use_score = info.get("mode") == "grm" and bool(scored) and all(v.score is not None for v in scored)
+    ties = pairs = 0
+    for first, second in itertools.combinations(by_run, 2):
+        for case_id, v in first.items():
+            w = second.get(case_id)
+            if w is None:
+                continue
+            pairs += 1
+            same = abs(float(v.score or 0) - float(w.score or 0)) <= TIE_WITHIN if use_score else v.label == w.label
+            ties += same
+    return {"judge": key, "label": label, "measure": f"p(good) within {TIE_WITHIN}" if use_score else "same verdict",
+            "rate": proportion(ties, pairs), "n_pairs": pairs}
+
+
+def _leaderboards(runs: list[RunData], labels: dict[str, str], n_boot: int, seed: int) -> list[dict[str, Any]]:
+    """Kendall's tau between the leaderboards of every two judges over the runs both scored (3 or more)."""
+    out = []
+    for k1, k2 in itertools.combinations(sorted(labels), 2):
+        both = [run for run in runs if run.verdicts.get(k1) and run.verdicts.get(k2)]
+        if len(both) < 3:
+            continue
+        cases = sorted({v.case_id for run in both for k in (k1, k2) for v in run.verdicts[k].values()})
+        col = {c: i for i, c in enumerate(cases)}
+
+        def matrix(key: str, members: list[RunData] = both, col: dict[str, int] = col) -> list[list[float]]:
+            rows = []
+            for run in members:
+                row = [float("nan")] * len(col)
+                for v in run.verdicts[key].values():
+                    if v.label is not None:
+                        row[col[v.case_id]] = float(v.label == "good")
+                rows.append(row)
+            return rows
+
+        out.append({"judge_a": k1, "judge_b": k2, "label_a": labels[k1], "label_b": labels[k2],
+                    "runs": [run.label for run in both],
+                    **leaderboard_agreement(matrix(k1), matrix(k2), n_boot=n_boot, seed=seed)})
+    return out
 
 
 def _length_bias(key: str, label: str, runs: list[RunData], n_boot: int, seed: int) -> dict[str, Any]:
@@ -151,7 +207,7 @@ def bias_report(
                               "demo_data": any(r.demo for r in runs)}
     for task in ("eval", "recovery"):
         members = [r for r in runs if r.task == task]
-        unique_labels(members)
+        label_runs(members)
         if members:
             scored = [r for r in members if r.verdicts]
             if len(scored) < len(members):

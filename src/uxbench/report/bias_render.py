@@ -94,6 +94,24 @@ def _agreement(title: str, section: dict[str, Any]) -> list[Section]:
         if rows else []
 
 
+def _resolution(title: str, section: dict[str, Any]) -> list[Section]:
+    ids = _ids(section)
+    resolution = section.get("resolution") or {}
+    out: list[Section] = []
+    ties = [[ids[e["judge"]], e["measure"], pct(e["rate"]), str(e["n_pairs"])] for e in resolution.get("ties") or []
+            if e["n_pairs"]]
+    if ties:
+        out.append((f"{title}: tie rate (two models' replies to one case the judge cannot order)",
+                    ["Judge", "Tie when", "Tie %", "Pairs"], ties))
+    taus = [[ids[e["judge_a"]], ids[e["judge_b"]], str(e["n_runs"]), num({"value": e["tau"], "ci_low": e["ci_low"],
+                                                                          "ci_high": e["ci_high"]})]
+            for e in resolution.get("leaderboards") or []]
+    if taus:
+        out.append((f"{title}: do two judges rank the runs alike? (Kendall tau, bootstrap over cases)",
+                    ["Judge", "Judge", "Runs", "tau [95% CI]"], taus))
+    return out
+
+
 def _calibration(report: dict[str, Any]) -> list[Section]:
     cals = report["calibration"]
     if not cals:
@@ -126,6 +144,7 @@ def sections_and_notes(report: dict[str, Any], width: int, multiline: bool) -> t
             _ids(section).values(), section["self_preference"]["judges"], strict=True))
         notes.append(f"{title} judges: {legend}.")
         sections += _matrix(title, section, width, multiline) + _length(title, section) + _agreement(title, section)
+        sections += _resolution(title, section)
     sections += _calibration(report) + _pairwise(report)
     notes.append(LEGEND)
     notes += [f"Note: {n}" for n in report.get("notes", [])]
@@ -162,6 +181,13 @@ def _csv(report: dict[str, Any]) -> str:
             a = e["agreement"]
             writer.writerow(["agreement", task, e["label_a"], e["label_b"], "raw_agreement", a["value"], a["ci_low"],
                              a["ci_high"], e["n"], ""])
+        for e in (section.get("resolution") or {}).get("ties") or []:
+            r = e["rate"]
+            writer.writerow(["tie_rate", task, e["label"], e["measure"], "tie_rate", r["value"], r["ci_low"],
+                             r["ci_high"], e["n_pairs"], ""])
+        for e in (section.get("resolution") or {}).get("leaderboards") or []:
+            writer.writerow(["leaderboard_agreement", task, e["label_a"], e["label_b"], "kendall_tau", e["tau"],
+                             e["ci_low"], e["ci_high"], e["n_runs"], ""])
     for cal in report["calibration"]:
         writer.writerow(["calibration", "judge", cal["model"], "", "ece", cal["ece"], "", "", cal["n"], ""])
         writer.writerow(["calibration", "judge", cal["model"], "", "brier", cal["brier"], "", "", cal["n"], ""])

@@ -10,6 +10,8 @@ from typing import Any
 from uxbench.errors import UxbenchError
 from uxbench.metrics.judge import CONVENTIONS
 from uxbench.metrics.paired import mcnemar, paired_bootstrap_diff
+from uxbench.metrics.power import avg_acc_design, mdd_entry
+from uxbench.report.settings_diff import differences, manifest_setup
 from uxbench.runs.records import SampleRecord
 from uxbench.runs.store import SAMPLES_DB, SUMMARY, RunStore
 from uxbench.runs.summary import check_summary
@@ -156,7 +158,18 @@ def run_row(
     return row
 
 
-def _unique_labels(rows: list[dict[str, Any]]) -> None:
+def _unique_labels(rows: list[dict[str, Any]], manifests: Sequence[dict[str, Any] | None]) -> None:
+    """Runs of one model are named by what differs between them (`strategy=cot`), as the leaderboard names them;
+    runs that differ in nothing recorded, by their run id."""
+    by_model: dict[str, list[int]] = {}
+    for i, row in enumerate(rows):
+        by_model.setdefault(row["label"], []).append(i)
+    for members in by_model.values():
+        if len(members) > 1:
+            setups = [manifest_setup(manifests[i] or {}) for i in members]
+            for i, diff in zip(members, differences(setups), strict=True):
+                if diff:
+                    rows[i]["label"] += " (" + ", ".join(f"{k}={v}" for k, v in diff.items()) + ")"
     seen: dict[str, int] = {}
     for row in rows:
         seen[row["label"]] = seen.get(row["label"], 0) + 1
@@ -184,7 +197,7 @@ def report_from_summaries(
         check_summary(summary, where)
         _check_metrics(summary, task, where)
         rows.append(run_row(summary, manifest=manifest, run_dir=run_dir))
-    _unique_labels(rows)
+    _unique_labels(rows, manifests or [None] * len(rows))
     tasks = {r["task"] for r in rows}
     if len(tasks) > 1:
         raise UxbenchError(f"Cannot compare runs of different tasks: {', '.join(sorted(map(str, tasks)))}.")
@@ -240,7 +253,7 @@ def _paired(
     entry: dict[str, Any] = {
         "baseline": b_label, "other": o_label, "convention": "all",
         "n_matched": len(matched), "n_baseline": len(base), "n_other": len(other),
-        "n_gold_mismatch": len(mismatch), "mcnemar": None, "avg_acc_diff": None,
+        "n_gold_mismatch": len(mismatch), "mcnemar": None, "avg_acc_diff": None, "mdd": None,
         "note": "a = other run, b = baseline; avg_acc_diff = other - baseline",
     }
     if not matched:
@@ -251,7 +264,11 @@ def _paired(
     golds = [base[c][0] for c in matched]
     entry["mcnemar"] = mcnemar(a, b)
     if all(g in ("good", "bad") for g in golds):
-        entry["avg_acc_diff"] = paired_bootstrap_diff(a, b, golds, n_boot=n_boot, seed=seed)
+        diff = paired_bootstrap_diff(a, b, golds, n_boot=n_boot, seed=seed)
+        entry["avg_acc_diff"] = diff
+        psi = diff["discordance"]
+        if diff["n_good"] and diff["n_bad"]:
+            entry["mdd"] = mdd_entry(*avg_acc_design(psi["good"], diff["n_good"], psi["bad"], diff["n_bad"]))
     return entry
 
 

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from uxbench.report.render import DASH, ReportFormat, _check_fmt, _markdown, _rich, pct
+from uxbench.report.trust_text import block_of, corrected_cell, correction_notes
 from uxbench.report.usage import cost_note
 
 _RATE_TITLES = {"good_pct": "Good", "recovery_rate": "Recovery Rate"}
@@ -17,17 +18,30 @@ def _num(value: float | None, digits: int = 3) -> str:
     return DASH if value is None else f"{value:.{digits}f}"
 
 
+def calibrated(summary: dict[str, Any]) -> bool:
+    """Whether some judge of the summary has judge-corrected rates (then the tables show them)."""
+    return any(block_of(j) for j in (summary.get("judges") or {}).values())
+
+
 def judge_rows(summary: dict[str, Any]) -> list[list[str]]:
     """One row per judge: spec, mode, Good % of all cases, Good % of the scored replies and how many were scored,
-    mean / median score, unscorable, partial, unreadable, failed."""
+    each judge-corrected beside when a judge is calibrated, mean / median score, unscorable, partial, unreadable,
+    failed."""
     rows = []
     primary = summary.get("primary_judge")
+    with_corrected = calibrated(summary)
     for key, j in (summary.get("judges") or {}).items():
         m = j.get("metrics") or {}
         mark = " *" if key == primary else ""
+        block = block_of(j) or {}
+        all_cases = [pct(m.get("good_rate_all_cases"))]
+        scored = [pct(m.get("good_rate_scored_only"))]
+        if with_corrected:
+            all_cases.append(corrected_cell(block.get("all_cases")))
+            scored.append(corrected_cell(block.get("scored_only")))
         rows.append([
-            f"{j.get('spec') or key}{mark}", str(j.get("mode") or DASH),
-            pct(m.get("good_rate_all_cases")), pct(m.get("good_rate_scored_only")), str(m.get("n_scored", DASH)),
+            f"{j.get('spec') or key}{mark}", str(j.get("mode") or DASH), *all_cases, *scored,
+            str(m.get("n_scored", DASH)),
             f"{_num(m.get('score_mean'))} / {_num(m.get('score_median'))}",
             str(j.get("n_unscorable", 0)), str(j.get("n_partial", 0)),
             str(j.get("n_unreadable", 0)), str(j.get("n_score_errors", 0)),
@@ -35,15 +49,26 @@ def judge_rows(summary: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
-DROPPABLE = ("Score mean /\nmedian", "Unreadable", "Partial", "Unscorable", "Mode", "Failed")
+DROPPABLE = ("Score mean /\nmedian", "Unreadable", "Partial", "Unscorable", "Mode", "Failed", "Corrected %\nof all")
 """Columns a narrow terminal leaves out, first to last (md, csv and json keep them)."""
 
 
-def judge_header(rate: str, n_cases: object) -> list[str]:
+def judge_header(rate: str, n_cases: object, *, with_corrected: bool = False) -> list[str]:
     """Column names; the figures' denominators are in them: all the run's cases, or the n scored column."""
-    return ["Judge (* = primary)", "Mode", f"{rate} % [95% CI]\nof all {n_cases} cases",
-            f"{rate} % [95% CI]\nof the scored", "n\nscored", "Score mean /\nmedian", "Unscorable", "Partial",
-            "Unreadable", "Failed"]
+    corrected = (["Corrected %\nof all"], ["Corrected %\nof the scored"]) if with_corrected else ([], [])
+    return ["Judge (* = primary)", "Mode", f"{rate} % [95% CI]\nof all {n_cases} cases", *corrected[0],
+            f"{rate} % [95% CI]\nof the scored", *corrected[1], "n\nscored", "Score mean /\nmedian", "Unscorable",
+            "Partial", "Unreadable", "Failed"]
+
+
+def trust_notes(summary: dict[str, Any]) -> list[str]:
+    """Where each judge's correction comes from, its flags; or how to get one."""
+    judges = summary.get("judges") or {}
+    lines = [line for key, j in judges.items() for line in correction_notes(str(j.get("spec") or key), block_of(j))]
+    if judges and not lines:
+        lines.append("The judge's own error rates are in these figures: correct them with a Task 1 run of the judge "
+                     "(uxbench score RUN_DIR --calibration T1_RUN_DIR; docs/TRUST.md).")
+    return lines
 
 
 def render_generative_summary(
@@ -57,7 +82,7 @@ def render_generative_summary(
     title = f"{_TASK_TITLES.get(str(summary.get('task')), summary.get('task'))}: {summary.get('model')}"
     if summary.get("demo_data"):
         title += " [DEMO DATA]"
-    header = judge_header(rate, summary.get("n_samples", DASH))
+    header = judge_header(rate, summary.get("n_samples", DASH), with_corrected=calibrated(summary))
     if fmt == "csv":
         flat = [h.replace("\n", " ") for h in header]
         lines = [",".join(f'"{h}"' for h in flat)] + [",".join(f'"{c}"' for c in row) for row in judge_rows(summary)]
@@ -71,6 +96,9 @@ def render_generative_summary(
     )
     if not summary.get("judges"):
         notes.append("No judge has scored this run yet: `uxbench score RUN_DIR --judge PROVIDER:MODEL`.")
+    notes.append("95% CIs: the rates by Wilson" + ("; corrected rates by the delta method (Lee et al. 2025)."
+                                                   if calibrated(summary) else "."))
+    notes += trust_notes(summary)
     cost = cost_note(summary)
     if cost:
         notes.append(cost)

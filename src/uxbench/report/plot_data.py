@@ -187,9 +187,16 @@ def reliability(summaries: list[dict[str, Any]]) -> ReliabilityChart:
 
 def _pick_task(sections: dict[str, Any], task: str | None, what: str) -> str:
     if task is not None:
-        if task not in sections:
-            raise ConfigError(f"No {what} for --task {task}; these runs have: {', '.join(sections) or 'none'}.")
-        return task
+        if task in sections:
+            return task
+        # a leaderboard has one table per task and data set ("eval-1a2b3c4d"): a task name picks its only one
+        boards = [key for key, section in sections.items() if isinstance(section, dict) and section.get("task") == task]
+        if len(boards) == 1:
+            return boards[0]
+        if boards:
+            raise ConfigError(f"The runs hold {len(boards)} data sets for --task {task}: pass one of "
+                              f"{', '.join(boards)}.")
+        raise ConfigError(f"No {what} for --task {task}; these runs have: {', '.join(sections) or 'none'}.")
     if not sections:
         raise UxbenchError(f"No {what} in these runs.")
     return next(iter(sections))
@@ -212,12 +219,15 @@ def self_preference(report: dict[str, Any], task: str | None = None) -> Heatmap:
 
 
 def scaling(board: dict[str, Any], task: str | None = None, by: str = "release") -> ScatterChart:
-    """Each model's leaderboard figure against its release date (`by` release) or size (`by` size), with the
-    trend (Spearman's rho) the leaderboard computed."""
-    if by not in ("release", "size"):
-        raise ConfigError(f"--by must be release or size, not {by!r}.")
+    """Each model's leaderboard figure against its release date (`by` release), size class (`by` size) or parameter
+    count (`by` params), with the trend (Spearman's rho) the leaderboard computed."""
+    if by not in ("release", "size", "params"):
+        raise ConfigError(f"--by must be release, size or params, not {by!r}.")
     task = _pick_task(board.get("tasks") or {}, task, "leaderboard task")
     section = board["tasks"][task]
+    if by not in section["trends"]:
+        raise UxbenchError("No model here has a parameter count in the model table (data/models.yaml, "
+                           "$UXBENCH_MODELS): plot --by size instead.")
     trend = section["trends"][by]
     rows = {r["model"]: r for r in section["rows"]}
     points = []
@@ -235,8 +245,9 @@ def scaling(board: dict[str, Any], task: str | None = None, by: str = "release")
         points.append(Point(label=model, x=x, y=_p(m) or 0.0, low=_p(m, "ci_low"), high=_p(m, "ci_high"),
                             n=m.get("n")))
     if not points:
-        raise UxbenchError(f"No model here has a known {'release date' if by == 'release' else 'size'} in the "
-                           "model table (data/models.yaml, $UXBENCH_MODELS).")
+        known = {"release": "release date", "size": "size", "params": "parameter count"}[by]
+        raise UxbenchError(f"No model here has a known {known} in the model table (data/models.yaml, "
+                           "$UXBENCH_MODELS).")
     rho = trend.get("rho")
     note = f"too few models for a trend ({len(points)})" if rho is None else f"Spearman rho {rho:+.2f}" + (
         f" [{trend['ci_low']:+.2f}, {trend['ci_high']:+.2f}]" if trend.get("ci_low") is not None else "") + (

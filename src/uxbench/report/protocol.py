@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from uxbench.report.render import DASH, ReportFormat, _check_fmt, _markdown, _rich, pct
+from uxbench.report.trust_text import corrected_cell
 
 _TITLES = {"judge": "Task 1, UX Judge", "eval": "Task 2, UX Eval", "recovery": "Task 3, UX Recovery"}
 
@@ -26,13 +27,22 @@ def headline(summary: dict[str, Any]) -> tuple[str, str, str, str]:
 HEADER = ["Task", "Model", "Metric", "Value [95% CI]", "n", "Of all cases"]
 
 
+def _corrected(summary: dict[str, Any]) -> dict[str, Any] | None:
+    judge = (summary.get("judges") or {}).get(summary.get("primary_judge") or "") or {}
+    block = judge.get("corrected") if isinstance(judge.get("corrected"), dict) else None
+    return (block or {}).get("scored_only")
+
+
 def render_protocol(summaries: list[dict[str, Any]], fmt: ReportFormat, *, width: int | None = None) -> str:
     _check_fmt(fmt)
     rows = []
+    corrected = any(_corrected(s) for s in summaries)
+    header = HEADER[:4] + (["Corrected [95% CI]"] if corrected else []) + HEADER[4:]
     for s in summaries:
         metric, value, n, other = headline(s)
-        rows.append([_TITLES.get(str(s.get("task")), str(s.get("task"))), str(s.get("model")), metric, value, n,
-                     other or DASH])
+        extra = [corrected_cell(_corrected(s))] if corrected else []
+        rows.append([_TITLES.get(str(s.get("task")), str(s.get("task"))), str(s.get("model")), metric, value,
+                     *extra, n, other or DASH])
     notes = ["DEMO DATA: figures come from the bundled demo cases, not from the benchmark."] \
         if any(s.get("demo_data") for s in summaries) else []
     for s in summaries:
@@ -43,10 +53,10 @@ def render_protocol(summaries: list[dict[str, Any]], fmt: ReportFormat, *, width
     if fmt == "json":
         import json
 
-        return json.dumps([dict(zip(HEADER, r, strict=True)) for r in rows], ensure_ascii=False, indent=2) + "\n"
+        return json.dumps([dict(zip(header, r, strict=True)) for r in rows], ensure_ascii=False, indent=2) + "\n"
     if fmt == "csv":
-        return "\n".join([",".join(HEADER)] + [",".join(f'"{c}"' for c in r) for r in rows]) + "\n"
-    section = [("UXBench protocol", HEADER, rows)]
+        return "\n".join([",".join(header)] + [",".join(f'"{c}"' for c in r) for r in rows]) + "\n"
+    section = [("UXBench protocol", header, rows)]
     if fmt == "table":
         return _rich(section, notes, width, droppable=("Of all cases",), wrap=(0, 1, 2))
     return _markdown(section, notes, text_columns=3)

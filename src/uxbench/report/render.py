@@ -29,7 +29,7 @@ _TITLES = {
 }
 _DEMO_BANNER = f"{DEMO_LABEL}: figures come from the bundled demo cases, not from the benchmark."
 COMPARE_DROPPABLE = ("Data", "Accuracy %", "Good-Acc %", "Bad-Acc %", "Unparseable %", "Bad-F1 %", "test",
-                     "both right", "both wrong", "Pos. bias (pp)")
+                     "both right", "both wrong", "Pos. bias (pp)", "Detectable (pp)")
 """Columns a narrow terminal leaves out of the comparison tables, first to last (md, csv and json keep all)."""
 BREAKDOWN_DROPPABLE = ("Unparseable %", "Good-Acc %", "Bad-Acc %")
 """Columns the breakdown tables leave out on a narrow terminal, the same for every breakdown."""
@@ -83,7 +83,7 @@ def _paired_table(report: dict[str, Any]) -> tuple[str, list[str], list[list[str
     if not report.get("paired"):
         return None
     header = ["Run", "n matched", "both right", "both wrong", "right only in\nthis run / baseline",
-              "McNemar p", "test", "Δ Avg-Acc (pp)"]
+              "McNemar p", "test", "Δ Avg-Acc (pp)", "Detectable (pp)"]
     rows = []
     for e in report["paired"]:
         m = e.get("mcnemar") or {}
@@ -91,8 +91,21 @@ def _paired_table(report: dict[str, Any]) -> tuple[str, list[str], list[list[str
         diff = {"value": d.get("diff"), "ci_low": d.get("ci_low"), "ci_high": d.get("ci_high")}
         rows.append([str(e["other"]), str(e["n_matched"]), str(m.get("both_right", DASH)),
                      str(m.get("both_wrong", DASH)), f"{m.get('a_only', DASH)} / {m.get('b_only', DASH)}",
-                     _p(m.get("p_value")), str(m.get("method", DASH)), pct(diff, signed=True)])
+                     _p(m.get("p_value")), str(m.get("method", DASH)), pct(diff, signed=True),
+                     _detectable(e.get("mdd"))])
     return (f"Paired tests vs baseline {report['baseline']} (all cases)", header, rows)
+
+
+def _ci_methods(summary: dict[str, Any]) -> str:
+    """How the intervals of a Task 1 summary were made, as the figures say it."""
+    boot = (summary.get("metrics") or {}).get("bootstrap") or {}
+    rounds = f" ({boot['n_boot']} rounds, seed {boot.get('seed', 0)})" if boot.get("n_boot") else ""
+    return f"Avg-Acc, Bad-F1 and positive bias by stratified bootstrap{rounds}; the other rates by Wilson"
+
+
+def _detectable(mdd: dict[str, Any] | None) -> str:
+    """The minimum detectable difference (80% power, alpha 0.05) of a paired comparison, in points."""
+    return DASH if not mdd or mdd.get("value") is None else f"{100 * mdd['value']:.1f}"
 
 
 def _breakdown_tables(summary: dict[str, Any], limit: int) -> list[tuple[str, list[str], list[list[str]]]]:
@@ -112,6 +125,11 @@ def _breakdown_tables(summary: dict[str, Any], limit: int) -> list[tuple[str, li
 
 def _notes(report: dict[str, Any]) -> list[str]:
     notes = [_DEMO_BANNER] if report.get("demo_data") else []
+    if report.get("paired"):
+        notes.append("Δ Avg-Acc: paired stratified bootstrap; McNemar: exact binomial below 25 discordant cases, "
+                     "else chi-square with continuity correction.")
+        notes.append("Detectable: the smallest Avg-Acc difference the matched cases detect with 80% power at alpha "
+                     "0.05, from the pair's discordance (uxbench plan --task judge for the cases a smaller one needs).")
     return notes + [f"Note: {w}" for w in report.get("warnings", [])]
 
 
@@ -217,7 +235,8 @@ def render_summary(
     if row["neutral_escape_bad"].get("value") is not None:
         notes.append(f"Neutral escape (bad cases answered neutral): {pct(row['neutral_escape_bad'])} %")
     notes.append("All cases: " + _TITLES["all"].split(" (")[1].rstrip(")") + "; valid answers only: the "
-                 + _TITLES["valid_only"].split(" (")[1].rstrip(")") + ". Figures: % [95% CI].")
+                 + _TITLES["valid_only"].split(" (")[1].rstrip(")") + ". Figures: % [95% CI]: "
+                 + _ci_methods(summary) + ".")
     cost = cost_note(summary)
     if cost:
         notes.append(cost)

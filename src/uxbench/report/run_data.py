@@ -35,7 +35,7 @@ class RunData:
     task: str
     model: str
     label: str = ""
-    """The model, made unique among the runs being compared (a run tag appended to repeated models)."""
+    """The model, made unique among the runs being compared by what differs (`report.run_setup.label_runs`)."""
     outcomes: dict[str, tuple[str, bool]] = field(default_factory=dict)
     """Task 1: case_id -> (gold, judged right), unparseable and failed answers being wrong."""
     replies: dict[str, tuple[str, int]] = field(default_factory=dict)
@@ -101,16 +101,6 @@ def load_run_data(path: str | Path) -> RunData:
     finally:
         store.close()
     return run
-
-
-def unique_labels(runs: list[RunData]) -> None:
-    """Label each run by its model; a model that appears in several runs gets its run id (or directory) added."""
-    counts: dict[str, int] = {}
-    for run in runs:
-        counts[run.model] = counts.get(run.model, 0) + 1
-    for run in runs:
-        tag = run.manifest.get("run_id") or run.path.name
-        run.label = f"{run.model} ({tag})" if counts[run.model] > 1 else run.model
 
 
 def judge_label(key: str, info: dict[str, Any], all_infos: dict[str, dict[str, Any]]) -> str:

@@ -11,6 +11,7 @@ from fastapi.responses import HTMLResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
 
+from uxbench.metrics.proportions import DEFAULT_N_BOOT
 from uxbench.web.catalog import Catalog
 from uxbench.web.context import IndexBuilding, ViewState
 from uxbench.web.pages import compare, curation, human, mined_cases, mining, plots, run, runs, samples
@@ -30,12 +31,12 @@ _HEADERS = {
 
 
 def create_app(catalog: Catalog, *, index_dir: Path, study: Study | None = None, hosts: HostCheck | None = None,
-               annotator_only: bool = False) -> FastAPI:
+               annotator_only: bool = False, n_boot: int = DEFAULT_N_BOOT, seed: int = 0) -> FastAPI:
     """The web app over `catalog` (and, when given, the annotator pages of `study`). `hosts`: the names requests
     may use (default: loopback only). `annotator_only` (`uxbench human serve`): the annotator pages and nothing
-    else, no run list or compare form."""
+    else, no run list or compare form. Its intervals use `n_boot` bootstrap rounds and `seed`, as the CLI does."""
     app = FastAPI(title="uxbench view", docs_url=None, redoc_url=None, openapi_url=None)
-    app.state.view = ViewState(catalog=catalog, index_dir=index_dir, study=study)
+    app.state.view = ViewState(catalog=catalog, index_dir=index_dir, study=study, n_boot=n_boot, seed=seed)
     check = hosts or HostCheck()
     static = Path(__file__).parent / "static"
     app.mount("/static", StaticFiles(directory=static), name="static")

@@ -13,6 +13,7 @@ from fastapi import HTTPException, Request
 from fastapi.responses import HTMLResponse
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from uxbench.metrics.proportions import DEFAULT_N_BOOT
 from uxbench.web.catalog import Catalog, MineEntry, RunEntry
 from uxbench.web.render import cell_text, markdown_html, pct, text_lang, verbatim_html
 from uxbench.web.sample_index import SampleIndex
@@ -56,6 +57,9 @@ class ViewState:
     index_wait_s: float = 2.0
     """How long a page waits for a first index build before it shows the build's progress instead (a run of at
     most `SMALL_RUN` samples is waited for: it is indexed in a few seconds at most)."""
+    n_boot: int = DEFAULT_N_BOOT
+    """Bootstrap rounds of every interval the view computes (the leaderboard, the comparisons): the CLI's."""
+    seed: int = 0
 
     def index(self, entry: RunEntry) -> SampleIndex:
         """One index object per run (its lock makes concurrent first requests build it once)."""

@@ -97,7 +97,8 @@ def prebuild(view: ViewState, err: Callable[[str], None]) -> None:
 
 def serve(catalog: Catalog, *, host: str, port: int, index_dir: Path | None, study: Study | None,
           echo: Callable[[str], None], err: Callable[[str], None], study_links: bool = False,
-          allow_hosts: Sequence[str] = (), annotator_only: bool = False) -> None:
+          allow_hosts: Sequence[str] = (), annotator_only: bool = False, n_boot: int | None = None,
+          seed: int = 0) -> None:
     import uvicorn
 
     from uxbench.web.app import create_app
@@ -111,7 +112,10 @@ def serve(catalog: Catalog, *, host: str, port: int, index_dir: Path | None, stu
             err(warning)
         port = int(sock.getsockname()[1])
         hosts = HostCheck(host, allow_hosts)
-        app = create_app(catalog, index_dir=index_dir, study=study, hosts=hosts, annotator_only=annotator_only)
+        from uxbench.metrics.proportions import DEFAULT_N_BOOT
+
+        app = create_app(catalog, index_dir=index_dir, study=study, hosts=hosts, annotator_only=annotator_only,
+                         n_boot=n_boot or DEFAULT_N_BOOT, seed=seed)
         if catalog.runs:
             threading.Thread(target=prebuild, args=(app.state.view, err), daemon=True,
                              name="uxbench-index").start()

@@ -17,10 +17,11 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from uxbench.data.model_meta import ModelTable
 from uxbench.fileio import atomic_write_bytes
+from uxbench.metrics.proportions import DEFAULT_N_BOOT
 from uxbench.report.discover import discover
 from uxbench.report.leaderboard import leaderboard
 from uxbench.runs.store import RunStore
-from uxbench.web.pages.runs import headline
+from uxbench.web.pages.runs import headline, headline_corrected
 from uxbench.web.public import Publisher, short_fingerprint
 from uxbench.web.render import cell_text, pct
 
@@ -40,6 +41,7 @@ def _runs(paths: Sequence[str | Path]) -> tuple[list[dict[str, Any]], list[tuple
         dirs.append((path, manifest))
         rows.append({"run_id": run_id, "task": summary.get("task"), "model": summary.get("model"),
                      "n_samples": summary.get("n_samples"), "figure": name, "cell": cell,
+                     "corrected": headline_corrected(summary),
                      "data": data.get("description"), "data_fingerprint": short_fingerprint(data.get("fingerprint")),
                      "demo_data": bool(summary.get("demo_data"))})
     return rows, dirs
@@ -53,18 +55,25 @@ def _public(board: dict[str, Any], publisher: Publisher) -> dict[str, Any]:
             row.pop("run_dir", None)
             if row.get("fingerprint"):
                 row["fingerprint"] = short_fingerprint(row["fingerprint"])
+            for entry in (row.get("corrected"), *(row.get("corrected") or {}).values()):
+                if isinstance(entry, dict) and isinstance(entry.get("calibration"), dict):
+                    entry["calibration"].pop("source", None)
     out.pop("skipped", None)
+    out.pop("calibration", None)
     out.pop("ignored_pairwise", None)
     cleaned: dict[str, Any] = publisher.clean(out)
     return cleaned
 
 
-def build_site(paths: Sequence[str | Path], out: str | Path, *, judge: str | None = None, n_boot: int = 2000,
-               seed: int = 0, table: ModelTable | None = None, title: str = "UXBench leaderboard") -> Path:
-    """Write the site into `out` (created; files there of the same names are replaced). Returns index.html."""
+def build_site(paths: Sequence[str | Path], out: str | Path, *, judge: str | None = None,
+               calibration: Sequence[str | Path] = (), n_boot: int = DEFAULT_N_BOOT, seed: int = 0,
+               table: ModelTable | None = None, title: str = "UXBench leaderboard") -> Path:
+    """Write the site into `out` (created; files there of the same names are replaced). Returns index.html. The
+    figures are `report.leaderboard`'s, with the same `n_boot` and `seed` as `uxbench leaderboard`."""
     runs, dirs = _runs(paths)
     publisher = Publisher(dirs)
-    board = _public(leaderboard(paths, judge=judge, n_boot=n_boot, seed=seed, table=table), publisher)
+    board = _public(leaderboard(paths, judge=judge, calibration=calibration, n_boot=n_boot, seed=seed, table=table),
+                    publisher)
     runs = publisher.clean(runs)
     target = Path(out)
     target.mkdir(parents=True, exist_ok=True)

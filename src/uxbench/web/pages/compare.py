@@ -19,21 +19,21 @@ router = APIRouter()
 PER_PAGE = 20
 
 
-def _paired(a_path: Any, b_path: Any, task: str) -> dict[str, Any] | None:
+def _paired(a_path: Any, b_path: Any, task: str, n_boot: int, seed: int) -> dict[str, Any] | None:
     """Task 1: McNemar and the paired Avg-Acc difference from `report.compare` (B against A)."""
     if task != "judge":
         return None
     from uxbench.report.compare import compare_runs
 
     try:
-        report = compare_runs([a_path, b_path], n_boot=1000)
+        report = compare_runs([a_path, b_path], n_boot=n_boot, seed=seed)
     except UxbenchError as exc:
         return {"error": str(exc)}
     return {"paired": report["paired"][0] if report["paired"] else None, "warnings": report["warnings"]}
 
 
 def _rate_diff(oa: dict[str, dict[str, Any]], ob: dict[str, dict[str, Any]], shared: list[str], task: str,
-               ) -> dict[str, Any] | None:
+               n_boot: int, seed: int) -> dict[str, Any] | None:
     """Tasks 2/3: Good% (Recovery Rate) of B minus A under each run's primary judge, on the cases both had scored,
     with the paired bootstrap CI the leaderboard uses (`metrics.ranking.paired_rate_diff`)."""
     if task == "judge":
@@ -44,14 +44,14 @@ def _rate_diff(oa: dict[str, dict[str, Any]], ob: dict[str, dict[str, Any]], sha
     if not both:
         return None
     return paired_rate_diff([ob[c]["verdict"] == "good" for c in both], [oa[c]["verdict"] == "good" for c in both],
-                            n_boot=1000)
+                            n_boot=n_boot, seed=seed)
 
 
 def _cached_paired(view: ViewState, a: RunEntry, b: RunEntry, task: str) -> dict[str, Any] | None:
     """`_paired`, once per pair of summaries (it reads every record of both runs)."""
     key = "paired:" + ":".join(f"{e.id}@{(e.path / 'summary.json').stat().st_mtime_ns}" for e in (a, b))
     if key not in view.cache:
-        view.cache[key] = _paired(a.path, b.path, task)
+        view.cache[key] = _paired(a.path, b.path, task, view.n_boot, view.seed)
     found: dict[str, Any] | None = view.cache[key]
     return found
 
@@ -96,4 +96,5 @@ def compare(request: Request) -> HTMLResponse:
     return view.page("compare.html", title=f"{a.id} vs {b.id}", runs=runs, a=a, b=b, sa=sa, sb=sb, task=task,
                      n_shared=len(shared), n_differ=len(differ), n_only_a=len(oa) - len(shared),
                      n_only_b=len(ob) - len(shared), items=items, page=page, pages=pages, links=links,
-                     paired=_cached_paired(view, a, b, task), rate_diff=_rate_diff(oa, ob, shared, task))
+                     paired=_cached_paired(view, a, b, task),
+                     rate_diff=_rate_diff(oa, ob, shared, task, view.n_boot, view.seed), n_boot=view.n_boot)

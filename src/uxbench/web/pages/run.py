@@ -60,9 +60,12 @@ def run_page(request: Request, run_id: str) -> HTMLResponse:
                        reliability=summary.get("calibration") if (summary.get("calibration") or {}).get("n")
                        else None)
     else:
+        from uxbench.report.trust_text import block_of, corrected_cell, correction_notes
+
         judges = summary.get("judges") or {}
+        trust = {key: correction_notes(str(info.get("spec") or key), block_of(info)) for key, info in judges.items()}
         context.update(judges=judges, primary=summary.get("primary_judge"), indexing=not indexed,
-                       strategies=strategy_tables(summary),
+                       strategies=strategy_tables(summary), trust=trust, corrected_text=corrected_cell,
                        histograms={k: index.score_histogram(k) for k, info in judges.items()
                                    if info.get("mode") == "grm"} if indexed else {})
     return view.page("run.html", **context)

@@ -12,7 +12,6 @@ from uxbench.web.catalog import RunEntry
 from uxbench.web.context import ViewState, state
 
 router = APIRouter()
-LEADERBOARD_BOOT = 1000
 
 
 def headline(summary: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
@@ -26,6 +25,14 @@ def headline(summary: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
     return name, (info.get("metrics") or {}).get("good_rate_scored_only")
 
 
+def headline_corrected(summary: dict[str, Any]) -> dict[str, Any] | None:
+    """The judge-corrected rate of the scored replies under the primary judge, when it is calibrated."""
+    info = (summary.get("judges") or {}).get(summary.get("primary_judge") or "") or {}
+    block = info.get("corrected") if isinstance(info.get("corrected"), dict) else {}
+    found = (block or {}).get("scored_only")
+    return found if isinstance(found, dict) else None
+
+
 def run_rows(view: ViewState) -> list[dict[str, Any]]:
     rows = []
     for entry in view.catalog.runs.values():
@@ -33,6 +40,7 @@ def run_rows(view: ViewState) -> list[dict[str, Any]]:
         name, cell = headline(summary)
         rows.append({"id": entry.id, "task": summary.get("task"), "model": summary.get("model"),
                      "n": summary.get("n_samples"), "metric": name, "cell": cell,
+                     "corrected": headline_corrected(summary),
                      "data": (summary.get("data") or {}).get("description"), "demo": summary.get("demo_data")})
     return rows
 
@@ -49,7 +57,7 @@ def leaderboard_for(view: ViewState, entries: list[RunEntry]) -> dict[str, Any] 
         board: dict[str, Any] = cached[1]
         return board
     try:
-        board = leaderboard([e.path for e in entries], n_boot=LEADERBOARD_BOOT)
+        board = leaderboard([e.path for e in entries], n_boot=view.n_boot, seed=view.seed)
     except UxbenchError as exc:
         board = {"tasks": {}, "error": str(exc)}
     by_path = {str(e.path): e.id for e in entries}

@@ -41,13 +41,13 @@ def _with(index: int, text: str, act: str | None = None) -> list[tuple[str, str,
 
 
 CASES = {
-    "premature_end": session(CLEAN[:5] + [("assistant", "Anything else?", None),
-                                          ("user", "Great, thanks, bye!", "stop_success")],
+    "premature_end": session([*CLEAN[:5], ("assistant", "Anything else?", None),
+                              ("user", "Great, thanks, bye!", "stop_success")],
                              completed=("refund",)),
-    "looping": session(CLEAN[:3] + [("assistant", "Hmm?", None), ("user", "My order number is KX-99173!", "answer")]
-                       + CLEAN[3:]),
+    "looping": session([*CLEAN[:3], ("assistant", "Hmm?", None), ("user", "My order number is KX-99173!", "answer"),
+                        *CLEAN[3:]]),
     "off_goal": session(_with(4, "By the way, what is the best pizza topping in Naples?", "follow_up")),
-    "item_never_raised": session(CLEAN[:4] + [("user", "Great, that's everything I needed. Thanks!", "stop_success")],
+    "item_never_raised": session([*CLEAN[:4], ("user", "Great, that's everything I needed. Thanks!", "stop_success")],
                                  completed=("refund",), detail="###STOP###"),
     "role_flip": session(_with(4, "You're welcome! Is there anything else I can help you with today?", "answer")),
     "leaked_state": session(_with(2, "My order number is KX-99173. (act: answer, patience left 1.5)")),
@@ -74,7 +74,7 @@ def test_role_flip_also_catches_asking_for_ones_own_fact_and_works_in_chinese() 
              ("user", "好的，谢谢。还有：退款多久到账？", "follow_up"), ("assistant", "一般3个工作日到账。", None),
              ("user", "好的，都解决了，谢谢！", "stop_success")]
     assert gate_flags(session(clean, p=zh), zh) == []
-    flipped = clean[:4] + [("user", "不客气！请问您还有什么需要帮助的吗？", "follow_up")] + clean[5:]
+    flipped = [*clean[:4], ("user", "不客气！请问您还有什么需要帮助的吗？", "follow_up"), *clean[5:]]
     assert "role_flip" in {f["type"] for f in gate_flags(session(flipped, p=zh), zh)}
-    leaked = clean[:2] + [("user", "思考：用户应该先给订单号。订单号是KX-88120。", "answer")] + clean[3:]
+    leaked = [*clean[:2], ("user", "思考：用户应该先给订单号。订单号是KX-88120。", "answer"), *clean[3:]]
     assert "leaked_state" in {f["type"] for f in gate_flags(session(leaked, p=zh), zh)}

@@ -100,3 +100,18 @@ def test_bad_input_is_one_clear_line(tmp_path: Path) -> None:
     path = write_personas(tmp_path / "j.jsonl", only_judge)
     clean_error(invoke("sim", "run", "--personas", path, "--model", "scripted:always-bad", "--simulator",
                        "scripted:user"), "rules assessor cannot decide", "--assessor")
+
+
+def test_a_simulator_that_returns_nothing_is_counted_or_stops_the_run(tmp_path: Path) -> None:
+    from sim_support import rules_file
+
+    personas = write_personas(tmp_path / "p.jsonl", REFUND, ZH_REFUND)
+    silent = rules_file(tmp_path / "silent.json", [], "")
+    few = invoke("sim", "run", "--personas", personas, "--model", "scripted:always-bad", "--simulator",
+                 f"scripted:file:{silent}", "--out", tmp_path / "few", "--quiet", "--n-boot", "50")
+    clean_error(few, "2 of 2 sessions ended with an error", "simulator 2", "empty", code=1)
+    summary = json.loads((tmp_path / "few" / "summary.json").read_text())
+    assert summary["n_errors"] == 2 and summary["metrics"]["termination"]["error"]["value"] == 1.0
+    many = invoke("sim", "run", "--personas", "demo", "--model", "scripted:always-bad", "--simulator",
+                  f"scripted:file:{silent}", "--out", tmp_path / "many", "--quiet", "--concurrency", "1")
+    clean_error(many, "all failed, so the run was stopped", "empty")

@@ -31,6 +31,7 @@ from uxbench.sim.persona import Persona
 from uxbench.sim.policy import PolicyState, initial_state, open_session, react
 from uxbench.sim.projection import SessionView, project
 from uxbench.sim.realize import Realiser, repeat_text
+from uxbench.sim.store import MUT_ERROR
 from uxbench.sim.types import Assessment, Decision, Mode, Reason, SessionRecord, SimTurn, Termination, Usage
 
 EPOCH = datetime(2025, 1, 6, 9, 0, tzinfo=timezone.utc)
@@ -208,7 +209,7 @@ class _Session:
             try:
                 self.add_assistant(await self.reply())
             except ModelError as err:
-                return self.record("error", f"model under test: {err}")
+                return self.record("error", f"{MUT_ERROR} {err}")
             replies += 1
             try:
                 assessment = await self.assess()
@@ -246,7 +247,7 @@ class _Session:
             try:
                 self.add_assistant(await self.reply())
             except ModelError as err:
-                return self.record("error", f"model under test: {err}")
+                return self.record("error", f"{MUT_ERROR} {err}")
             replies += 1
             try:
                 assessment = await self.assess()

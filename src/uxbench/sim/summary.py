@@ -54,6 +54,7 @@ def build_summary(records: Iterable[SessionRecord], personas: dict[str, Persona]
     discarded: Counter[str] = Counter()
     usage: dict[str, Usage] = {}
     errors: list[str] = []
+    error_parties: Counter[str] = Counter()
     flagged_ids: list[str] = []
     by_lang: dict[str, list[SessionOutcome]] = {}
     for record in records:
@@ -67,8 +68,10 @@ def build_summary(records: Iterable[SessionRecord], personas: dict[str, Persona]
             discarded.update(turn.discarded)
         for party, used in record.usage.items():
             usage[party] = usage.get(party, Usage()).add(used)
-        if record.termination.reason == "error" and len(errors) < 5:
-            errors.append(record.termination.detail)
+        if record.termination.reason == "error":
+            error_parties[error_party(record.termination.detail)] += 1
+            if len(errors) < 5:
+                errors.append(record.termination.detail)
         judgement = judgements.get(judge_key, {}).get(record.session_id) if judge_key else None
         outcome = outcome_of(record, bool(flags), judgement)
         outcomes.append(outcome)
@@ -92,6 +95,7 @@ def build_summary(records: Iterable[SessionRecord], personas: dict[str, Persona]
         "max_turns": manifest.get("max_turns"),
         "n_errors": sum(o.reason == "error" for o in outcomes),
         "errors": errors,
+        "errors_by_party": dict(error_parties),
         "metrics": session_metrics(outcomes, **kw),
         "gate": {"n_flagged": len(flagged_ids), "n": n, "rate": round(len(flagged_ids) / n, 6) if n else None,
                  "by_type": {kind: by_type.get(kind, 0) for kind in GATE_TYPES},
@@ -107,6 +111,15 @@ def build_summary(records: Iterable[SessionRecord], personas: dict[str, Persona]
     if summary["metrics_unflagged"] is not None:
         summary["headline_unflagged"] = _headline(summary["metrics_unflagged"])
     return summary, rows
+
+
+def error_party(detail: str) -> str:
+    """Whose failure ended a session with reason `error`: assistant (retried by a rerun), simulator, assessor."""
+    from uxbench.sim.store import MUT_ERROR
+
+    if detail.startswith(MUT_ERROR):
+        return "assistant"
+    return "assessor" if "assessor" in detail else "simulator"
 
 
 def _per_session(cost: float | None, n: int) -> float | None:

@@ -28,10 +28,10 @@ def test_ten_sessions_with_the_embedded_model_in_both_roles(tmp_path: Path) -> N
     five = [item.persona for item in load_personas(["demo"]) if item.persona.lang == "en"][:5]
     path = tmp_path / "five.jsonl"
     path.write_bytes(b"\n".join(personas_jsonl(five)) + b"\n")
-    args = {"max_new_tokens": "48"}
-    spec = SimSpec(personas=[str(path)], trials=2, max_turns=3, demo=True, out=tmp_path / "run", n_boot=100,
+    args = {"max_new_tokens": "32"}
+    spec = SimSpec(personas=[str(path)], trials=2, max_turns=2, demo=True, out=tmp_path / "run", n_boot=100,
                    model=RoleSpec(model="hf:embedded", args=args), simulator=RoleSpec(model="hf:embedded", args=args),
-                   max_tokens=48, sim_max_tokens=48, cache_path=tmp_path / "cache.sqlite")
+                   max_tokens=32, sim_max_tokens=32, cache_path=tmp_path / "cache.sqlite")
     result = asyncio.run(execute(spec))
     assert result.summary["n_sessions"] == 10 and result.summary["demo"]
     store = SimStore(result.run_dir)

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from uxbench.metrics.session import SessionOutcome, session_metrics
@@ -46,10 +46,19 @@ def build_summary(records: Iterable[SessionRecord], personas: dict[str, Persona]
                   judgements: dict[str, dict[str, dict[str, Any]]] | None = None, n_boot: int = 2000, seed: int = 0,
                   ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(summary, acts rows). `judgements`: judge key -> session id -> body."""
+    result: dict[str, Any] = {}
+    rows = list(summary_rows(records, personas, manifest, result, judgements=judgements, n_boot=n_boot, seed=seed))
+    return result["summary"], rows
+
+
+def summary_rows(records: Iterable[SessionRecord], personas: dict[str, Persona], manifest: dict[str, Any],
+                 result: dict[str, Any], *, judgements: dict[str, dict[str, dict[str, Any]]] | None = None,
+                 n_boot: int = 2000, seed: int = 0) -> Iterator[dict[str, Any]]:
+    """The acts rows, one per session as it is read (memory flat in the number of sessions, but for the small
+    per-session outcomes the bootstrap needs); `result["summary"]` is set once the rows are consumed."""
     judgements = judgements or {}
     judge_key = next((k for k in sorted(judgements) if k.startswith(SATISFACTION_JUDGE_PREFIX)), None)
     outcomes: list[SessionOutcome] = []
-    rows: list[dict[str, Any]] = []
     by_type: Counter[str] = Counter()
     discarded: Counter[str] = Counter()
     usage: dict[str, Usage] = {}
@@ -76,7 +85,7 @@ def build_summary(records: Iterable[SessionRecord], personas: dict[str, Persona]
         outcome = outcome_of(record, bool(flags), judgement)
         outcomes.append(outcome)
         by_lang.setdefault(record.lang, []).append(outcome)
-        rows.append(acts_row(record, flags, {k: v.get(record.session_id) for k, v in judgements.items()}))
+        yield acts_row(record, flags, {k: v.get(record.session_id) for k, v in judgements.items()})
     kw = {"n_boot": n_boot, "seed": seed}
     n = len(outcomes)
     clean = [o for o in outcomes if not o.flagged]
@@ -110,7 +119,7 @@ def build_summary(records: Iterable[SessionRecord], personas: dict[str, Persona]
     summary["headline"] = _headline(summary["metrics"])
     if summary["metrics_unflagged"] is not None:
         summary["headline_unflagged"] = _headline(summary["metrics_unflagged"])
-    return summary, rows
+    result["summary"] = summary
 
 
 def error_party(detail: str) -> str:

@@ -190,6 +190,7 @@ class _Session:
             termination=Termination(reason=reason, detail=detail), completed=self.completed,
             abandoned=self.state.abandoned, goal_items=tuple(g.id for g in self.persona.goal),
             chains=list(self.state.chains), usage=self.ledger.usage,
+            final_satisfaction=self.state.satisfaction if plan.mode == "structured" else None,
         )
 
     # -- structured mode ------------------------------------------------------------------

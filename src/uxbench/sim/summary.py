@@ -34,7 +34,7 @@ def outcome_of(record: SessionRecord, flagged: bool, judgement: dict[str, Any] |
     return SessionOutcome(
         cluster=record.persona_id, trial=record.trial, success=record.success, reason=record.termination.reason,
         assistant_turns=len(assistants), acts=tuple(acts),
-        satisfaction=tuple(t.satisfaction for t in users if t.satisfaction is not None),
+        satisfaction=tuple(record.satisfaction_curve()),
         judge=judge_curve(record, judgement),
         likes=sum(t.feedback == "like" for t in assistants), dislikes=sum(t.feedback == "dislike" for t in assistants),
         skims=sum(t.skim for t in users), chains=tuple(c.outcome or "no_recovery" for c in record.chains),

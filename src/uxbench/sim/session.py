@@ -169,6 +169,9 @@ class _Session:
         stamp = self.clock.user_message(reply, text, skim) if self.turns else self.clock.stamp()
         stated = tuple(f.id for f in self.persona.facts if markers.normalize(f.value) and
                        markers.normalize(f.value) in markers.normalize(text))
+        if decision is not None:  # what the text says, not what the policy asked it to say, counts as said
+            kept = tuple(f for f in self.state.disclosed if f not in decision.state_facts or f in stated)
+            self.state = self.state.model_copy(update={"disclosed": tuple(dict.fromkeys(kept + stated))})
         free = decision is None
         self.turns.append(SimTurn(
             turn_index=len(self.turns), role="user", text=text, created_at=stamp,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from sim_support import REFUND, ZH_REFUND, helpful_rules, write_personas
 from typer.testing import CliRunner, Result
 
@@ -76,6 +77,15 @@ def test_personas_validate_reports_every_error_with_its_place(tmp_path: Path) ->
     assert invoke("personas", "validate", "demo").exit_code == 0
     listed = invoke("personas", "list", "--format", "json")
     assert listed.exit_code == 0 and len(json.loads(listed.stdout)) == 24
+
+
+def test_personas_list_fits_80_columns_with_every_id(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    shown = invoke("personas", "list")
+    assert shown.exit_code == 0, shown.output
+    assert max(len(line) for line in shown.stdout.splitlines()) <= 80
+    for pid in ("en-refund-impatient", "en-router-novice"):
+        assert pid in shown.stdout  # names wrap; they are never squeezed out
 
 
 def test_bad_input_is_one_clear_line(tmp_path: Path) -> None:

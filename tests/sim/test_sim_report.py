@@ -88,3 +88,16 @@ def test_view_pages(runs: tuple[Path, Path, Path], tmp_path: Path) -> None:
     assert "act: open" in session.text and "act: stop_success" in session.text and "<polyline" in session.text
     assert "KX-" in session.text  # the transcript itself
     assert client.get(f"/sims/{sim_id}/sessions/nope").status_code == 404
+
+
+def test_several_runs_fit_80_columns_without_cutting_a_figure(runs: tuple[Path, Path, Path]) -> None:
+    from uxbench.report.sim import load_sim_summary, render_sim_runs
+
+    good, bad, _ = runs
+    summaries = [load_sim_summary(p) for p in (good, bad, good)]
+    text = render_sim_runs(summaries, "table", width=80, names=["good", "bad", "good-again"])
+    assert max(len(line) for line in text.splitlines()) <= 80, text
+    assert "…" not in text and "100.0" in text and "good-again" in text
+    assert "good: scripted:file:" in text  # the legend names each column's run
+    wide = render_sim_runs(summaries[:2], "table", width=160, names=["good", "bad"])
+    assert "100.0 [100.0, 100.0]" in wide  # room enough: value and CI on one line

@@ -88,5 +88,6 @@ def list_personas(
     elif format == "md":
         typer.echo(_markdown([(f"{len(rows)} personas", header, rows)], [], text_columns=5), nl=False)
     else:
-        typer.echo(_rich([(f"{len(rows)} personas", header, rows)], [], None, droppable=("hash", "opener",
-                                                                                         "expertise")), nl=False)
+        # the names wrap (id, goal items, facts), the short columns do not: rich would squeeze them to nothing
+        typer.echo(_rich([(f"{len(rows)} personas", header, rows)], [], None,
+                         droppable=("hash", "opener", "expertise"), wrap=(0, 3, 4)), nl=False)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 def note_text(event: SimEvent, started_done: int) -> str:
     parts = [f"turns {event.turns}"]
     fresh = event.done - started_done
-    if event.kind == "session" and fresh > 0 and event.successes:
+    if event.kind in ("session", "turn") and fresh > 0 and event.successes:
         parts.append(f"success {event.successes}/{fresh}")
     if event.errors:
         parts.append(f"errors {event.errors}")
@@ -48,6 +48,8 @@ class SimProgress:
             self._start_done = event.done
             if self.enabled:
                 self._begin("sessions" if event.kind == "start" else "judged", event)
+        elif event.kind == "turn" and self._progress is not None and self._task is not None:
+            self._progress.update(self._task, note=note_text(event, self._start_done))
         elif event.kind in ("session", "judge") and self._progress is not None and self._task is not None:
             self._progress.update(self._task, completed=event.done, eta_at=self.clock(),
                                   note=note_text(event, self._start_done) if event.kind == "session" else "")

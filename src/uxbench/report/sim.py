@@ -5,6 +5,7 @@ cost per party; and several runs side by side. Reads summaries only (`summary.js
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from uxbench.report.render import DASH, ReportFormat, _check_fmt, _markdown, _rich, pct
@@ -36,6 +37,12 @@ def title_of(summary: dict[str, Any]) -> str:
     simulator = (summary.get("simulator") or {}).get("spec", DASH)
     text = f"Simulated users ({summary.get('mode')}): {model}, simulator {simulator}"
     return text + (" [DEMO]" if summary.get("demo") else "")
+
+
+def run_label(summary: dict[str, Any]) -> str:
+    model = (summary.get("model") or {}).get("spec", DASH)
+    simulator = (summary.get("simulator") or {}).get("spec", DASH)
+    return f"{model}, simulator {simulator} ({summary.get('mode')})" + (" [DEMO]" if summary.get("demo") else "")
 
 
 def headline_rows(summary: dict[str, Any]) -> list[list[str]]:
@@ -116,15 +123,27 @@ def compare_rows(summaries: list[dict[str, Any]]) -> list[list[str]]:
         h = s.get("headline") or {}
         gate = s.get("gate") or {}
         rows.append([
-            title_of(s).removeprefix("Simulated users "), str(s.get("n_sessions")), pct(h.get("success_rate")),
+            run_label(s), str(s.get("n_sessions")), pct(h.get("success_rate")),
             pct(h.get("abandonment_rate")), _plain(h.get("final_satisfaction")), _plain(h.get("dissatisfied_per_100")),
             f"{gate.get('n_flagged', 0)}/{gate.get('n', 0)}",
         ])
     return rows
 
 
-def render_sim_runs(summaries: list[dict[str, Any]], fmt: ReportFormat, *, width: int | None = None) -> str:
-    """Several simulated-session runs side by side (headline figures; the paired test is `uxbench sim compare`)."""
+def _stacked(text: str) -> str:
+    """`0.42 [0.30, 0.55]` as two lines (value, then CI): figures are never cut, so narrow columns stack them."""
+    value, sep, ci = text.partition(" [")
+    return f"{value}\n[{ci}" if sep else text
+
+
+def _label(name: str, width: int = 14) -> str:
+    return "\n".join(name[i:i + width] for i in range(0, len(name), width)) or DASH
+
+
+def render_sim_runs(summaries: list[dict[str, Any]], fmt: ReportFormat, *, width: int | None = None,
+                    names: list[str] | None = None) -> str:
+    """Several simulated-session runs side by side (headline figures; the paired test is `uxbench sim compare`).
+    md and csv: one row per run; the terminal table has one column per run (figures with CIs fit 80 columns)."""
     _check_fmt(fmt)
     if fmt == "json":
         return json.dumps(summaries, ensure_ascii=False, indent=2) + "\n"
@@ -133,10 +152,19 @@ def render_sim_runs(summaries: list[dict[str, Any]], fmt: ReportFormat, *, width
     if fmt == "csv":
         return "\n".join([",".join(f'"{h}"' for h in header)] + [",".join(f'"{c}"' for c in r) for r in rows]) + "\n"
     notes = [DEMO_BANNER] if any(s.get("demo") for s in summaries) else []
-    sections = [("Simulated-session runs", header, rows)]
     if fmt == "table":
-        return _rich(sections, notes, width, wrap=(0,))
-    return _markdown(sections, notes, text_columns=1)
+        from uxbench.report.layout import terminal_width
+
+        names = names or [f"run {i + 1}" for i in range(len(summaries))]
+        width = width or terminal_width()
+        cols = [[r[j] for r in rows] for j in range(1, len(header))]
+        wide = 1 + 3 * (len(rows) + 1) + 20 + sum(max(len(c) for c in col) for col in zip(*cols, strict=True))
+        cells = cols if wide <= width else [[_stacked(c) for c in col] for col in cols]
+        table = [[header[j + 1], *cells[j]] for j in range(len(cols))]
+        legend = [f"{n}: {run_label(s)}" for n, s in zip(names, summaries, strict=True)]
+        return _rich([("Simulated-session runs", ["metric", *(_label(n) for n in names)], table)],
+                     [*notes, *legend], width, wrap=(0,))
+    return _markdown([("Simulated-session runs", header, rows)], notes, text_columns=1)
 
 
 def load_sim_summary(path: Any, *, n_boot: int | None = None, seed: int | None = None) -> dict[str, Any]:
@@ -166,4 +194,4 @@ def sim_report(paths: list[Any], fmt: ReportFormat, *, n_boot: int | None = None
     summaries = [load_sim_summary(p, n_boot=n_boot, seed=seed) for p in paths]
     if len(summaries) == 1:
         return render_sim_summary(summaries[0], fmt)
-    return render_sim_runs(summaries, fmt)
+    return render_sim_runs(summaries, fmt, names=[Path(p).name for p in paths])

@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import time
 from collections.abc import Callable
@@ -45,7 +46,7 @@ EMBEDDED_REPLY_TOKENS = 64
 @dataclass
 class SimEvent:
     kind: str
-    """start | session | judge_start | judge | end"""
+    """start | turn (a message of a session in flight) | session | judge_start | judge | end"""
     done: int
     total: int
     turns: int = 0
@@ -69,6 +70,7 @@ def validate(spec: SimSpec) -> None:
     from uxbench.models.registry import validate_provider_args
 
     validate_provider_args(spec.model.model, spec.model.args, option="--model-arg")
+    _check_scripted_user(spec.simulator.model)
     if spec.simulator.model not in SCRIPTED_SPECS:
         validate_provider_args(spec.simulator.model, spec.simulator.args, option="--simulator-arg")
     elif spec.simulator.args:
@@ -82,6 +84,22 @@ def validate(spec: SimSpec) -> None:
     if spec.simulator.model == "scripted:user-leaky" and spec.mode != "free":
         raise ConfigError("scripted:user-leaky is a free-mode simulator (it states every fact in its first message); "
                           "add --mode free.")
+
+
+def _check_scripted_user(simulator: str) -> None:
+    """`--simulator scripted:usr` is a typo of the scripted realiser, not a model: say so before anything runs."""
+    import difflib
+
+    from uxbench.models.providers.scripted import SCRIPTS
+
+    name = simulator.removeprefix("scripted:")
+    if simulator.startswith("scripted:") and simulator not in SCRIPTED_SPECS and not name.startswith("file:") \
+            and name not in SCRIPTS:
+        close = difflib.get_close_matches(simulator, SCRIPTED_SPECS, n=1)
+        hint = f"Did you mean '{close[0]}'? " if close else ""
+        raise ConfigError(f"Unknown simulator '{simulator}'. {hint}The scripted users are {', '.join(SCRIPTED_SPECS)}"
+                          f"; scripted models ({', '.join('scripted:' + s for s in SCRIPTS)}) also work as a "
+                          "simulator's model.")
 
 
 class _Models:
@@ -248,12 +266,22 @@ async def run_plans(models: _Models, store: SimStore, plans: list[SessionPlan], 
     done_turns = store.progress()[1]
     state = {"done": already, "turns": done_turns, "ok": 0, "errors": 0}
     guard = FailureGuard("sessions", store.path, "Check the model names, base_url and API keys")
+    last_shown = [0.0]
+
+    def turn() -> None:  # the turns of sessions in flight count at once (at most 10 updates a second)
+        state["turns"] += 1
+        now = time.monotonic()
+        if now - last_shown[0] >= 0.1:
+            last_shown[0] = now
+            emit(SimEvent("turn", state["done"], total, turns=state["turns"], successes=state["ok"],
+                          errors=state["errors"]))
+
+    parties = dataclasses.replace(models.parties, on_turn=turn)
 
     async def work(plan: SessionPlan) -> None:
-        record: SessionRecord = await run_session(plan, models.parties)
+        record: SessionRecord = await run_session(plan, parties)
         store.put(record)
         state["done"] += 1
-        state["turns"] += len(record.turns)
         if record.termination.reason == "error":
             state["errors"] += 1
             guard.failure(record.termination.detail)  # the first sessions all failing: a configuration error

@@ -62,6 +62,8 @@ class Parties:
     assistant_config: GenerateConfig = field(default_factory=GenerateConfig)
     prices: dict[str, Any] = field(default_factory=dict)
     """party -> `runtime.cost.Price` (None: unknown price; a missing party is free: code)."""
+    on_turn: Callable[[], None] | None = None
+    """Called after every message of a session (the progress display's turn count while sessions run)."""
 
 
 @dataclass(frozen=True)
@@ -180,10 +182,16 @@ class _Session:
             patience_left=None if free else round(self.state.patience_left, 4), skim=skim, attempts=attempts,
             discarded=discarded,
         ))
+        self._turn_done()
 
     def add_assistant(self, text: str) -> None:
         self.turns.append(SimTurn(turn_index=len(self.turns), role="assistant", text=text,
                                   created_at=self.clock.assistant_reply(text)))
+        self._turn_done()
+
+    def _turn_done(self) -> None:
+        if self.parties.on_turn is not None:
+            self.parties.on_turn()
 
     def record(self, reason: Reason, detail: str = "") -> SessionRecord:
         plan = self.plan

@@ -52,6 +52,7 @@ def run(
     check_mine_run_options(logs=logs, no_llm=no_llm, engine=engine, ray_address=ray_address, model=model,
                            model_arg=model_arg, cache_path=cache_path, concurrency=concurrency,
                            agent_max_tokens=agent_max_tokens)
+    logs = _sim_run_logs(logs, quiet)
     options: dict[str, object] = {}
     if agent_max_tokens is not None:
         options["agent_options"] = {"max_tokens": agent_max_tokens}
@@ -126,6 +127,26 @@ def run(
         typer.echo(f"  {name}: {path}")
     typer.echo(f"Next: `uxbench mine report {out}` (signal rates, failure patterns, recovery), "
                f"`uxbench view {out}` (the flagged turns in a local web page; the web extra).")
+
+
+def _sim_run_logs(logs: list[str], quiet: bool) -> list[str]:
+    """A `uxbench sim run` directory stands for its canonical log, sessions.jsonl (its other files are not logs)."""
+    from uxbench.sim.store import SESSIONS_LOG, is_sim_run
+
+    out = []
+    for path in logs:
+        if is_sim_run(path):
+            log = Path(path) / SESSIONS_LOG
+            if not log.is_file():
+                from uxbench.errors import DataError
+
+                raise DataError(f"has no {SESSIONS_LOG} yet: the simulation has not finished (rerun the same "
+                                "`uxbench sim run` command)", source=str(path))
+            if not quiet:
+                typer.echo(f"{path} is a simulated-session run: reading its {SESSIONS_LOG}.", err=True)
+            path = str(log)
+        out.append(path)
+    return out
 
 
 def _count_notes(counts: dict[str, Any]) -> list[str]:

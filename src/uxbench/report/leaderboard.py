@@ -24,14 +24,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from uxbench.data.model_meta import SIZE_ORDER, ModelInfo, ModelTable
+from uxbench.data.model_meta import ModelTable
 from uxbench.errors import ConfigError, UxbenchError
-from uxbench.metrics.correlation import trend
 from uxbench.metrics.paired import paired_bootstrap_diff
 from uxbench.metrics.power import avg_acc_design, mdd_entry
 from uxbench.metrics.proportions import DEFAULT_N_BOOT
 from uxbench.metrics.ranking import paired_rate_diff, significance_ranks
 from uxbench.orchestrate.calibration import CalibrationRun, calibrate_judges, corrected_block, load_calibration_run
+from uxbench.report.board_meta import model_cells as _meta
+from uxbench.report.board_meta import scaling_trends as _trends
 from uxbench.report.discover import discover
 from uxbench.report.run_data import RunData, judge_label, load_run_data
 from uxbench.report.run_setup import label_runs
@@ -100,13 +101,6 @@ def _cell(entry: dict[str, Any] | None, method: str) -> dict[str, Any]:
             "n": entry.get("n"), "method": method}
 
 
-def _meta(info: ModelInfo | None) -> dict[str, Any]:
-    if info is None:
-        return {"org": None, "family": None, "released": None, "size": None, "params_b": None, "matched": None}
-    return {"org": info.org, "family": info.family, "released": info.released.isoformat() if info.released else None,
-            "size": info.size, "params_b": info.params_b, "matched": info.key}
-
-
 def _corrected(run: RunData, judge: str | None, calibrations: list[CalibrationRun]) -> dict[str, Any] | None:
     """The judge-corrected rate of the scored replies: from `calibrations` when one measured this judge, else
     the run's own (its summary)."""
@@ -171,35 +165,6 @@ def paired_difference(task: str, first: RunData, second: RunData, judges: tuple[
     n = result["n"]
     mdd = mdd_entry(n, (result["a_only"] + result["b_only"]) / n) if n else None
     return {**{k: result[k] for k in keep}, "mdd": mdd}
-
-
-def _x(row: dict[str, Any], by: str) -> float | None:
-    if by == "release":
-        import datetime as dt
-
-        return float(dt.date.fromisoformat(row["released"]).toordinal()) if row["released"] else None
-    if by == "params":
-        return float(row["params_b"]) if row["params_b"] is not None else None
-    return float(SIZE_ORDER[row["size"]]) if row["size"] else None
-
-
-def _trends(rows: list[dict[str, Any]], n_boot: int, seed: int) -> dict[str, Any]:
-    """Scaling trends over distinct models (the best-ranked run of a model stands for it): against the release
-    date, the size class and, when the model table has them, the parameter count."""
-    models: dict[str, dict[str, Any]] = {}
-    for row in rows:
-        if row["metric"]["value"] is not None:
-            models.setdefault(row["model"], row)
-    points = list(models.values())
-    out: dict[str, Any] = {}
-    for by in ("release", "size", "params"):
-        if by == "params" and not any(r["params_b"] is not None for r in points):
-            continue
-        xs = [(x, r) for r in points if (x := _x(r, by)) is not None]
-        result = trend([x for x, _ in xs], [r["metric"]["value"] for _, r in xs], n_boot=n_boot, seed=seed)
-        out[by] = {"by": by, **result, "models": [r["model"] for _, r in xs],
-                   "left_out": [r["model"] for r in points if _x(r, by) is None]}
-    return out
 
 
 def _mdd_summary(pairs: list[dict[str, Any]], order: list[int]) -> dict[str, Any] | None:
@@ -307,7 +272,10 @@ def leaderboard(
     if not found.runs:
         raise UxbenchError("No finished run directory among " + ", ".join(map(str, paths)) + ".")
     table = table or ModelTable.default()
-    runs = [load_run_data(p) for p in found.runs]
+    from uxbench.sim.store import is_sim_run
+
+    sims = [p for p in found.runs if is_sim_run(p)]  # simulated-session runs: their own boards (report.sim_board)
+    runs = [load_run_data(p) for p in found.runs if p not in sims]
     check_judge_known(runs, judge)
     calibrations = [load_calibration_run(p) for p in calibration]
     boards: dict[str, Any] = {}
@@ -323,7 +291,13 @@ def leaderboard(
         for (fingerprint, limit), members in groups.items():
             board_id = task if len(groups) == 1 else f"{task}-{fingerprint[:8]}" + (f"-{limit}" if limit else "")
             boards[board_id] = _task_board(task, members, judge, table, calibrations, n_boot, seed, alpha)
+    if sims:
+        from uxbench.report.sim_board import sim_boards
+
+        boards.update(sim_boards(sims, table, n_boot, seed, alpha))
     return {"kind": "uxbench.leaderboard", "tasks": boards, "judge": judge, "n_boot": n_boot, "seed": seed,
             "alpha": alpha, "calibration": [str(c.path) for c in calibrations], "notes": notes,
-            "demo_data": any(r.demo for r in runs), "skipped": found.skipped,
+            "demo_data": any(r.demo for r in runs) or any(row["demo_data"] for b in boards.values()
+                                                          if b["task"] == "sim" for row in b["rows"]),
+            "skipped": found.skipped,
             "ignored_pairwise": [str(p) for p in found.pairwise]}

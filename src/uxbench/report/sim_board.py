@@ -1,0 +1,111 @@
+"""Simulated-session runs on the leaderboard: one board per user panel (the same personas, simulator, mode and
+turn limit), ranked by task success under the leaderboard's rule: rank = 1 + the runs significantly better,
+from every pair's paired difference (same personas and seeds, cluster bootstrap over personas) with Holm's
+adjustment over the board's pairs (`metrics.ranking.significance_ranks`). Runs made with another simulator are
+another board: the simulator moves scores (SIMULATORS.md lesson 5), so ranking across simulators would compare
+simulators as much as assistants (`uxbench sim sensitivity` measures that).
+
+The boards have the shape of the task boards (`report.leaderboard`), so they render and export the same way."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from uxbench.data.model_meta import ModelTable
+from uxbench.metrics.ranking import significance_ranks
+from uxbench.metrics.session import paired_comparison
+from uxbench.report.board_meta import model_cells, scaling_trends
+from uxbench.report.sim_compare import run_outcomes
+
+_PAIRS = "paired cluster bootstrap over personas"
+
+
+def _panel(manifest: dict[str, Any]) -> tuple[str, ...]:
+    identity = manifest.get("identity") or {}
+    personas = ",".join(f"{pid}:{h}" for pid, h in identity.get("personas") or [])
+    return (personas, str((manifest.get("simulator") or {}).get("spec")), str(manifest.get("mode")),
+            str(manifest.get("max_turns")), str(identity.get("seed")), str(identity.get("assessor")))
+
+
+def _pair(upper: list[Any], lower: list[Any], n_boot: int, seed: int) -> dict[str, Any]:
+    """Upper minus lower in task success on the sessions both have (the leaderboard's `diff` is i - j)."""
+    result = paired_comparison(lower, upper, n_boot=n_boot, seed=seed)
+    cell = (result.get("metrics") or {}).get("success_rate")
+    if cell is None:
+        return {"n": result["n_pairs"], "diff": None, "ci_low": None, "ci_high": None, "p_value": None,
+                "method": _PAIRS}
+    return {"n": result["n_pairs"], "diff": cell["diff"], "ci_low": cell["ci_low"], "ci_high": cell["ci_high"],
+            "p_value": cell["p_value"], "method": _PAIRS}
+
+
+def _board(panel: tuple[str, ...], members: list[Any], table: ModelTable, n_boot: int, seed: int,
+           alpha: float) -> dict[str, Any]:
+    rows, outcomes = [], []
+    for path, manifest, outs, _keys in members:
+        summary = _summary(path)
+        model = str((manifest.get("model") or {}).get("spec"))
+        metric = dict((summary.get("metrics") or {}).get("success_rate") or {})
+        rows.append({"label": f"{model} ({path.name})", "model": model, "run_dir": str(path),
+                     "run_id": manifest.get("run_id"), "demo_data": bool(manifest.get("demo")),
+                     "fingerprint": None, "judge": None, "judge_spec": None, **model_cells(table.lookup(model)),
+                     "metric": {k: metric.get(k) for k in ("value", "ci_low", "ci_high", "n")}})
+        outcomes.append(outs)
+    order = sorted(range(len(rows)), key=lambda i: (rows[i]["metric"]["value"] is None,
+                                                     -(rows[i]["metric"]["value"] or 0.0)))
+    tests: dict[tuple[int, int], dict[str, Any]] = {}
+    pairs: list[dict[str, Any]] = []
+    for pos, i in enumerate(order):
+        for j in order[pos + 1:]:
+            if rows[i]["metric"]["value"] is None or rows[j]["metric"]["value"] is None:
+                continue
+            diff = _pair(outcomes[i], outcomes[j], n_boot, seed)
+            if diff["p_value"] is not None:
+                tests[(i, j)] = diff
+            pairs.append({"i": i, "j": j, "a": rows[i]["label"], "b": rows[j]["label"], **diff})
+    ranking = significance_ranks([r["metric"]["value"] for r in rows], tests, alpha=alpha)
+    for pair in pairs:
+        verdict = ranking["pairs"].get((pair["i"], pair["j"])) or {}
+        pair.update(p_adjusted=verdict.get("p_adjusted"), significant=bool(verdict.get("significant")))
+    by_pair = {(p["i"], p["j"]): p for p in pairs}
+    previous: int | None = None
+    for i in order:
+        row = rows[i]
+        row["rank"] = ranking["ranks"][i]
+        row["ties_with"] = [rows[j]["label"] for j in order if j in ranking["ties"][i]]
+        row["better_than"] = [rows[j]["label"] for j in order if j in ranking["better_than"][i]]
+        row["vs_previous"] = by_pair.get((previous, i)) if previous is not None else None
+        row["tied_with_previous"] = bool(previous is not None and previous in ranking["ties"][i])
+        previous = i
+    board_rows = [rows[i] for i in order]
+    simulator, mode, max_turns = panel[1], panel[2], panel[3]
+    n_personas = len(panel[0].split(",")) if panel[0] else 0
+    return {
+        "task": "sim", "title": f"Simulated users ({n_personas} personas, simulator {simulator}, {mode}, "
+                                f"<= {max_turns} replies)",
+        "metric": "Task success %", "convention": "of the sessions (cluster bootstrap over personas)",
+        "data": None, "rows": board_rows,
+        "pairs": [{k: v for k, v in p.items() if k not in ("i", "j")} for p in pairs],
+        "separability": {k: ranking[k] for k in ("separability", "n_pairs", "n_compared", "n_significant", "alpha",
+                                                 "rule")},
+        "mdd": None,
+        "ci_methods": {"figure": "cluster bootstrap over personas", "pairs": _PAIRS, "corrected": None},
+        "trends": scaling_trends(board_rows, n_boot, seed), "warnings": [],
+    }
+
+
+def sim_boards(paths: list[Path], table: ModelTable, n_boot: int, seed: int,
+               alpha: float = 0.05) -> dict[str, dict[str, Any]]:
+    """`{"sim": board, "sim-2": board, ...}`: one board per panel of simulated users."""
+    panels: dict[tuple[str, ...], list[Any]] = {}
+    for path in paths:
+        item = (path, *run_outcomes(path))
+        panels.setdefault(_panel(item[1]), []).append(item)
+    return {("sim" if number == 1 else f"sim-{number}"): _board(panel, members, table, n_boot, seed, alpha)
+            for number, (panel, members) in enumerate(panels.items(), start=1)}
+
+
+def _summary(path: Path) -> dict[str, Any]:
+    from uxbench.report.sim import load_sim_summary
+
+    return load_sim_summary(path)

@@ -10,4 +10,4 @@ import pytest
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("UXBENCH_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("UXBENCH_DEID_SALT", "sim-tests")
+    monkeypatch.setenv("UXBENCH_DEID_SALT", "sim-tests-deid-salt-0123456789")

@@ -75,7 +75,7 @@ def test_view_pages(runs: tuple[Path, Path, Path], tmp_path: Path) -> None:
     good, _bad, _ = runs
     catalog = build_catalog([str(good.parent)])
     assert len(catalog.sims) == 2 and len(catalog.runs) == 1
-    client = TestClient(create_app(catalog, index_dir=tmp_path))
+    client = TestClient(create_app(catalog, index_dir=tmp_path), base_url="http://127.0.0.1")  # the Host check
     index = client.get("/")
     assert index.status_code == 200 and "Simulated-session runs" in index.text
     sim_id = next(k for k, e in catalog.sims.items() if e.path == good)

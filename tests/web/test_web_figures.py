@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "report"))
 from runs_support import write_eval_run
+from web_support import LOOPBACK
 
 from uxbench.cli.main import app
 from uxbench.web.app import create_app
@@ -67,7 +68,7 @@ def test_cli_view_and_site_show_the_same_intervals(runs: Path, tmp_path: Path) -
     assert published["tasks"]["eval"]["pairs"] == board["tasks"]["eval"]["pairs"]
     site_html = " ".join((site / "index.html").read_text(encoding="utf-8").split())
 
-    client = TestClient(create_app(build_catalog([str(runs)]), index_dir=tmp_path / "idx"))
+    client = TestClient(create_app(build_catalog([str(runs)]), index_dir=tmp_path / "idx"), base_url=LOOPBACK)
     page = client.get("/")
     assert page.status_code == 200
     view_html = " ".join(page.text.split())
@@ -81,7 +82,8 @@ def test_cli_view_and_site_show_the_same_intervals(runs: Path, tmp_path: Path) -
 def test_view_rounds_follow_its_option(runs: Path, tmp_path: Path) -> None:
     cli = CliRunner().invoke(app, ["leaderboard", str(runs), "--format", "json", "--n-boot", "300", "--seed", "4"])
     rows = json.loads(cli.stdout)["tasks"]["eval"]["rows"]
-    client = TestClient(create_app(build_catalog([str(runs)]), index_dir=tmp_path / "idx", n_boot=300, seed=4))
+    client = TestClient(create_app(build_catalog([str(runs)]), index_dir=tmp_path / "idx", n_boot=300, seed=4),
+                        base_url=LOOPBACK)
     html = " ".join(client.get("/").text.split())
     assert all(_interval(r["vs_previous"]) in html for r in rows if r["vs_previous"])
     assert "(300 rounds, seed 4)" in html
@@ -92,7 +94,7 @@ def test_start_page_and_site_on_runs_of_one_model_under_two_judges_with_failed_s
     write_eval_run(root / "x" / "a", "openai:gpt-4o", ["r"] * 3, {"openai:j1": [None] * 3})
     write_eval_run(root / "y" / "a", "openai:gpt-4o", ["r"] * 3, {"openai:j2": [None] * 3})
     paths = [str(root / "x" / "a"), str(root / "y" / "a")]
-    client = TestClient(create_app(build_catalog(paths), index_dir=tmp_path / "idx"))
+    client = TestClient(create_app(build_catalog(paths), index_dir=tmp_path / "idx"), base_url=LOOPBACK)
     page = client.get("/")
     assert page.status_code == 200 and "openai:gpt-4o (judge=openai:j1)" in page.text
     built = CliRunner().invoke(app, ["site", "build", *paths, "--out", str(tmp_path / "site")])

@@ -39,7 +39,7 @@ def serve_study(
     study_dir: Annotated[Path, typer.Argument(help="The study directory.")],
     host: Annotated[str, typer.Option(help="Address to listen on: 127.0.0.1 is this machine only, 0.0.0.0 every interface.")] = "127.0.0.1",  # noqa: E501
     port: Annotated[int, typer.Option(help="Port (0: any free port).")] = 8321,
-    allow_host: Annotated[list[str] | None, typer.Option("--allow-host", metavar="NAME", help="Another name this server may be reached by (repeatable; `*.example.org` for every name under it). Requests naming any other host are refused, against DNS rebinding.", show_default=False)] = None,  # noqa: E501
+    allow_host: Annotated[list[str] | None, typer.Option("--allow-host", metavar="NAME", help="Another name this server may be reached by (repeatable; `*.example.org` for every name under it). Requests naming any other host are refused, against DNS rebinding.", show_default="none: the bound address and loopback names only")] = None,  # noqa: E501
 ) -> None:
     from uxbench.cli.view_cmd import require_web
     from uxbench.web.serve import preflight

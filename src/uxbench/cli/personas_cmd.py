@@ -9,6 +9,8 @@ from typing import Annotated
 
 import typer
 
+from uxbench.cli.options import format_option
+
 app = typer.Typer(no_args_is_help=True)
 _FORMATS = ("table", "md", "csv", "json")
 
@@ -17,7 +19,7 @@ _FORMATS = ("table", "md", "csv", "json")
                               "and field. Exit status 1 when any persona is invalid.")
 def validate(
     paths: Annotated[list[str], typer.Argument(help="Persona files or directories; demo = the bundled set.")],
-    format: Annotated[str, typer.Option("--format", help="table | md | csv | json")] = "table",
+    format: Annotated[str, format_option()] = "table",
 ) -> None:
     from uxbench.errors import ConfigError
     from uxbench.sim.persona_io import check_personas
@@ -65,7 +67,7 @@ def validate(
 def list_personas(
     paths: Annotated[list[str] | None, typer.Argument(help="Persona files or directories.",
                                                       show_default="demo")] = None,
-    format: Annotated[str, typer.Option("--format", help="table | md | csv | json")] = "table",
+    format: Annotated[str, format_option()] = "table",
 ) -> None:
     from uxbench.errors import ConfigError
     from uxbench.report.render import _markdown, _rich

@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from uxbench.cli.options import format_option
+
 
 def plan(
     difference: Annotated[float, typer.Option(metavar="SHARE", help="The difference to detect, as a share (0.02 = 2 points of Good%).")],  # noqa: E501
@@ -17,15 +19,11 @@ def plan(
     judge: Annotated[str | None, typer.Option("--judge", "-j", metavar="JUDGE", help="Tasks 2/3 pilots: the judge whose verdicts count (spec, label or key).", show_default="each pilot's primary judge")] = None,  # noqa: E501
     alpha: Annotated[float, typer.Option(metavar="ALPHA", help="Significance level (two-sided).")] = 0.05,
     power: Annotated[float, typer.Option(metavar="POWER", help="Power: the chance of detecting a real difference of that size.")] = 0.8,  # noqa: E501
-    format: Annotated[str, typer.Option("--format", help="table | md | csv | json")] = "table",
+    format: Annotated[str, format_option()] = "table",
 ) -> None:
     from uxbench.errors import ConfigError
     from uxbench.report.plan import plan as build
     from uxbench.report.plan_render import render_plan
-    from uxbench.report.render import FORMATS
-
-    if format not in FORMATS:
-        raise ConfigError(f"--format must be one of {', '.join(FORMATS)}, not '{format}'.")
     if not 0 < alpha < 1 or not 0 < power < 1:
         raise ConfigError("--alpha and --power are shares between 0 and 1 (e.g. 0.05 and 0.8).")
     if judge is not None and task == "judge":

@@ -221,7 +221,7 @@ def _reject_foreign_options(tasks: list[str], options: dict[str, dict[str, Any]]
     """An option given for a task that is not run is a mistake worth saying (e.g. --formulation with eval)."""
     from uxbench.errors import ConfigError
 
-    shared = {"temperature", "max_tokens", "reasoning_effort", "lang", "seed", "fit_history"}
+    shared = {"temperature", "max_tokens", "reasoning_effort", "lang", "fit_history"}
     flags = {"strategy": "--strategy", "layout": "--recovery-layout", "system_prompt": "--system-prompt"}
     given = {k for name in options for k, v in options[name].items() if v is not None and k not in shared}
     used = {k for name in tasks for k, v in options[name].items() if v is not None}

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from uxbench.cli.options import format_option
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -75,7 +77,7 @@ def run(
     timeout: Annotated[float | None, typer.Option(help="Seconds per call attempt.", show_default="the provider's", rich_help_panel=_RUN)] = None,  # noqa: E501
     n_boot: Annotated[int, typer.Option(min=1, help="Bootstrap rounds of the CIs.", rich_help_panel=_OUT)] = 2000,
     ci_seed: Annotated[int, typer.Option(help="Bootstrap seed.", rich_help_panel=_OUT)] = 0,
-    format: Annotated[str, typer.Option("--format", help="table | md | csv | json (the summary printed at the end).", rich_help_panel=_OUT)] = "table",  # noqa: E501
+    format: Annotated[str, format_option(help="How to print the summary at the end: a table, Markdown, CSV or JSON.")] = "table",  # noqa: E501
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.", rich_help_panel=_OUT)] = False,
 ) -> None:
     from rich.console import Console
@@ -169,7 +171,7 @@ def _execute(console: Console, spec: SimSpec, quiet: bool) -> SimResult:
 def compare(
     run_a: Annotated[Path, typer.Argument(help="The baseline sim run directory (A).")],
     run_b: Annotated[Path, typer.Argument(help="The other sim run directory (B).")],
-    format: Annotated[str, typer.Option("--format", help="table | md | csv | json")] = "table",
+    format: Annotated[str, format_option()] = "table",
     n_boot: Annotated[int, typer.Option(min=1, help="Bootstrap rounds.")] = 2000,
     seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
 ) -> None:
@@ -184,7 +186,7 @@ def compare(
                              "detectors find in its messages (agreement, confusion matrix).")
 def signals(
     run_dir: Annotated[Path, typer.Argument(help="A sim run directory.")],
-    format: Annotated[str, typer.Option("--format", help="table | md | csv | json")] = "table",
+    format: Annotated[str, format_option()] = "table",
 ) -> None:
     from uxbench.sim.signals import render_signal_check, signal_check
 

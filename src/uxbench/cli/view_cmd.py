@@ -31,7 +31,7 @@ def view(
     paths: Annotated[list[str] | None, typer.Argument(help="Run directories, their parent directories or globs, and output directories of `uxbench mine run`.", show_default="runs, where `uxbench run` writes by default")] = None,  # noqa: E501
     host: Annotated[str, typer.Option(help="Address to listen on: 127.0.0.1 is this machine only, 0.0.0.0 every interface.")] = "127.0.0.1",  # noqa: E501
     port: Annotated[int, typer.Option(help="Port (0: any free port).")] = 8321,
-    allow_host: Annotated[list[str] | None, typer.Option("--allow-host", metavar="NAME", help=ALLOW_HOST_HELP, show_default=False)] = None,  # noqa: E501
+    allow_host: Annotated[list[str] | None, typer.Option("--allow-host", metavar="NAME", help=ALLOW_HOST_HELP, show_default="none: the bound address and loopback names only")] = None,  # noqa: E501
     study: Annotated[Path | None, typer.Option(help="Also serve the annotator pages of this study directory (`uxbench human new`).", show_default="none")] = None,  # noqa: E501
     index_dir: Annotated[Path | None, typer.Option(help="Where the sample indexes are kept.", show_default="~/.cache/uxbench/view")] = None,  # noqa: E501
     n_boot: Annotated[int | None, typer.Option("--n-boot", min=1, help="Bootstrap rounds of the leaderboard and the comparisons (as `uxbench leaderboard --n-boot`).", show_default="2000")] = None,  # noqa: E501

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
 EMBEDDED_MODEL = "hf:embedded"
 EMBEDDED_MAX_NEW_TOKENS = 16
 """Task 1 with the embedded model: a verdict is one short answer."""
+EMBEDDED_RUBRIC_TOKENS = 160
+"""Task 1's rubric formulation with the embedded model: room for one score per dimension (FLASK has 12)."""
 EMBEDDED_REPLY_TOKENS = 64
 """Tasks 2/3 with the embedded model: a short reply keeps the offline demo to about a minute."""
 _MODEL_HELP = "PROVIDER:MODEL, e.g. openai:gpt-4o-mini, hf:/path/to/model (`uxbench providers` shows each provider's)."
@@ -40,7 +42,8 @@ def run(
     grm_threshold: Annotated[float | None, typer.Option(help="GRM: a reply is good when p(good) >= this.", show_default="0.5")] = None,  # noqa: E501
     judge_strategy: Annotated[str | None, typer.Option(help="pointwise judge: zero_shot | cot | few_shot | user_modeling.", show_default="zero_shot")] = None,  # noqa: E501
     judge_lang: Annotated[str | None, typer.Option(help="Judge template language: zh | en | auto.", show_default="en with the embedded judge, else auto")] = None,  # noqa: E501
-    formulation: Annotated[str | None, typer.Option(help="Task 1: binary | three_class | likert", show_default="binary")] = None,  # noqa: E501
+    formulation: Annotated[str | None, typer.Option(help="Task 1: binary | three_class | likert | rubric", show_default="binary")] = None,  # noqa: E501
+    rubric: Annotated[str | None, typer.Option(help="Task 1 with --formulation rubric: mt_bench | flask | helpsteer2 | ux_general, or a rubric file of your own (YAML / JSON with the fields of the bundled ones).", show_default="mt_bench")] = None,  # noqa: E501
     strategy: Annotated[str | None, typer.Option(help="Task 1: zero_shot | cot | few_shot | user_modeling", show_default="zero_shot")] = None,  # noqa: E501
     lang: Annotated[str | None, typer.Option(help="Template language: zh | en | auto (by the conversation's script).", show_default="auto; en with the embedded model")] = None,  # noqa: E501
     verdict_from: Annotated[str | None, typer.Option(help="Task 1: text | logprobs (binary: p(good) vs p(bad) at the first answer token).", show_default="text; logprobs with the embedded model")] = None,  # noqa: E501
@@ -122,7 +125,7 @@ def run(
     options: dict[str, dict[str, Any]] = {
         "judge": {**common, "formulation": formulation, "strategy": strategy, "lang": lang,
                   "verdict_from": verdict_from, "few_shot_k": few_shot_k, "likert_scale": likert_scale,
-                  "likert_threshold": likert_threshold},
+                  "likert_threshold": likert_threshold, "rubric": rubric},
         "eval": {**common, "lang": lang, "seed": seed, "system_prompt": system_prompt},
         "recovery": {**common, "lang": lang, "seed": seed, "layout": recovery_layout,
                      "strategy": recovery_strategy},
@@ -199,7 +202,8 @@ def _embedded_defaults(task: str, opts: dict[str, Any], args: dict[str, str]) ->
     if task == "judge":
         # A verdict is one short answer; its next-token distribution orders good and bad even when the
         # 135M model does not write the verdict word first.
-        args.setdefault("max_new_tokens", str(EMBEDDED_MAX_NEW_TOKENS))
+        rubric = opts.get("formulation") == "rubric"
+        args.setdefault("max_new_tokens", str(EMBEDDED_RUBRIC_TOKENS if rubric else EMBEDDED_MAX_NEW_TOKENS))
         if (opts.get("formulation") or "binary") == "binary":
             opts["verdict_from"] = opts.get("verdict_from") or "logprobs"
     else:

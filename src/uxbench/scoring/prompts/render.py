@@ -120,6 +120,8 @@ def build_messages(
         "conversation": render_conversation(item.history, item.query, item.response, options, lang),
         "scale": str(options.likert_scale),
     }
+    if f == "rubric":
+        values.update(rubric_values(options, lang))
     if s == "few_shot":
         values["examples"] = render_examples(pick_examples(lang, options.few_shot_k), options, lang)
     if s == "user_modeling":
@@ -132,6 +134,15 @@ def build_messages(
     system = fill(load_template(f, s, lang, "system"), {}, f"Judge template '{lang}/system'")
     user = fill(load_template(f, s, lang, "instruction"), values, f"Judge template '{lang}/{f}.{s}'")
     return [Message(role="system", content=system.strip()), Message(role="user", content=user.strip())]
+
+
+def rubric_values(options: PromptOptions, lang: Lang) -> dict[str, str]:
+    """The rubric formulation's placeholders: the rubric's title, its dimensions and the answer's JSON shape."""
+    from uxbench.scoring.rubric import answer_skeleton, load_rubric, render_dimensions
+
+    rubric = load_rubric(options.rubric or "")
+    return {"rubric_title": rubric.title.get(lang), "dimensions": render_dimensions(rubric, lang),
+            "answer_format": answer_skeleton(rubric)}
 
 
 def build_profile_messages(

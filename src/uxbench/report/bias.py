@@ -6,8 +6,10 @@ Per task (Task 2 and Task 3 apart):
 - length bias per judge: correlation of its score with reply length, and length-controlled Good% per candidate
   (`metrics.bias.length_controlled_rates`);
 - agreement: raw agreement and Cohen's kappa between every two judges that scored the same replies.
-Also, for Task 1 runs with probability verdicts, calibration (ECE with its bins, Brier; computed by the run), and
-for `uxbench pairwise` output directories, the win rate of each judge x pair with the family marks.
+Also, for Task 1 runs with probability verdicts, calibration (ECE with its bins, Brier; computed by the run); for
+Task 1 runs on the same data, Fleiss' kappa across them as judges, and each Likert or rubric run's tie share
+(`report.judge_agreement`); and for `uxbench pairwise` output directories, the win rate of each judge x pair with
+the family marks.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from uxbench.errors import UxbenchError
 from uxbench.metrics.agreement import cohen_kappa
 from uxbench.metrics.bias import length_controlled_rates, length_correlation, self_preference_matrix
 from uxbench.report.discover import discover
+from uxbench.report.judge_agreement import judge_agreement
 from uxbench.report.run_data import RunData, judge_label, load_run_data, unique_labels
 
 TASK_TITLES = {"eval": "Task 2, UX Eval", "recovery": "Task 3, UX Recovery", "judge": "Task 1, UX Judge"}
@@ -169,7 +172,12 @@ def bias_report(
                 report["calibration"].append(cal)
     for path in found.pairwise:
         report["pairwise"].extend(_pairwise(path, table))
-    if not report["tasks"] and not report["calibration"] and not report["pairwise"]:
+    judge_runs = [r for r in runs if r.task == "judge"]
+    unique_labels(judge_runs)
+    report["judge_agreement"] = judge_agreement(judge_runs, n_boot=n_boot, seed=seed)
+    agreement = report["judge_agreement"]
+    if not report["tasks"] and not report["calibration"] and not report["pairwise"] and not (
+            agreement["groups"] or agreement["ties"]):
         raise UxbenchError("Nothing to analyse: the runs hold no judge scores, calibration or pairwise results. "
                            "Score Task 2/3 runs with `uxbench score RUN_DIR --judge ...` first.")
     return report

@@ -40,11 +40,13 @@ class PointwiseJudge:
         reasoning_effort: str | None = None,
         verdict_from: Literal["text", "logprobs"] = "text",
         threshold: float = 0.5,
+        rubric: Rubric | None = None,
     ) -> None:
         if prompt.strategy == "few_shot":
             for lang in self.langs(prompt):
                 pick_examples(lang, prompt.few_shot_k)  # fail now, not on the first case
-        self.rubric: Rubric | None = load_rubric(prompt.rubric) if prompt.rubric else None  # a bad file fails now
+        # a rubric object (a persona's own) or the one the options name; a bad rubric file fails now
+        self.rubric: Rubric | None = rubric or (load_rubric(prompt.rubric) if prompt.rubric else None)
         self.prompt = prompt
         self.temperature = temperature
         self.max_tokens = max_tokens
@@ -97,7 +99,7 @@ class PointwiseJudge:
             result.extra["profile"] = profile
             if not profile:
                 result.extra["profile_note"] = "the profile call returned no text; judged without a profile"
-        messages = build_messages(item, self.prompt, profile=profile, lang=lang)
+        messages = build_messages(item, self.prompt, profile=profile, lang=lang, rubric=self.rubric)
         final = await model.generate(messages, self.generate_config(lang))
         result.outputs.append(final)
         result.label, result.score, result.note = self._read(final, lang, result.extra)

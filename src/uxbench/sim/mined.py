@@ -26,6 +26,8 @@ class MinedTurn:
     role: str
     text: str
     feedback: str | None = None
+    meta: dict[str, Any] = field(default_factory=dict, compare=False)
+    """The turn's metadata as the log gave it (de-identified like the text): e.g. which assistant replied."""
 
 
 @dataclass
@@ -80,5 +82,5 @@ def iter_mined(out: Path) -> Iterator[MinedConversation]:
         for cid, session in zip(part.column(0).to_pylist(), part.column(1).to_pylist(), strict=True):
             data = orjson.loads(session)
             turns = [MinedTurn(int(t["turn_index"]), str(t["role"]), str(t.get("content") or ""),
-                               t.get("feedback")) for t in data["turns"]]
+                               t.get("feedback"), t.get("meta") or {}) for t in data["turns"]]
             yield MinedConversation(str(cid), turns, rows.get(str(cid), {}), dups.get(str(cid)))

@@ -52,6 +52,7 @@ def run(
     from uxbench.mining.logformat import check_format
     from uxbench.mining.pipeline import MineConfig, run_pipeline
 
+    logs = _sim_run_logs(logs, quiet)
     options: dict[str, object] = {}
     if signals_mode != "rules":
         from uxbench.mining.pipeline.learned_stage import parse_signals_option
@@ -99,6 +100,26 @@ def run(
         typer.echo(f"  {name}: {path}")
     typer.echo(f"Next: `uxbench mine report {out}` (signal rates, failure patterns, recovery), "
                f"`uxbench view {out}` (the flagged turns in a local web page; the web extra).")
+
+
+def _sim_run_logs(logs: list[str], quiet: bool) -> list[str]:
+    """A `uxbench sim run` directory stands for its canonical log, sessions.jsonl (its other files are not logs)."""
+    from uxbench.sim.store import SESSIONS_LOG, is_sim_run
+
+    out = []
+    for path in logs:
+        if is_sim_run(path):
+            log = Path(path) / SESSIONS_LOG
+            if not log.is_file():
+                from uxbench.errors import DataError
+
+                raise DataError(f"has no {SESSIONS_LOG} yet: the simulation has not finished (rerun the same "
+                                "`uxbench sim run` command)", source=str(path))
+            if not quiet:
+                typer.echo(f"{path} is a simulated-session run: reading its {SESSIONS_LOG}.", err=True)
+            path = str(log)
+        out.append(path)
+    return out
 
 
 def _count_notes(counts: dict[str, Any]) -> list[str]:

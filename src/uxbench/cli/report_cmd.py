@@ -27,6 +27,9 @@ def report(
     if format not in ("table", "md", "csv", "json"):
         raise ConfigError(f"--format must be table, md, csv or json, not '{format}'.")
     rounds, boot_seed = n_boot or DEFAULT_N_BOOT, seed or 0
+    run_dirs = _report_sim_runs(run_dirs, format, n_boot, seed)
+    if not run_dirs:
+        return
     if any(_task_of(path) != "judge" for path in run_dirs):
         _report_generative(run_dirs, format, n_boot, seed)
         return
@@ -44,6 +47,18 @@ def report(
         return
     report = compare_views(views, n_boot=rounds, seed=boot_seed)
     typer.echo(render(report, format))  # type: ignore[arg-type]
+
+
+def _report_sim_runs(run_dirs: list[Path], format: str, n_boot: int | None, seed: int | None) -> list[Path]:
+    """Print the simulated-session runs among `run_dirs` (`uxbench sim run`); returns the other runs."""
+    from uxbench.sim.store import is_sim_run
+
+    sims = [p for p in run_dirs if is_sim_run(p)]
+    if sims:
+        from uxbench.report.sim import sim_report
+
+        typer.echo(sim_report(sims, format, n_boot=n_boot, seed=seed), nl=False)  # type: ignore[arg-type]
+    return [p for p in run_dirs if p not in sims]
 
 
 def _task_of(path: Path) -> str:

@@ -1,0 +1,281 @@
+"""Session-level UX metrics of simulated (or real) sessions: pure functions over `SessionOutcome`s.
+
+Sessions of one persona are correlated (same goal, same habits), so every interval is a cluster bootstrap over
+personas: personas are drawn with replacement, each bringing all its sessions, and a ratio metric is recomputed
+as (sum of numerators) / (sum of denominators) over the drawn personas. With few clusters the percentile
+interval is too narrow by about sqrt((C - 1) / C); it is widened by sqrt(C / (C - 1)) around the estimate
+(the simulation study in tests/metrics/test_metrics_session.py checks the coverage).
+
+Every figure says its denominator: `n` (sessions, assistant turns, chains), `n_clusters` (personas).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+DISSATISFIED_ACTS = ("complain", "rephrase", "repeat", "dismiss", "abandon_topic", "leave")
+"""The user acts that signal dissatisfaction (with `skim`, a timing signal, counted apart)."""
+ABANDON_REASONS = ("patience_exhausted", "max_turns", "out_of_scope", "error")
+
+
+@dataclass(frozen=True)
+class SessionOutcome:
+    """What the metrics need of one session."""
+
+    cluster: str
+    """The persona (the bootstrap's cluster)."""
+    trial: int
+    success: bool
+    reason: str
+    assistant_turns: int
+    acts: tuple[str, ...] = ()
+    """The user's acts after the opener, in order (a silent `leave` included)."""
+    satisfaction: tuple[float, ...] = ()
+    """The simulator's satisfaction state per user turn (empty in free mode)."""
+    judge: tuple[float | None, ...] = ()
+    """An independent judge's 1-5 estimate per assistant turn (None where it gave none)."""
+    likes: int = 0
+    dislikes: int = 0
+    skims: int = 0
+    chains: tuple[str, ...] = ()
+    """Outcomes of the recovery chains (recovered / failed_recovery / user_gave_up / no_recovery)."""
+    flagged: bool = False
+    """The corruption gate flagged the session."""
+    key: tuple[str, int] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "key", (self.cluster, self.trial))
+
+
+def _clusters(outcomes: Sequence[SessionOutcome]) -> list[list[SessionOutcome]]:
+    groups: dict[str, list[SessionOutcome]] = {}
+    for o in outcomes:
+        groups.setdefault(o.cluster, []).append(o)
+    return [groups[k] for k in sorted(groups)]
+
+
+def _widen(estimate: float, low: float, high: float, n_clusters: int) -> tuple[float, float]:
+    if n_clusters < 2 or math.isnan(low):
+        return low, high
+    f = math.sqrt(n_clusters / (n_clusters - 1))
+    return estimate - (estimate - low) * f, estimate + (high - estimate) * f
+
+
+def cluster_ratio(num: NDArray[np.float64], den: NDArray[np.float64], *, n_boot: int = 2000, seed: int = 0,
+                  confidence: float = 0.95, scale: float = 1.0, bounds: tuple[float, float] | None = (0.0, 1.0),
+                  ) -> dict[str, Any]:
+    """sum(num) / sum(den) over clusters (one entry each), with its cluster-bootstrap interval."""
+    c = int(num.shape[0])
+    total_den = float(den.sum())
+    if c == 0 or total_den <= 0:
+        return {"value": None, "ci_low": None, "ci_high": None, "num": float(num.sum()), "n": total_den,
+                "n_clusters": c}
+    value = float(num.sum()) / total_den
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, c, size=(n_boot, c))
+    dens = den[idx].sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        stats = np.where(dens > 0, num[idx].sum(axis=1) / dens, np.nan)
+    stats = stats[~np.isnan(stats)]
+    alpha = (1 - confidence) / 2
+    low, high = (np.percentile(stats, [100 * alpha, 100 * (1 - alpha)]) if stats.size else (np.nan, np.nan))
+    low, high = _widen(value, float(low), float(high), c)
+    if bounds is not None and bounds[0] is not None:
+        low, high = max(bounds[0], low), min(bounds[1], high)
+    return {"value": round(value * scale, 6), "ci_low": round(low * scale, 6), "ci_high": round(high * scale, 6),
+            "num": float(num.sum()), "n": total_den, "n_clusters": c}
+
+
+def _ratio(outcomes: Sequence[SessionOutcome], num: Callable[[SessionOutcome], float],
+           den: Callable[[SessionOutcome], float], *, n_boot: int, seed: int, scale: float = 1.0,
+           bounds: tuple[float, float] | None = (0.0, 1.0)) -> dict[str, Any]:
+    groups = _clusters(outcomes)
+    nums = np.array([sum(num(o) for o in g) for g in groups], dtype=float)
+    dens = np.array([sum(den(o) for o in g) for g in groups], dtype=float)
+    return cluster_ratio(nums, dens, n_boot=n_boot, seed=seed, scale=scale, bounds=bounds)
+
+
+def _cluster_stat(outcomes: Sequence[SessionOutcome], stat: Callable[[list[SessionOutcome]], float | None], *,
+                  n_boot: int, seed: int, confidence: float = 0.95) -> dict[str, Any]:
+    """Any statistic of the pooled sessions, with a cluster-bootstrap interval (a loop: for medians and such)."""
+    groups = _clusters(outcomes)
+    value = stat(list(outcomes))
+    if value is None or not groups:
+        return {"value": None, "ci_low": None, "ci_high": None, "n_clusters": len(groups)}
+    rng = np.random.default_rng(seed)
+    stats = []
+    for _ in range(n_boot):
+        drawn = [o for i in rng.integers(0, len(groups), size=len(groups)) for o in groups[int(i)]]
+        s = stat(drawn)
+        if s is not None:
+            stats.append(s)
+    alpha = (1 - confidence) / 2
+    low, high = np.percentile(stats, [100 * alpha, 100 * (1 - alpha)]) if stats else (math.nan, math.nan)
+    low, high = _widen(value, float(low), float(high), len(groups))
+    return {"value": round(value, 6), "ci_low": round(low, 6), "ci_high": round(high, 6), "n_clusters": len(groups)}
+
+
+def auc(values: Sequence[float]) -> float | None:
+    """Area under a per-turn curve divided by its length (trapezoids; the mean height, on the curve's scale)."""
+    if not values:
+        return None
+    if len(values) == 1:
+        return float(values[0])
+    return float(sum((a + b) / 2 for a, b in itertools.pairwise(values)) / (len(values) - 1))
+
+
+def pass_hat_k(successes: int, trials: int, k: int) -> float | None:
+    """tau-bench's pass^k for one persona: P(all of k trials drawn without replacement succeed) = C(c,k)/C(n,k)."""
+    if k > trials or k < 1:
+        return None
+    return math.comb(successes, k) / math.comb(trials, k)
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return float(np.mean(values)) if values else None
+
+
+def _median(values: Sequence[float]) -> float | None:
+    return float(np.median(values)) if values else None
+
+
+def _count_of(act: str) -> Callable[[SessionOutcome], float]:
+    return lambda o: float(o.acts.count(act))
+
+
+def _ended(reason: str) -> Callable[[SessionOutcome], float]:
+    return lambda o: float(o.reason == reason)
+
+
+def session_metrics(outcomes: Sequence[SessionOutcome], *, n_boot: int = 2000, seed: int = 0) -> dict[str, Any]:
+    """Every session metric of §3.4 with its interval and denominator."""
+    n = len(outcomes)
+    kw: dict[str, Any] = {"n_boot": n_boot, "seed": seed}
+    successes = [o for o in outcomes if o.success]
+    turns = [o.assistant_turns for o in successes]
+    out: dict[str, Any] = {
+        "n_sessions": n,
+        "n_personas": len({o.cluster for o in outcomes}),
+        "success_rate": _ratio(outcomes, lambda o: float(o.success), lambda o: 1.0, **kw),
+        "turns_to_success": {
+            **_cluster_stat(successes, lambda s: _median([o.assistant_turns for o in s]), **kw),
+            "statistic": "median assistant turns among successful sessions",
+            "mean": _mean(turns), "n": len(turns),
+            "distribution": {str(t): turns.count(t) for t in sorted(set(turns))},
+        },
+        "termination": {reason: _ratio(outcomes, _ended(reason), lambda o: 1.0, **kw)
+                        for reason in ("goal_complete", *ABANDON_REASONS)},
+        "abandonment_rate": _ratio(outcomes, lambda o: float(o.reason == "patience_exhausted"), lambda o: 1.0, **kw),
+    }
+    with_state = [o for o in outcomes if o.satisfaction]
+    out["satisfaction"] = _curve_summary(with_state, lambda o: list(o.satisfaction), "simulator state", **kw)
+    judged = [o for o in outcomes if any(v is not None for v in o.judge)]
+    out["judge_satisfaction"] = _curve_summary(
+        judged, lambda o: [v for v in o.judge if v is not None], "independent judge, per assistant turn", **kw)
+    per100 = {"n": sum(o.assistant_turns for o in outcomes), "denominator": "assistant turns", "per": 100}
+    rates = {act: _ratio(outcomes, _count_of(act), lambda o: float(o.assistant_turns),
+                         scale=100.0, bounds=(0.0, math.inf), **kw) for act in DISSATISFIED_ACTS}
+    rates["any_dissatisfied"] = _ratio(
+        outcomes, lambda o: float(sum(o.acts.count(a) for a in DISSATISFIED_ACTS)),
+        lambda o: float(o.assistant_turns), scale=100.0, bounds=(0.0, math.inf), **kw)
+    rates["skim"] = _ratio(outcomes, lambda o: float(o.skims), lambda o: float(o.assistant_turns), scale=100.0,
+                           bounds=(0.0, math.inf), **kw)
+    out["signal_rates"] = {**per100, "rates": rates}
+    out["feedback"] = {**per100, "like": _ratio(outcomes, lambda o: float(o.likes), lambda o: float(o.assistant_turns),
+                                                scale=100.0, bounds=(0.0, math.inf), **kw),
+                       "dislike": _ratio(outcomes, lambda o: float(o.dislikes), lambda o: float(o.assistant_turns),
+                                         scale=100.0, bounds=(0.0, math.inf), **kw)}
+    n_chains = sum(len(o.chains) for o in outcomes)
+    out["recovery"] = {
+        "n": n_chains, "denominator": "recovery chains (a failed reply and what followed)",
+        "recovered": _ratio(outcomes, lambda o: float(o.chains.count("recovered")), lambda o: float(len(o.chains)),
+                            **kw),
+        "outcomes": {name: sum(o.chains.count(name) for o in outcomes)
+                     for name in ("recovered", "failed_recovery", "user_gave_up", "no_recovery")},
+    }
+    out["pass_k"] = _pass_k(outcomes, **kw)
+    return out
+
+
+def _curve_summary(outcomes: Sequence[SessionOutcome], curve: Callable[[SessionOutcome], list[float]], what: str,
+                   **kw: Any) -> dict[str, Any]:
+    if not outcomes:
+        return {"n": 0, "source": what}
+    finals: dict[str, Callable[[list[float]], float | None]] = {"final": lambda c: c[-1], "min": min, "auc": auc}
+    out: dict[str, Any] = {"n": len(outcomes), "source": what, "scale": "1-5"}
+    for name, fn in finals.items():
+        out[name] = _ratio(outcomes, _curve_stat(curve, fn), lambda o: 1.0, bounds=(1.0, 5.0), **kw)
+    longest = max(len(curve(o)) for o in outcomes)
+    out["by_turn"] = [{"turn": i + 1, "mean": round(float(np.mean(vals)), 4), "n": len(vals)}
+                      for i in range(longest) if (vals := [curve(o)[i] for o in outcomes if len(curve(o)) > i])]
+    return out
+
+
+def _curve_stat(curve: Callable[[SessionOutcome], list[float]],
+                fn: Callable[[list[float]], float | None]) -> Callable[[SessionOutcome], float]:
+    return lambda o: float(fn(curve(o)) or 0.0)
+
+
+def _pass_k(outcomes: Sequence[SessionOutcome], *, n_boot: int, seed: int) -> dict[str, Any]:
+    groups = _clusters(outcomes)
+    trials = min((len(g) for g in groups), default=0)
+    out: dict[str, Any] = {"trials_per_persona": trials, "n_clusters": len(groups)}
+    for k in range(1, trials + 1):
+        per = np.array([pass_hat_k(sum(o.success for o in g), len(g), k) or 0.0 for g in groups], dtype=float)
+        out[str(k)] = cluster_ratio(per, np.ones_like(per), n_boot=n_boot, seed=seed)
+    return out
+
+
+PAIRED_METRICS: dict[str, tuple[Callable[[SessionOutcome], float], Callable[[SessionOutcome], float]]] = {
+    "success_rate": (lambda o: float(o.success), lambda o: 1.0),
+    "dissatisfied_per_100_turns": (lambda o: 100.0 * sum(o.acts.count(a) for a in DISSATISFIED_ACTS),
+                                   lambda o: float(o.assistant_turns)),
+    "final_satisfaction": (lambda o: o.satisfaction[-1] if o.satisfaction else 0.0,
+                           lambda o: 1.0 if o.satisfaction else 0.0),
+    "assistant_turns": (lambda o: float(o.assistant_turns), lambda o: 1.0),
+    "abandonment_rate": (lambda o: float(o.reason == "patience_exhausted"), lambda o: 1.0),
+}
+
+
+def paired_comparison(a: Sequence[SessionOutcome], b: Sequence[SessionOutcome], *, n_boot: int = 2000,
+                      seed: int = 0) -> dict[str, Any]:
+    """B minus A on the sessions both have (same persona and trial, hence the same seed), with a paired cluster
+    bootstrap over personas: each drawn persona brings its matched pairs."""
+    by_a = {o.key: o for o in a}
+    pairs = [(by_a[o.key], o) for o in b if o.key in by_a]
+    out: dict[str, Any] = {"n_pairs": len(pairs), "only_a": len(by_a) - len(pairs),
+                           "only_b": sum(1 for o in b if o.key not in by_a)}
+    if not pairs:
+        return out
+    clusters = sorted({x.cluster for x, _ in pairs})
+    pos = {c: i for i, c in enumerate(clusters)}
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(clusters), size=(n_boot, len(clusters)))
+    metrics: dict[str, Any] = {}
+    for name, (num, den) in PAIRED_METRICS.items():
+        sums = np.zeros((len(clusters), 4))
+        for x, y in pairs:
+            sums[pos[x.cluster]] += (num(x), den(x), num(y), den(y))
+        totals = sums.sum(axis=0)
+        if totals[1] <= 0 or totals[3] <= 0:
+            continue
+        ra, rb = totals[0] / totals[1], totals[2] / totals[3]
+        drawn = sums[idx].sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            diffs = drawn[:, 2] / drawn[:, 3] - drawn[:, 0] / drawn[:, 1]
+        diffs = diffs[np.isfinite(diffs)]
+        low, high = np.percentile(diffs, [2.5, 97.5]) if diffs.size else (math.nan, math.nan)
+        low, high = _widen(rb - ra, float(low), float(high), len(clusters))
+        metrics[name] = {"a": round(float(ra), 6), "b": round(float(rb), 6), "diff": round(float(rb - ra), 6),
+                         "ci_low": round(low, 6), "ci_high": round(high, 6),
+                         "significant": bool(low > 0 or high < 0)}
+    out["metrics"] = metrics
+    out["n_clusters"] = len(clusters)
+    return out

@@ -1,0 +1,179 @@
+"""Assessors: how a reply is read against the persona's goal (step 1 of a user turn).
+
+- `RulesAssessor` (`--assessor rules`, the default): code. A goal item is complete when the reply contains one of
+  its `check.any_of` phrases (case- and width-insensitive) or matches its `check.pattern`; a fact is asked for
+  when the reply matches one of its `ask_patterns` and asks something; a reply that does neither fails, as a
+  refusal, a redundant question, a wrong answer (it shares content words with the request) or an irrelevant one.
+  Items with only a judge `question` cannot be decided this way (`uxbench sim run` says so before running).
+- `ModelAssessor` (`--assessor PROVIDER:MODEL`): an LLM reads the same view and answers one JSON object, checked
+  against a schema; an invalid answer is retried once, then the session ends with reason `error`.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable
+from typing import Any, Literal, Protocol
+
+import orjson
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from uxbench.models.api import GenerateConfig, ModelOutput
+from uxbench.scoring.prompts.files import PackageTemplates
+from uxbench.sim.markers import content_tokens
+from uxbench.sim.persona import FailureKind
+from uxbench.sim.projection import AssessorView
+from uxbench.sim.types import Assessment
+
+TEMPLATES = PackageTemplates("uxbench.sim", "Simulator")
+
+_QUESTION_RE = re.compile(
+    r"[?？]|\b(please|kindly) (provide|share|send|tell|give|confirm)\b|\bcould you (tell|give|share|send|provide)\b|"
+    r"\b(tell|send) me\b|\bwhat is your\b|请(提供|告诉|发|输入|确认|问)|麻烦(提供|告诉|发)|能否(提供|告诉)|"
+    r"是多少|是什么",
+    re.IGNORECASE,
+)
+_REFUSAL_RE = re.compile(
+    r"\bi (can ?not|can't|am unable to|won't|am not able to)\b|\bi'm (unable|not able) to\b|\bunable to help\b|"
+    r"\bsorry, (but )?i can|无法(帮|为|处理|提供|回答)|不能(帮|为|处理|提供|回答)|抱歉，?我(不能|无法|没办法)|我没办法",
+    re.IGNORECASE,
+)
+_HANDOFF_RE = re.compile(
+    r"\b(contact|call|reach out to) (our |the )?(customer (service|support)|support team|a human|an agent)\b|"
+    r"\btransfer(ring)? you to\b|\bhuman agent\b|转(接)?人工|联系人工|联系客服|拨打客服|转接(到|给)",
+    re.IGNORECASE,
+)
+
+
+class Assessor(Protocol):
+    """Reads one reply. `spec` names it in the manifest."""
+
+    spec: str
+
+    async def assess(self, view: AssessorView, *, seed: int, record: Record) -> Assessment:
+        """The assessment; every model output it cost goes to `record` (for the session's usage)."""
+        ...
+
+
+Record = Callable[[ModelOutput], None]
+
+
+class AssessorFailed(Exception):
+    """The assessor gave no usable answer (after its retry); the session ends with reason `error`."""
+
+
+def fold(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def check_met(view_goal_check: Any, reply: str) -> bool:
+    """Whether a reply meets a goal check by code (literal phrases or the pattern)."""
+    folded = fold(reply)
+    if any(fold(phrase) in folded for phrase in view_goal_check.any_of):
+        return True
+    return bool(view_goal_check.pattern and re.search(view_goal_check.pattern, reply, re.IGNORECASE))
+
+
+class RulesAssessor:
+    spec = "rules"
+
+    async def assess(self, view: AssessorView, *, seed: int, record: Record) -> Assessment:
+        return rules_assessment(view)
+
+
+def rules_assessment(view: AssessorView) -> Assessment:
+    """The code reading of a reply (pure)."""
+    reply = view.reply
+    completed = tuple(g.id for g in view.goal if not g.done and g.check.by_code and check_met(g.check, reply))
+    asks = bool(_QUESTION_RE.search(reply))
+    asked = tuple(f.id for f in view.facts
+                  if asks and any(re.search(p, reply, re.IGNORECASE) for p in f.patterns))
+    handoff = bool(_HANDOFF_RE.search(reply))
+    if completed:
+        return Assessment(completed=completed, asked_facts=asked, note="check met")
+    if handoff:
+        return Assessment(handoff=True, note="hands the user off")
+    given = {f.id for f in view.facts if f.value is not None}
+    if asked and not set(asked) <= given:
+        return Assessment(asked_facts=asked, note="asks for a fact")
+    failure: FailureKind
+    if asked:
+        failure, note = "redundant_question", "asks again for a fact already given"
+    elif _REFUSAL_RE.search(reply):
+        failure, note = "refusal", "declines"
+    else:
+        pending = [g for g in view.goal if not g.done]
+        words = set().union(*(content_tokens(g.request) for g in pending)) if pending else set()
+        on_topic = bool(words & content_tokens(reply))
+        failure, note = ("wrong", "on topic, but no check met") if on_topic else ("irrelevant", "off the request")
+    return Assessment(asked_facts=asked, failure=failure, note=note)
+
+
+class _Verdict(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    completed: list[str] = []
+    asked_facts: list[str] = []
+    asked_other: bool = False
+    failure: Literal["wrong", "irrelevant", "refusal", "redundant_question", "ignored_fact"] | None = None
+    handoff: bool = False
+
+
+_JSON_RE = re.compile(r"\{.*\}", re.DOTALL)
+
+
+def parse_assessment(text: str, view: AssessorView) -> Assessment:
+    """The LLM assessor's JSON answer as an Assessment; unknown ids are dropped. Raises ValueError."""
+    found = _JSON_RE.search(text)
+    if found is None:
+        raise ValueError("no JSON object in the answer")
+    try:
+        verdict = _Verdict.model_validate(orjson.loads(found.group(0)))
+    except (orjson.JSONDecodeError, ValidationError) as err:
+        raise ValueError(f"the JSON does not match the schema: {str(err).splitlines()[0]}") from None
+    items = {g.id for g in view.goal if not g.done}
+    facts = {f.id for f in view.facts}
+    completed = tuple(i for i in verdict.completed if i in items)
+    return Assessment(
+        completed=completed, asked_facts=tuple(f for f in verdict.asked_facts if f in facts),
+        asked_other=verdict.asked_other, failure=None if completed else verdict.failure,
+        handoff=verdict.handoff and not completed, note="model assessor",
+    )
+
+
+def assessor_prompt(view: AssessorView) -> str:
+    lang = view.lang
+    goal = "\n".join(
+        f"- {g.id}: {g.request} — {g.check.question or ' / '.join(g.check.any_of) or g.check.pattern}"
+        + (" (done)" if g.done else "") for g in view.goal)
+    facts = "\n".join(f"- {f.id}: {f.label}" + (f" = {f.value}" if f.value is not None else "")
+                      for f in view.facts) or "-"
+    return TEMPLATES.text(f"{lang}/assess.txt", {"goal": goal, "facts": facts, "last_user": view.last_user,
+                                                 "reply": view.reply})
+
+
+class ModelAssessor:
+    """An LLM assessor through the model layer (limiter, retries, cache)."""
+
+    def __init__(self, model: Any, *, temperature: float = 0.0, max_tokens: int = 300) -> None:
+        self.model = model
+        self.spec = str(model.spec)
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+
+    async def assess(self, view: AssessorView, *, seed: int, record: Record) -> Assessment:
+        from uxbench.data.schema import Message
+
+        prompt = assessor_prompt(view)
+        config = GenerateConfig(temperature=self.temperature, max_tokens=self.max_tokens, seed=seed)
+        messages = [Message(role="user", content=prompt)]
+        problem = ""
+        for attempt in range(2):
+            out: ModelOutput = await self.model.generate(messages, config, cache_salt=f"assess:{attempt}")
+            record(out)
+            try:
+                return parse_assessment(out.text, view)
+            except ValueError as err:
+                problem = str(err)
+        raise AssessorFailed(f"the assessor's answer was unusable twice ({problem})")

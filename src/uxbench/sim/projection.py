@@ -1,0 +1,209 @@
+"""One projection function, `project`, builds every party's view of a session; nothing else does.
+
+- `assistant` (the model under test): the conversation's texts as chat messages, nothing more: no persona text,
+  no acts, no simulator reasoning, no fact a user has not said.
+- `realiser` (structured mode): the public profile, this turn's act, the request of the goal item it is about,
+  and the values of only the facts it may mention this turn (`Decision.allowed_facts`): a fact not yet
+  disclosable is never in its prompt, so it cannot leak.
+- `free` (free mode, as the tau-bench family does, for comparison): the whole persona, facts included, with the
+  disclosure rules in words.
+- `assessor`: goal items and their checks, fact labels (values only once said), the last user message, the reply.
+- `judge` (independent satisfaction estimate): the conversation up to a reply and the user's next message.
+
+Roles are never flipped: the realiser and the judge read the conversation as a labelled transcript, so the
+user's own first message cannot drop out of its context (Toloka/tolokaforge#611, PR #905).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal, overload
+
+from uxbench.data.schema import Message
+from uxbench.sim.persona import Fact, GoalCheck, Persona, Profile
+from uxbench.sim.types import Act, Decision, SimTurn
+
+Party = Literal["assistant", "realiser", "free", "assessor", "judge"]
+
+
+@dataclass(frozen=True)
+class Line:
+    role: Literal["user", "assistant"]
+    text: str
+
+
+@dataclass(frozen=True)
+class FactView:
+    id: str
+    label: str
+    value: str | None
+    """None where the party may not see it."""
+    disclose: str = ""
+    """Only in the free view (the rule in words is part of its prompt)."""
+    patterns: tuple[str, ...] = ()
+    """Only in the assessor's view: how the assistant asks for it (`Fact.ask_patterns`, else the label)."""
+
+
+@dataclass(frozen=True)
+class RealiserView:
+    lang: str
+    profile: Profile
+    act: Act
+    request: str | None
+    """The request of the goal item the turn is about."""
+    rephrasings: tuple[str, ...]
+    previous_request: str | None
+    """The user's last message raising this item (the repeat act repeats it)."""
+    state_facts: tuple[FactView, ...]
+    allowed_facts: tuple[FactView, ...]
+    declined: tuple[str, ...]
+    """Labels of the facts the user declines to give."""
+    unknown_asked: bool
+    transcript: tuple[Line, ...]
+    turn: int
+    """The user turn being written (the opener is 1)."""
+    seed: int
+    same_item: bool = False
+    """follow_up on the item already being discussed (partial progress), not a new one."""
+
+
+@dataclass(frozen=True)
+class FreeView:
+    lang: str
+    profile: Profile
+    goal: tuple[tuple[str, str], ...]
+    """(id, request) in order."""
+    facts: tuple[FactView, ...]
+    opener: str | None
+    transcript: tuple[Line, ...]
+    turn: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class GoalView:
+    id: str
+    request: str
+    check: GoalCheck
+    done: bool
+
+
+@dataclass(frozen=True)
+class AssessorView:
+    lang: str
+    goal: tuple[GoalView, ...]
+    facts: tuple[FactView, ...]
+    last_user: str
+    reply: str
+    turn: int
+
+
+@dataclass(frozen=True)
+class JudgeView:
+    lang: str
+    transcript: tuple[Line, ...]
+    """Up to and including the reply."""
+    next_user: str | None
+    """The user's message after the reply (None when the session ended there)."""
+    reply_turn: int
+
+
+@dataclass(frozen=True)
+class SessionView:
+    """What `project` reads: the session so far and, for the realiser, the policy's decision."""
+
+    persona: Persona
+    turns: Sequence[SimTurn]
+    seed: int = 0
+    decision: Decision | None = None
+    completed: tuple[str, ...] = ()
+    disclosed: tuple[str, ...] = ()
+    reply_turn: int | None = None
+    """judge: the turn_index of the reply to rate."""
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+@overload
+def project(party: Literal["assistant"], view: SessionView) -> list[Message]: ...
+@overload
+def project(party: Literal["realiser"], view: SessionView) -> RealiserView: ...
+@overload
+def project(party: Literal["free"], view: SessionView) -> FreeView: ...
+@overload
+def project(party: Literal["assessor"], view: SessionView) -> AssessorView: ...
+@overload
+def project(party: Literal["judge"], view: SessionView) -> JudgeView: ...
+
+
+def project(party: Party, view: SessionView) -> list[Message] | RealiserView | FreeView | AssessorView | JudgeView:
+    """The view of `party` over the session `view`."""
+    persona, turns = view.persona, view.turns
+    transcript = tuple(Line(t.role, t.text) for t in turns)
+    user_turn = sum(1 for t in turns if t.role == "user") + 1
+    if party == "assistant":
+        return [Message(role=t.role, content=t.text) for t in turns]
+    if party == "realiser":
+        decision = view.decision
+        if decision is None:
+            raise ValueError("the realiser's view needs the policy's decision")
+        facts = {f.id: f for f in persona.facts}
+        allowed = set(decision.allowed_facts) | set(decision.state_facts)
+        state = tuple(_fact(facts[f]) for f in decision.state_facts)
+        may = tuple(_fact(facts[f]) for f in decision.allowed_facts if f not in decision.state_facts)
+        assert all(f.id in allowed for f in state + may)
+        item = persona.goal_item(decision.item) if decision.item is not None else None
+        previous = next((t.text for t in reversed(turns) if t.role == "user" and t.item == decision.item
+                         and t.act in ("open", "follow_up", "abandon_topic")), None)
+        return RealiserView(
+            lang=persona.lang, profile=persona.profile, act=decision.act,
+            request=item.request if item is not None else None,
+            rephrasings=item.rephrasings if item is not None else (), previous_request=previous,
+            state_facts=state, allowed_facts=may,
+            declined=tuple(facts[f].label for f in decision.declined_facts),
+            unknown_asked=decision.unknown_asked, transcript=transcript, turn=user_turn, seed=view.seed,
+            same_item=decision.act == "follow_up" and previous is not None,
+        )
+    if party == "free":
+        return FreeView(
+            lang=persona.lang, profile=persona.profile, goal=tuple((g.id, g.request) for g in persona.goal),
+            facts=tuple(FactView(f.id, f.label, f.value, f.disclose) for f in persona.facts),
+            opener=persona.opener, transcript=transcript, turn=user_turn, seed=view.seed,
+        )
+    if party == "assessor":
+        last_user = next((t.text for t in reversed(turns) if t.role == "user"), "")
+        reply = turns[-1].text if turns and turns[-1].role == "assistant" else ""
+        return AssessorView(
+            lang=persona.lang,
+            goal=tuple(GoalView(g.id, g.request, g.check, g.id in view.completed) for g in persona.goal),
+            facts=tuple(FactView(f.id, f.label, f.value if f.id in view.disclosed else None,
+                                 patterns=f.ask_patterns or (_literal(f.label),)) for f in persona.facts),
+            last_user=last_user, reply=reply, turn=user_turn,
+        )
+    if party == "judge":
+        if view.reply_turn is None:
+            raise ValueError("the judge's view needs the reply to rate")
+        upto = tuple(Line(t.role, t.text) for t in turns if t.turn_index <= view.reply_turn)
+        nxt = next((t.text for t in turns if t.turn_index > view.reply_turn and t.role == "user"), None)
+        return JudgeView(lang=persona.lang, transcript=upto, next_user=nxt, reply_turn=view.reply_turn)
+    raise ValueError(f"unknown party {party!r}")
+
+
+def _literal(text: str) -> str:
+    import re
+
+    return re.escape(text)
+
+
+def _fact(fact: Fact) -> FactView:
+    return FactView(fact.id, fact.label, fact.value)
+
+
+def render_transcript(lines: Sequence[Line], lang: str, *, mark_last: bool = False) -> str:
+    """'User: ...' / 'Assistant: ...' (用户 / 助手), one block per message; the last one marked [REPLY]."""
+    names = {"user": "用户", "assistant": "助手"} if lang == "zh" else {"user": "User", "assistant": "Assistant"}
+    out = []
+    for i, line in enumerate(lines):
+        tag = " [REPLY]" if mark_last and i == len(lines) - 1 else ""
+        out.append(f"{names[line.role]}{tag}: {line.text}")
+    return "\n\n".join(out)

@@ -1,0 +1,305 @@
+"""One simulated session: assess -> policy -> realise, turn after turn, one async loop for both modes.
+
+Within a session turns are sequential (the user's message, the model under test's reply, the assessment);
+sessions run concurrently (`sim.run`). Every party's prompt comes from `projection.project`.
+
+Endings (`Termination.reason`): the policy's (`goal_complete`, `patience_exhausted`, `max_turns`,
+`out_of_scope`), or `error`: the model under test failed after its retries, the assessor's answer was unusable
+twice, or the simulator's output was unusable twice (empty, reasoning text, a stop marker inside a message, its
+own state, a fact it may not say). An unusable output is discarded and regenerated once, never edited; the
+reasons are kept on the turn (`SimTurn.discarded`). A session is never dropped: an error is one more outcome.
+
+Free mode: the simulator ends the session with a message that is exactly `###STOP###` (`goal_complete` when the
+assessor found every goal item complete; otherwise `error`, a premature stop), `###LEAVE###`
+(`patience_exhausted`) or `###OUT_OF_SCOPE###`. A marker inside a message is accepted only as a goodbye once
+every item is complete (tau2-bench#182: a stop in the same turn as a confirmation); otherwise it is discarded
+and regenerated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from uxbench.errors import ModelError
+from uxbench.models.api import GenerateConfig, ModelOutput
+from uxbench.sim import markers
+from uxbench.sim.assess import Assessor, AssessorFailed
+from uxbench.sim.persona import Persona
+from uxbench.sim.policy import PolicyState, initial_state, open_session, react
+from uxbench.sim.projection import SessionView, project
+from uxbench.sim.realize import Realiser, repeat_text
+from uxbench.sim.types import Assessment, Decision, Mode, Reason, SessionRecord, SimTurn, Termination, Usage
+
+EPOCH = datetime(2025, 1, 6, 9, 0, tzinfo=timezone.utc)
+"""The synthetic clock's start; session i starts i hours later (timestamps are synthetic, marked so)."""
+TYPING_CPS = 4.0
+"""Synthetic typing speed of the simulated user (characters per second)."""
+
+
+_SILENT_END: dict[str, str] = {
+    "patience_exhausted": "the user left without a message", "max_turns": "the turn limit was reached",
+    "out_of_scope": "the assistant handed the user off", "goal_complete": "", "error": "",
+}
+
+
+class _Unusable(Exception):
+    def __init__(self, reasons: list[str]) -> None:
+        super().__init__("; ".join(reasons))
+        self.reasons = reasons
+
+
+@dataclass
+class Parties:
+    """Who takes part: the model under test (a `Model`), the realiser, the assessor; `prices` by party."""
+
+    assistant: Any
+    realiser: Realiser
+    assessor: Assessor
+    assistant_config: GenerateConfig = field(default_factory=GenerateConfig)
+    prices: dict[str, Any] = field(default_factory=dict)
+    """party -> `runtime.cost.Price` (None: unknown price; a missing party is free: code)."""
+
+
+@dataclass(frozen=True)
+class SessionPlan:
+    session_id: str
+    index: int
+    persona: Persona
+    persona_hash: str
+    trial: int
+    seed: int
+    mode: Mode = "structured"
+    max_turns: int = 8
+
+
+class Ledger:
+    """Calls and tokens per party for one session."""
+
+    def __init__(self, prices: dict[str, Any]) -> None:
+        self.prices = prices
+        self.usage: dict[str, Usage] = {}
+
+    def recorder(self, party: str) -> Callable[[ModelOutput], None]:
+        def record(out: ModelOutput) -> None:
+            self.add(party, out)
+
+        return record
+
+    def add(self, party: str, out: ModelOutput) -> None:
+        u = out.usage
+        if out.cached:
+            one = Usage(calls=1, cached_calls=1, cached_input_tokens=u.input_tokens,
+                        cached_output_tokens=u.output_tokens)
+        else:
+            price = self.prices.get(party)
+            cost = None if price is None else price.cost(u.input_tokens, u.output_tokens)
+            one = Usage(calls=1, input_tokens=u.input_tokens, output_tokens=u.output_tokens, cost_usd=cost)
+        self.usage[party] = self.usage.get(party, Usage()).add(one)
+
+
+class _Clock:
+    def __init__(self, index: int, reading_cps: float) -> None:
+        self.now = EPOCH + timedelta(hours=index)
+        self.reading_cps = reading_cps
+
+    def stamp(self) -> str:
+        return self.now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+    def assistant_reply(self, text: str) -> str:
+        self.now += timedelta(seconds=2.0 + len(text) / 200.0)
+        return self.stamp()
+
+    def user_message(self, reply: str, text: str, skim: bool) -> str:
+        reading = (0.3 + 0.005 * len(reply)) if skim else len(reply) / self.reading_cps
+        self.now += timedelta(seconds=reading + 1.0 + len(text) / TYPING_CPS)
+        return self.stamp()
+
+
+class _Session:
+    def __init__(self, plan: SessionPlan, parties: Parties) -> None:
+        self.plan = plan
+        self.parties = parties
+        self.persona = plan.persona
+        self.turns: list[SimTurn] = []
+        self.ledger = Ledger(parties.prices)
+        self.clock = _Clock(plan.index, plan.persona.reactions.reading_cps)
+        self.completed: tuple[str, ...] = ()
+        self.state: PolicyState = initial_state(plan.persona)
+
+    # -- the parties ----------------------------------------------------------------------
+    def view(self, decision: Decision | None = None) -> SessionView:
+        return SessionView(persona=self.persona, turns=self.turns, seed=self.plan.seed, decision=decision,
+                           completed=self.completed, disclosed=self.state.disclosed)
+
+    async def reply(self) -> str:
+        messages = project("assistant", self.view())
+        out: ModelOutput = await self.parties.assistant.generate(messages, self.parties.assistant_config)
+        self.ledger.add("assistant", out)
+        return out.text
+
+    async def assess(self) -> Assessment:
+        view = project("assessor", self.view())
+        return await self.parties.assessor.assess(view, seed=self.plan.seed, record=self.ledger.recorder("assessor"))
+
+    async def realise(self, decision: Decision) -> tuple[str, int, tuple[str, ...]]:
+        """The user's message for a decision: code for `repeat`, else the realiser, checked and regenerated once."""
+        view = project("realiser", self.view(decision))
+        if decision.act == "repeat" and view.previous_request:
+            return repeat_text(view.previous_request, self.plan.seed, view.turn), 1, ()
+        allowed = set(decision.allowed_facts) | set(decision.state_facts)
+        hidden = [f.value for f in self.persona.facts if f.id not in allowed]
+        reasons: list[str] = []
+        for attempt in range(2):
+            text = await self.parties.realiser.realise(view, attempt=attempt,
+                                                       record=self.ledger.recorder("simulator"))
+            problem = markers.output_problem(text) or _states_hidden(text, hidden)
+            if problem is None:
+                return text.strip(), attempt + 1, tuple(reasons)
+            reasons.append(problem)
+        raise _Unusable(reasons)
+
+    # -- the turns ------------------------------------------------------------------------
+    def add_user(self, text: str, decision: Decision | None, *, attempts: int = 1, discarded: tuple[str, ...] = (),
+                 skim: bool = False) -> None:
+        reply = self.turns[-1].text if self.turns else ""
+        stamp = self.clock.user_message(reply, text, skim) if self.turns else self.clock.stamp()
+        stated = tuple(f.id for f in self.persona.facts if markers.normalize(f.value) and
+                       markers.normalize(f.value) in markers.normalize(text))
+        free = decision is None
+        self.turns.append(SimTurn(
+            turn_index=len(self.turns), role="user", text=text, created_at=stamp,
+            act="free" if decision is None else decision.act, item=None if decision is None else decision.item,
+            facts_stated=stated, satisfaction=None if free else self.state.satisfaction,
+            patience_left=None if free else round(self.state.patience_left, 4), skim=skim, attempts=attempts,
+            discarded=discarded,
+        ))
+
+    def add_assistant(self, text: str) -> None:
+        self.turns.append(SimTurn(turn_index=len(self.turns), role="assistant", text=text,
+                                  created_at=self.clock.assistant_reply(text)))
+
+    def record(self, reason: Reason, detail: str = "") -> SessionRecord:
+        plan = self.plan
+        return SessionRecord(
+            session_id=plan.session_id, index=plan.index, persona_id=self.persona.id, persona_hash=plan.persona_hash,
+            lang=self.persona.lang, trial=plan.trial, seed=plan.seed, mode=plan.mode, turns=self.turns,
+            termination=Termination(reason=reason, detail=detail), completed=self.completed,
+            abandoned=self.state.abandoned, goal_items=tuple(g.id for g in self.persona.goal),
+            chains=list(self.state.chains), usage=self.ledger.usage,
+        )
+
+    # -- structured mode ------------------------------------------------------------------
+    async def structured(self) -> SessionRecord:
+        persona, plan = self.persona, self.plan
+        self.state, decision = open_session(persona, self.state, plan.seed)
+        try:
+            if persona.opener:  # authored: sent verbatim, no model rewrites it
+                self.add_user(persona.opener, decision)
+            else:
+                text, attempts, discarded = await self.realise(decision)
+                self.add_user(text, decision, attempts=attempts, discarded=discarded)
+        except _Unusable as err:
+            return self.record("error", f"simulator output unusable twice ({err})")
+        replies = 0
+        while True:
+            try:
+                self.add_assistant(await self.reply())
+            except ModelError as err:
+                return self.record("error", f"model under test: {err}")
+            replies += 1
+            try:
+                assessment = await self.assess()
+            except AssessorFailed as err:
+                return self.record("error", str(err))
+            reply = self.turns[-1]
+            reply.assessment = assessment
+            self.completed = tuple(dict.fromkeys(self.completed + tuple(
+                i for i in assessment.completed if i in {g.id for g in persona.goal})))
+            self.state, decision = react(persona, self.state, assessment, plan.seed, reply_turn=reply.turn_index,
+                                         replies=replies, max_turns=plan.max_turns)
+            reply.feedback = decision.feedback
+            if decision.act == "leave":
+                reason = decision.end or "patience_exhausted"
+                return self.record(reason, _SILENT_END[reason])
+            try:
+                text, attempts, discarded = await self.realise(decision)
+            except _Unusable as err:
+                return self.record("error", f"simulator output unusable twice ({err})")
+            self.add_user(text, decision, attempts=attempts, discarded=discarded, skim=decision.skim)
+            if decision.end is not None:
+                return self.record(decision.end, f"closing act: {decision.act}")
+
+    # -- free mode ------------------------------------------------------------------------
+    async def free(self) -> SessionRecord:
+        persona, plan = self.persona, self.plan
+        replies = 0
+        while True:
+            if replies == 0 and persona.opener:
+                self.add_user(persona.opener, None)
+            else:
+                ending = await self.free_user_turn()
+                if ending is not None:
+                    return ending
+            try:
+                self.add_assistant(await self.reply())
+            except ModelError as err:
+                return self.record("error", f"model under test: {err}")
+            replies += 1
+            try:
+                assessment = await self.assess()
+            except AssessorFailed as err:
+                return self.record("error", str(err))
+            self.turns[-1].assessment = assessment
+            self.completed = tuple(dict.fromkeys(self.completed + tuple(
+                i for i in assessment.completed if i in {g.id for g in persona.goal})))
+            if replies >= plan.max_turns:
+                return self.record("max_turns")
+
+    async def free_user_turn(self) -> SessionRecord | None:
+        """One free-mode user message, or the session's record when the simulator ended it."""
+        view = project("free", self.view())
+        done = set(self.completed) >= {g.id for g in self.persona.goal}
+        reasons: list[str] = []
+        for attempt in range(2):
+            text = await self.parties.realiser.speak_free(view, attempt=attempt,
+                                                          record=self.ledger.recorder("simulator"))
+            problem = markers.output_problem(text, allow_markers=True)
+            found = markers.markers_in(text)
+            if problem is None and found:
+                meaning = markers.marker_meaning(found[0])
+                alone = not markers.MARKER_RE.sub("", text).strip()
+                if meaning == markers.STOP and done:
+                    return self.record("goal_complete", "###STOP###" + ("" if alone else " with a goodbye"))
+                if not alone or meaning is None:
+                    problem = "stop marker inside a message" if meaning else f"unknown marker {found[0]}"
+                elif meaning == markers.STOP:
+                    pending = [g.id for g in self.persona.goal if g.id not in self.completed]
+                    return self.record("error", f"premature stop: ###STOP### with goal items pending "
+                                                f"({', '.join(pending)})")
+                elif meaning == markers.LEAVE:
+                    return self.record("patience_exhausted", "###LEAVE###")
+                else:
+                    return self.record("out_of_scope", "###OUT_OF_SCOPE###")
+            if problem is None:
+                self.add_user(text.strip(), None, attempts=attempt + 1, discarded=tuple(reasons))
+                return None
+            reasons.append(problem)
+        return self.record("error", f"simulator output unusable twice ({'; '.join(reasons)})")
+
+
+def _states_hidden(text: str, hidden: list[str]) -> str | None:
+    folded = markers.normalize(text)
+    for value in hidden:
+        norm = markers.normalize(value)
+        if norm and norm in folded:
+            return "a fact it may not say yet"
+    return None
+
+
+async def run_session(plan: SessionPlan, parties: Parties) -> SessionRecord:
+    """Run one session to its end; model errors and unusable outputs end it with reason `error`."""
+    session = _Session(plan, parties)
+    return await (session.structured() if plan.mode == "structured" else session.free())

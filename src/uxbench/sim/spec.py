@@ -1,0 +1,149 @@
+"""What `uxbench sim run` was asked (`SimSpec`), the run's identity, and its plan of sessions.
+
+The run id is a hash of everything that decides the sessions: the personas (ids and content hashes), the model
+under test, the simulator, the assessor, the mode, the turn limit, the trials, the seed, the language filter,
+the generation settings, the simulator's template digests and the schema and policy versions. The same command
+therefore finds the same directory and resumes it. Judges, concurrency and `--procs` change how, not what.
+
+Seeds: session (persona, trial) gets `seed = digest(run seed, persona hash, trial)`, independent of the model
+under test, so two runs of different assistants on the same personas meet the same users (paired comparison),
+and trials of one persona meet different ones (pass^k). The digest is sha256, stable across processes (never
+Python's `hash`, which is randomised per process).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from uxbench.errors import ConfigError
+from uxbench.sim.persona import SCHEMA_VERSION, Persona
+from uxbench.sim.persona_io import LoadedPersona, load_personas
+from uxbench.sim.session import SessionPlan
+from uxbench.sim.types import Mode
+
+POLICY_VERSION = 1
+"""Bumped when the policy's rules change what a seed produces (it enters the run id)."""
+EMBEDDED = "hf:embedded"
+
+
+class RoleSpec(BaseModel):
+    """A model in a role: `PROVIDER:MODEL` and its KEY=VALUE arguments."""
+
+    model: str
+    args: dict[str, str] = Field(default_factory=dict)
+
+
+class SimSpec(BaseModel):
+    """Everything `uxbench sim run` was asked."""
+
+    personas: list[str] = Field(default_factory=lambda: ["demo"])
+    """Persona files or directories; `demo` is the bundled set."""
+    model: RoleSpec = Field(default_factory=lambda: RoleSpec(model=EMBEDDED))
+    """The assistant under test."""
+    simulator: RoleSpec = Field(default_factory=lambda: RoleSpec(model=EMBEDDED))
+    """The realiser (structured mode) or the whole simulated user (free mode); `scripted:user` is code."""
+    assessor: RoleSpec = Field(default_factory=lambda: RoleSpec(model="rules"))
+    """`rules` (code), or a model that reads each reply against the goal."""
+    judge: RoleSpec | None = None
+    """An independent judge of per-turn satisfaction (never enters the run id)."""
+    mode: Mode = "structured"
+    trials: int = Field(default=1, ge=1)
+    max_turns: int = Field(default=8, ge=1, le=200)
+    """Assistant replies per session at most."""
+    lang: Literal["zh", "en", "auto"] = "auto"
+    """auto: every persona in its own language; zh / en: only the personas of that language."""
+    seed: int = 0
+    temperature: float | None = None
+    """Of the model under test (None: the provider's default)."""
+    max_tokens: int | None = None
+    """Of the model under test."""
+    sim_temperature: float | None = 0.7
+    sim_max_tokens: int | None = 256
+    concurrency: int | None = Field(default=None, ge=1)
+    """Sessions in flight per process (and the most parallel calls per model); default: the model's, at most 64."""
+    procs: int = Field(default=1, ge=1, le=64)
+    demo: bool = False
+    """The embedded model plays a role: the run is labelled DEMO."""
+    out: Path | None = None
+    runs_root: Path = Path("runs")
+    fresh: bool = False
+    use_cache: bool = True
+    cache_path: Path | None = None
+    max_attempts: int = Field(default=6, ge=1)
+    timeout_s: float | None = None
+    n_boot: int = Field(default=2000, ge=1)
+    ci_seed: int = 0
+
+
+@dataclass(frozen=True)
+class Prepared:
+    personas: list[LoadedPersona]
+    identity: dict[str, Any]
+    identity_hash: str
+    run_id: str
+    run_dir: Path
+    plans: list[SessionPlan]
+
+
+def select_personas(spec: SimSpec) -> list[LoadedPersona]:
+    """The personas of the spec's files, filtered by `--lang`; nothing left is an error."""
+    loaded = load_personas(spec.personas)
+    if spec.lang != "auto":
+        kept = [p for p in loaded if p.persona.lang == spec.lang]
+        if not kept:
+            langs = sorted({p.persona.lang for p in loaded})
+            raise ConfigError(f"--lang {spec.lang}: none of the {len(loaded)} personas in {', '.join(spec.personas)} "
+                              f"is in that language (they are {', '.join(langs)}); use --lang auto.")
+        loaded = kept
+    if spec.assessor.model == "rules":
+        for item in loaded:
+            for goal in item.persona.goal:
+                if not goal.check.by_code:
+                    raise ConfigError(
+                        f"{item.where}: persona '{item.persona.id}', goal item '{goal.id}' has only a judge question, "
+                        "which the rules assessor cannot decide: add check.any_of or check.pattern, or pass "
+                        "--assessor PROVIDER:MODEL.")
+    return loaded
+
+
+def session_seed(run_seed: int, persona: Persona, trial: int) -> int:
+    digest = hashlib.sha256(f"{run_seed}\0{persona.content_hash()}\0{trial}".encode()).hexdigest()
+    return int(digest[:12], 16)
+
+
+def prepare(spec: SimSpec) -> Prepared:
+    """Read the personas, compute the identity and the plan (no directory is touched)."""
+    from uxbench.runs import manifest as mf
+    from uxbench.sim.realize import template_digests
+
+    personas = select_personas(spec)
+    identity = {
+        "kind": "sim", "schema_version": SCHEMA_VERSION, "policy_version": POLICY_VERSION,
+        "personas": [[p.persona.id, p.persona.content_hash()] for p in personas],
+        "model": spec.model.model, "model_args": mf.redact_args(spec.model.args),
+        "simulator": spec.simulator.model, "simulator_args": mf.redact_args(spec.simulator.args),
+        "assessor": spec.assessor.model, "assessor_args": mf.redact_args(spec.assessor.args),
+        "mode": spec.mode, "trials": spec.trials, "max_turns": spec.max_turns, "lang": spec.lang, "seed": spec.seed,
+        "generation": {"temperature": spec.temperature, "max_tokens": spec.max_tokens,
+                       "sim_temperature": spec.sim_temperature, "sim_max_tokens": spec.sim_max_tokens},
+        "templates": template_digests(),
+    }
+    identity_hash = mf.content_hash(identity)
+    run_id = f"sim-{mf.slug(spec.model.model)}-{identity_hash[:10]}"
+    run_dir = spec.out if spec.out is not None else spec.runs_root / run_id
+    plans = []
+    for p_index, item in enumerate(personas):
+        persona = item.persona
+        for trial in range(spec.trials):
+            sid = hashlib.sha256(f"{identity_hash}\0{persona.id}\0{trial}".encode()).hexdigest()[:24]
+            plans.append(SessionPlan(
+                session_id=sid, index=p_index * spec.trials + trial, persona=persona,
+                persona_hash=persona.content_hash(), trial=trial, seed=session_seed(spec.seed, persona, trial),
+                mode=spec.mode, max_turns=spec.max_turns,
+            ))
+    return Prepared(personas, identity, identity_hash, run_id, run_dir, plans)

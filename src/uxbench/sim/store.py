@@ -1,0 +1,237 @@
+"""A simulated-session run directory on disk.
+
+    RUN_DIR/
+      manifest.json   kind "sim": what was asked (personas and their hashes, models, mode, turns, trials, seed),
+                      simulator template digests, schema version, environment
+      sim.sqlite      one row per finished session (WAL, committed as each ends): the crash-safe store;
+                      table `personas`: a copy of each persona the run used; table `judgements`: one row per
+                      (session, judge key) for judged passes (`satisfaction:PROVIDER:MODEL`, ...)
+      sessions.jsonl  the sessions in the canonical log format (one row per turn: conversation_id, turn_index,
+                      role, content, created_at, feedback, message_id, metadata), so `uxbench mine run` reads them
+      acts.jsonl      the sidecar: one row per session with each turn's act, satisfaction state, patience,
+                      assessment and judge estimate, the termination, recovery chains, usage per party, and the
+                      corruption gate's flags
+      summary.json    the session metrics (`sim.summary`)
+
+Sessions are keyed by `session_id` (INSERT OR REPLACE): a rerun never duplicates one, and resume reads the ids.
+Several processes (`--procs`) write one database; SQLite's lock serialises their commits.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from uxbench.errors import UxbenchError
+from uxbench.fileio import atomic_write_bytes, atomic_write_lines, connect_sqlite
+from uxbench.redact import scrubbed_json
+from uxbench.runtime.cache import enable_wal
+from uxbench.sim.persona import Persona
+from uxbench.sim.types import SessionRecord
+
+MANIFEST = "manifest.json"
+SIM_DB = "sim.sqlite"
+SESSIONS_LOG = "sessions.jsonl"
+ACTS = "acts.jsonl"
+SUMMARY = "summary.json"
+KIND = "sim"
+"""`manifest["kind"]` of a simulated-session run (Task 1-3 runs have none)."""
+_ID_FIELDS = ("session_id", "persona_id", "persona_hash")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    session_id TEXT PRIMARY KEY,
+    idx INTEGER NOT NULL,
+    persona_id TEXT NOT NULL,
+    trial INTEGER NOT NULL,
+    reason TEXT NOT NULL,
+    n_turns INTEGER NOT NULL,
+    body BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sessions_idx ON sessions(idx);
+CREATE TABLE IF NOT EXISTS personas (
+    persona_id TEXT PRIMARY KEY,
+    persona_hash TEXT NOT NULL,
+    body BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS judgements (
+    session_id TEXT NOT NULL,
+    judge TEXT NOT NULL,
+    status TEXT NOT NULL,
+    body BLOB NOT NULL,
+    PRIMARY KEY (session_id, judge)
+);
+"""
+
+
+def is_sim_run(path: str | Path) -> bool:
+    """Whether `path` is a `uxbench sim run` directory (its manifest says kind "sim")."""
+    manifest = Path(path) / MANIFEST
+    if not manifest.is_file():
+        return False
+    try:
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and data.get("kind") == KIND
+
+
+class SimStore:
+    """Read and write one simulated-session run directory."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._db: sqlite3.Connection | None = None
+
+    @classmethod
+    def open_existing(cls, path: str | Path) -> SimStore:
+        if not is_sim_run(path):
+            raise UxbenchError(f"{path} is not a `uxbench sim run` directory (no {MANIFEST} of kind 'sim'). "
+                               "Pass a directory printed by `uxbench sim run`.")
+        return cls(path)
+
+    def _conn(self) -> sqlite3.Connection:
+        if self._db is None:
+            self.path.mkdir(parents=True, exist_ok=True)
+            db = connect_sqlite(self.path / SIM_DB, timeout=60)
+            enable_wal(db, 60.0)
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(_SCHEMA)
+            self._db = db
+        return self._db
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def __enter__(self) -> SimStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- manifest and summary --------------------------------------------------------------
+    def read_manifest(self) -> dict[str, Any] | None:
+        return _read_json(self.path / MANIFEST)
+
+    def write_manifest(self, manifest: dict[str, Any]) -> None:
+        _write_json(self.path / MANIFEST, manifest)
+
+    def read_summary(self) -> dict[str, Any] | None:
+        return _read_json(self.path / SUMMARY)
+
+    def write_summary(self, summary: dict[str, Any]) -> None:
+        _write_json(self.path / SUMMARY, summary)
+
+    # -- sessions --------------------------------------------------------------------------
+    def put(self, record: SessionRecord) -> None:
+        """Store one finished session; committed before returning."""
+        record, body = scrubbed_json(record, keep=_ID_FIELDS, urls=False)  # no secret in play reaches the file
+        self._conn().execute(
+            "INSERT OR REPLACE INTO sessions(session_id, idx, persona_id, trial, reason, n_turns, body) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (record.session_id, record.index, record.persona_id, record.trial, record.termination.reason,
+             len(record.turns), body),
+        )
+
+    def done_ids(self) -> set[str]:
+        return {row[0] for row in self._conn().execute("SELECT session_id FROM sessions")}
+
+    def progress(self) -> tuple[int, int]:
+        """(sessions stored, their turns): what another process polls for the progress display."""
+        row = self._conn().execute("SELECT COUNT(*), COALESCE(SUM(n_turns), 0) FROM sessions").fetchone()
+        return int(row[0]), int(row[1])
+
+    def iter_sessions(self, session_ids: Iterable[str] | None = None) -> Iterator[SessionRecord]:
+        """Sessions in plan order; restricted to `session_ids` when given."""
+        wanted = set(session_ids) if session_ids is not None else None
+        for sid, body in self._conn().execute("SELECT session_id, body FROM sessions ORDER BY idx, session_id"):
+            if wanted is None or sid in wanted:
+                yield SessionRecord.model_validate_json(body)
+
+    # -- the personas the run used (a copy: the run stays readable when the files change) ----------
+    def put_personas(self, personas: Iterable[Persona]) -> None:
+        db = self._conn()
+        db.execute("BEGIN")
+        try:
+            db.execute("DELETE FROM personas")
+            db.executemany("INSERT INTO personas(persona_id, persona_hash, body) VALUES (?, ?, ?)",
+                           [(p.id, p.content_hash(), p.model_dump_json().encode()) for p in personas])
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+
+    def personas(self) -> dict[str, Persona]:
+        """persona id -> the persona as the run used it."""
+        rows = self._conn().execute("SELECT persona_id, body FROM personas ORDER BY rowid")
+        return {pid: Persona.model_validate_json(body) for pid, body in rows}
+
+    # -- judgements (a judge's per-turn satisfaction estimates; other judged passes use their own keys) -----
+    def put_judgement(self, session_id: str, judge: str, body: dict[str, Any], *, ok: bool = True) -> None:
+        self._conn().execute(
+            "INSERT OR REPLACE INTO judgements(session_id, judge, status, body) VALUES (?, ?, ?, ?)",
+            (session_id, judge, "ok" if ok else "error", orjson.dumps(body)),
+        )
+
+    def judged_ids(self, judge: str) -> set[str]:
+        rows = self._conn().execute("SELECT session_id FROM judgements WHERE judge = ? AND status = 'ok'", (judge,))
+        return {row[0] for row in rows}
+
+    def judges(self) -> list[str]:
+        return [row[0] for row in self._conn().execute("SELECT DISTINCT judge FROM judgements ORDER BY judge")]
+
+    def judgements(self, judge: str) -> dict[str, dict[str, Any]]:
+        """session_id -> body, for one judge (successful ones)."""
+        rows = self._conn().execute("SELECT session_id, body FROM judgements WHERE judge = ? AND status = 'ok'",
+                                    (judge,))
+        return {sid: orjson.loads(body) for sid, body in rows}
+
+    # -- exports ---------------------------------------------------------------------------
+    def export_log(self, session_ids: Iterable[str] | None = None) -> Path:
+        """sessions.jsonl: every turn in the canonical log format (atomically)."""
+        out = self.path / SESSIONS_LOG
+        atomic_write_lines(out, (orjson.dumps(row) for rec in self.iter_sessions(session_ids)
+                                 for row in canonical_rows(rec)))
+        return out
+
+    def export_acts(self, rows: Iterable[dict[str, Any]]) -> Path:
+        out = self.path / ACTS
+        atomic_write_lines(out, (orjson.dumps(row) for row in rows))
+        return out
+
+
+def canonical_rows(record: SessionRecord) -> Iterator[dict[str, Any]]:
+    """The session's turns as canonical log rows (`uxbench.mining.logformat`); timings are synthetic."""
+    for turn in record.turns:
+        row: dict[str, Any] = {
+            "conversation_id": record.session_id, "turn_index": turn.turn_index, "role": turn.role,
+            "content": turn.text, "created_at": turn.created_at,
+            "message_id": f"{record.session_id}:{turn.turn_index}",
+            "metadata": {"simulated": True, "synthetic_timing": True},
+        }
+        if turn.feedback is not None:
+            row["feedback"] = turn.feedback
+        yield row
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise UxbenchError(f"{path} is not valid JSON ({exc}); the run directory may be damaged.") from exc
+    if not isinstance(data, dict):
+        raise UxbenchError(f"{path} should hold a JSON object.")
+    return data
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    atomic_write_bytes(path, (json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n").encode("utf-8"))

@@ -1,0 +1,149 @@
+"""The summary of a simulated-session run, computed from its store alone (so a resumed run, a rerun and
+`uxbench report` agree), and the sidecar rows (`acts.jsonl`)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from uxbench.metrics.session import SessionOutcome, session_metrics
+from uxbench.sim.gate import GATE_TYPES, gate_flags
+from uxbench.sim.persona import Persona
+from uxbench.sim.types import PARTIES, SessionRecord, Usage
+
+SATISFACTION_JUDGE_PREFIX = "satisfaction:"
+"""Judgement keys of the per-turn satisfaction judges (`satisfaction:PROVIDER:MODEL`)."""
+
+
+def judge_curve(record: SessionRecord, judgement: dict[str, Any] | None) -> tuple[float | None, ...]:
+    if not judgement:
+        return ()
+    scores = judgement.get("turns") or {}
+    return tuple(scores.get(str(t.turn_index)) for t in record.turns if t.role == "assistant")
+
+
+def outcome_of(record: SessionRecord, flagged: bool, judgement: dict[str, Any] | None = None) -> SessionOutcome:
+    """The metrics' view of one session."""
+    users = record.user_turns
+    acts = [t.act or "free" for t in users[1:]]
+    if record.termination.detail == "the user left without a message" and record.termination.reason in (
+            "patience_exhausted",):
+        acts.append("leave")
+    assistants = [t for t in record.turns if t.role == "assistant"]
+    return SessionOutcome(
+        cluster=record.persona_id, trial=record.trial, success=record.success, reason=record.termination.reason,
+        assistant_turns=len(assistants), acts=tuple(acts),
+        satisfaction=tuple(t.satisfaction for t in users if t.satisfaction is not None),
+        judge=judge_curve(record, judgement),
+        likes=sum(t.feedback == "like" for t in assistants), dislikes=sum(t.feedback == "dislike" for t in assistants),
+        skims=sum(t.skim for t in users), chains=tuple(c.outcome or "no_recovery" for c in record.chains),
+        flagged=flagged,
+    )
+
+
+def build_summary(records: Iterable[SessionRecord], personas: dict[str, Persona], manifest: dict[str, Any], *,
+                  judgements: dict[str, dict[str, dict[str, Any]]] | None = None, n_boot: int = 2000, seed: int = 0,
+                  ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(summary, acts rows). `judgements`: judge key -> session id -> body."""
+    judgements = judgements or {}
+    judge_key = next((k for k in sorted(judgements) if k.startswith(SATISFACTION_JUDGE_PREFIX)), None)
+    outcomes: list[SessionOutcome] = []
+    rows: list[dict[str, Any]] = []
+    by_type: Counter[str] = Counter()
+    discarded: Counter[str] = Counter()
+    usage: dict[str, Usage] = {}
+    errors: list[str] = []
+    flagged_ids: list[str] = []
+    by_lang: dict[str, list[SessionOutcome]] = {}
+    for record in records:
+        persona = personas.get(record.persona_id)
+        flags = gate_flags(record, persona) if persona is not None else []
+        for kind in {f["type"] for f in flags}:
+            by_type[kind] += 1
+        if flags:
+            flagged_ids.append(record.session_id)
+        for turn in record.turns:
+            discarded.update(turn.discarded)
+        for party, used in record.usage.items():
+            usage[party] = usage.get(party, Usage()).add(used)
+        if record.termination.reason == "error" and len(errors) < 5:
+            errors.append(record.termination.detail)
+        judgement = judgements.get(judge_key, {}).get(record.session_id) if judge_key else None
+        outcome = outcome_of(record, bool(flags), judgement)
+        outcomes.append(outcome)
+        by_lang.setdefault(record.lang, []).append(outcome)
+        rows.append(acts_row(record, flags, {k: v.get(record.session_id) for k, v in judgements.items()}))
+    kw = {"n_boot": n_boot, "seed": seed}
+    n = len(outcomes)
+    clean = [o for o in outcomes if not o.flagged]
+    summary: dict[str, Any] = {
+        "kind": "sim",
+        "run_id": manifest.get("run_id"),
+        "demo": bool(manifest.get("demo")),
+        "mode": manifest.get("mode"),
+        "model": manifest.get("model"),
+        "simulator": manifest.get("simulator"),
+        "assessor": manifest.get("assessor"),
+        "satisfaction_judge": judge_key.removeprefix(SATISFACTION_JUDGE_PREFIX) if judge_key else None,
+        "n_sessions": n,
+        "n_personas": len({o.cluster for o in outcomes}),
+        "trials": manifest.get("trials"),
+        "max_turns": manifest.get("max_turns"),
+        "n_errors": sum(o.reason == "error" for o in outcomes),
+        "errors": errors,
+        "metrics": session_metrics(outcomes, **kw),
+        "gate": {"n_flagged": len(flagged_ids), "n": n, "rate": round(len(flagged_ids) / n, 6) if n else None,
+                 "by_type": {kind: by_type.get(kind, 0) for kind in GATE_TYPES},
+                 "flagged_sessions": flagged_ids[:50]},
+        "metrics_unflagged": session_metrics(clean, **kw) if len(clean) != n else None,
+        "by_lang": {lang: _headline(session_metrics(group, **kw)) for lang, group in sorted(by_lang.items())},
+        "discarded": {"generations": sum(discarded.values()), "by_reason": dict(discarded),
+                      "note": "simulator outputs discarded and regenerated (never edited); counted, not hidden"},
+        "usage": {party: usage[party].model_dump() for party in PARTIES if party in usage},
+        "cost_per_session_usd": {party: _per_session(usage[party].cost_usd, n) for party in PARTIES if party in usage},
+    }
+    summary["headline"] = _headline(summary["metrics"])
+    if summary["metrics_unflagged"] is not None:
+        summary["headline_unflagged"] = _headline(summary["metrics_unflagged"])
+    return summary, rows
+
+
+def _per_session(cost: float | None, n: int) -> float | None:
+    return None if cost is None or not n else round(cost / n, 8)
+
+
+def _headline(metrics: dict[str, Any]) -> dict[str, Any]:
+    sat = metrics.get("satisfaction") or {}
+    return {
+        "n_sessions": metrics.get("n_sessions"),
+        "success_rate": metrics.get("success_rate"),
+        "abandonment_rate": metrics.get("abandonment_rate"),
+        "dissatisfied_per_100": (metrics.get("signal_rates") or {}).get("rates", {}).get("any_dissatisfied"),
+        "final_satisfaction": sat.get("final"),
+        "turns_to_success": {k: (metrics.get("turns_to_success") or {}).get(k) for k in ("value", "n")},
+    }
+
+
+def acts_row(record: SessionRecord, flags: list[dict[str, Any]], judgements: dict[str, Any]) -> dict[str, Any]:
+    """One sidecar row: a session's acts, states and end (the canonical log holds its texts)."""
+    turns = []
+    for t in record.turns:
+        entry: dict[str, Any] = {"turn_index": t.turn_index, "role": t.role}
+        if t.role == "user":
+            entry.update(act=t.act, item=t.item, facts_stated=list(t.facts_stated), satisfaction=t.satisfaction,
+                         patience_left=t.patience_left, skim=t.skim, attempts=t.attempts,
+                         discarded=list(t.discarded))
+        else:
+            entry.update(feedback=t.feedback,
+                         assessment=t.assessment.model_dump(mode="json") if t.assessment is not None else None)
+        turns.append(entry)
+    return {
+        "session_id": record.session_id, "persona_id": record.persona_id, "persona_hash": record.persona_hash,
+        "lang": record.lang, "trial": record.trial, "seed": record.seed, "mode": record.mode,
+        "termination": record.termination.model_dump(), "success": record.success,
+        "completed": list(record.completed), "abandoned": list(record.abandoned),
+        "chains": [c.model_dump(mode="json") for c in record.chains],
+        "usage": {k: v.model_dump() for k, v in record.usage.items()},
+        "gate": flags, "judgements": {k: v for k, v in judgements.items() if v is not None}, "turns": turns,
+    }

@@ -1,0 +1,176 @@
+"""What the simulator's steps pass to each other: acts, the assessment of a reply, the policy's decision, and the
+record of a finished session (what `sim.store` keeps and every report reads)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from uxbench.sim.persona import FailureKind
+
+Act = Literal[
+    "open", "answer", "follow_up", "repeat", "rephrase", "complain", "dismiss", "abandon_topic", "leave",
+    "stop_success", "free",
+]
+"""A user turn's behavioural act (§3.3). `leave` writes no message; `free` marks a free-mode turn (no policy)."""
+ACTS: tuple[Act, ...] = (
+    "open", "answer", "follow_up", "repeat", "rephrase", "complain", "dismiss", "abandon_topic", "leave",
+    "stop_success", "free",
+)
+FAILURE_ACTS = frozenset({"repeat", "rephrase", "complain", "dismiss", "abandon_topic", "leave"})
+"""Acts that react to a failed reply (when the policy chose them after one)."""
+Reason = Literal["goal_complete", "patience_exhausted", "max_turns", "out_of_scope", "error"]
+REASONS: tuple[Reason, ...] = ("goal_complete", "patience_exhausted", "max_turns", "out_of_scope", "error")
+Mode = Literal["structured", "free"]
+ChainOutcome = Literal["recovered", "failed_recovery", "user_gave_up", "no_recovery"]
+CHAIN_OUTCOMES: tuple[ChainOutcome, ...] = ("recovered", "failed_recovery", "user_gave_up", "no_recovery")
+Feedback = Literal["like", "dislike"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Assessment(_Frozen):
+    """The assessor's reading of one assistant reply, against the persona's goal."""
+
+    completed: tuple[str, ...] = ()
+    """Goal items the reply completes."""
+    asked_facts: tuple[str, ...] = ()
+    """Facts (ids) the reply asks the user for."""
+    asked_other: bool = False
+    """The reply asks for something the persona does not know."""
+    failure: FailureKind | None = None
+    """How the reply fails the user, when it does (None: it helps or asks a fair question)."""
+    handoff: bool = False
+    """The reply sends the user elsewhere (a human agent, another service): the session is out of scope."""
+    note: str = ""
+    """A short reason (the rule that fired, or the LLM assessor's words); never shown to the model under test."""
+
+
+class Decision(_Frozen):
+    """What the policy decided for the next user turn."""
+
+    act: Act
+    item: str | None = None
+    """The goal item the turn is about (raised, repeated, rephrased, complained about)."""
+    state_facts: tuple[str, ...] = ()
+    """Facts the turn states (asked for, or volunteered with the item)."""
+    allowed_facts: tuple[str, ...] = ()
+    """Facts the realiser may mention (already said, opening, after_turn reached); nothing else reaches it."""
+    declined_facts: tuple[str, ...] = ()
+    """`never` facts the assistant asked for: the user declines to say them."""
+    unknown_asked: bool = False
+    """The assistant asked for something the persona does not know: the user says so."""
+    feedback: Feedback | None = None
+    """Thumbs on the reply this turn answers."""
+    skim: bool = False
+    """Answer faster than the reply can be read (synthetic timing)."""
+    end: Reason | None = None
+    """Set when this turn ends the session (after its message, if it has one)."""
+
+
+class Chain(_Frozen):
+    """A recovery chain: from a failed reply to its outcome."""
+
+    start_turn: int
+    """Index of the failed assistant turn (the canonical log's turn_index)."""
+    actions: tuple[str, ...] = ()
+    """The user's acts and the retries that followed."""
+    retries: int = 0
+    outcome: ChainOutcome | None = None
+
+
+class Usage(BaseModel):
+    """One party's calls and tokens in a session (cached calls apart); cost of fresh calls."""
+
+    calls: int = 0
+    cached_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_input_tokens: int = 0
+    cached_output_tokens: int = 0
+    cost_usd: float | None = 0.0
+    """None when a fresh call's price is unknown."""
+
+    def add(self, other: Usage) -> Usage:
+        cost = None if self.cost_usd is None or other.cost_usd is None else self.cost_usd + other.cost_usd
+        return Usage(
+            calls=self.calls + other.calls, cached_calls=self.cached_calls + other.cached_calls,
+            input_tokens=self.input_tokens + other.input_tokens, output_tokens=self.output_tokens + other.output_tokens,
+            cached_input_tokens=self.cached_input_tokens + other.cached_input_tokens,
+            cached_output_tokens=self.cached_output_tokens + other.cached_output_tokens, cost_usd=cost,
+        )
+
+
+PARTIES = ("assistant", "simulator", "assessor", "judge")
+"""Who makes model calls in a session: the model under test, the realiser, the assessor, the judge."""
+
+
+class SimTurn(BaseModel):
+    """One message of a simulated session, with what the simulator knew when it was written."""
+
+    turn_index: int
+    role: Literal["user", "assistant"]
+    text: str
+    created_at: str
+    """ISO 8601, synthetic (a run's clock, reading and typing time): `synthetic_timing` in the log."""
+    act: Act | None = None
+    """User turns: the act realised."""
+    item: str | None = None
+    facts_stated: tuple[str, ...] = ()
+    """User turns: facts whose values the text states."""
+    satisfaction: float | None = None
+    """User turns: the policy's satisfaction state (1-5) after reading the reply this turn answers."""
+    patience_left: float | None = None
+    feedback: Feedback | None = None
+    """Assistant turns: the thumbs the user gave it."""
+    skim: bool = False
+    assessment: Assessment | None = None
+    """Assistant turns: the assessor's reading."""
+    attempts: int = 1
+    """Generations tried for this message (a discarded output is retried once)."""
+    discarded: tuple[str, ...] = ()
+    """Why earlier generations of this message were discarded (empty, reasoning text, stop marker, ...)."""
+
+
+class Termination(_Frozen):
+    reason: Reason
+    detail: str = ""
+    """What exactly happened (the error, the premature stop, the closing act)."""
+
+
+class SessionRecord(BaseModel):
+    """A finished session: the transcript with acts and states, its end, and what it cost."""
+
+    session_id: str
+    index: int
+    persona_id: str
+    persona_hash: str
+    lang: Literal["zh", "en"]
+    trial: int
+    seed: int
+    mode: Mode
+    turns: list[SimTurn] = Field(default_factory=list)
+    termination: Termination
+    completed: tuple[str, ...] = ()
+    abandoned: tuple[str, ...] = ()
+    goal_items: tuple[str, ...] = ()
+    chains: list[Chain] = Field(default_factory=list)
+    usage: dict[str, Usage] = Field(default_factory=dict)
+    """Per party (`PARTIES`)."""
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def success(self) -> bool:
+        """Every goal item completed (the assessor's verdicts)."""
+        return bool(self.goal_items) and set(self.goal_items) <= set(self.completed)
+
+    @property
+    def assistant_turns(self) -> int:
+        return sum(1 for t in self.turns if t.role == "assistant")
+
+    @property
+    def user_turns(self) -> list[SimTurn]:
+        return [t for t in self.turns if t.role == "user"]

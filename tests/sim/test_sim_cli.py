@@ -1,0 +1,102 @@
+"""`uxbench sim run` and `uxbench personas` as a user types them: a run directory, resume, the summary in every
+format, mining on the output, and bad input refused with one clear line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from sim_support import REFUND, ZH_REFUND, helpful_rules, write_personas
+from typer.testing import CliRunner, Result
+
+from uxbench.cli.main import app
+
+
+def invoke(*args: object) -> Result:
+    return CliRunner().invoke(app, [str(a) for a in args])
+
+
+def clean_error(result: Result, *needles: str, code: int = 2) -> None:
+    assert result.exit_code == code, result.output
+    assert "Traceback" not in result.output
+    for needle in needles:
+        assert needle in result.output, (needle, result.output)
+
+
+def test_sim_run_writes_a_run_directory_and_resumes(tmp_path: Path) -> None:
+    personas = write_personas(tmp_path / "p.jsonl", REFUND, ZH_REFUND)
+    rules = helpful_rules(tmp_path / "rules.json")
+    out = tmp_path / "run"
+    args = ["sim", "run", "--personas", personas, "--model", f"scripted:file:{rules}", "--simulator",
+            "scripted:user", "--trials", "3", "--out", out, "--n-boot", "200", "--quiet"]
+    first = invoke(*args)
+    assert first.exit_code == 0, first.output
+    assert "Task success %" in first.stdout and "100.0" in first.stdout
+    for name in ("manifest.json", "sim.sqlite", "sessions.jsonl", "acts.jsonl", "summary.json"):
+        assert (out / name).is_file()
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["kind"] == "sim" and manifest["schema_version"] == 1
+    assert set(manifest["personas"]["hashes"]) == {"refund-user", "zh-refund-user"}
+    assert manifest["simulator_prompt_digests"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["n_sessions"] == 6 and summary["metrics"]["success_rate"]["value"] == 1.0
+    rows = [json.loads(line) for line in (out / "sessions.jsonl").read_text().splitlines()]
+    assert {r["role"] for r in rows} == {"user", "assistant"} and all("created_at" in r for r in rows)
+    acts = [json.loads(line) for line in (out / "acts.jsonl").read_text().splitlines()]
+    assert len(acts) == 6 and acts[0]["turns"][0]["act"] == "open"
+
+    again = invoke(*args[:-1])
+    assert again.exit_code == 0, again.output
+    assert "resuming: 6 sessions already done" in again.stderr
+    assert json.loads((out / "summary.json").read_text())["metrics"] == summary["metrics"]
+
+    for fmt in ("md", "csv", "json"):
+        shown = invoke("report", out, "--format", fmt)
+        assert shown.exit_code == 0, shown.output
+    assert "Task success" in invoke("report", out).stdout
+
+
+def test_mine_run_reads_a_sim_run_unchanged(tmp_path: Path) -> None:
+    personas = write_personas(tmp_path / "p.jsonl", REFUND, ZH_REFUND)
+    out = tmp_path / "run"
+    assert invoke("sim", "run", "--personas", personas, "--model", "scripted:always-bad", "--simulator",
+                  "scripted:user", "--out", out, "--quiet", "--n-boot", "50").exit_code == 0
+    for source in (out / "sessions.jsonl", out):
+        mined = invoke("mine", "run", source, "--out", tmp_path / f"mined-{source.name}", "--no-llm", "--quiet",
+                       "--workers", "1")
+        assert mined.exit_code == 0, mined.output
+        assert "2 conversations" in mined.stdout
+
+
+def test_personas_validate_reports_every_error_with_its_place(tmp_path: Path) -> None:
+    bad = dict(REFUND, id="bad", colour="blue")
+    path = write_personas(tmp_path / "p.jsonl", REFUND, bad)
+    result = invoke("personas", "validate", path)
+    clean_error(result, "line 2", "field 'colour'", "unknown field", "1 valid personas", code=1)
+    assert invoke("personas", "validate", "demo").exit_code == 0
+    listed = invoke("personas", "list", "--format", "json")
+    assert listed.exit_code == 0 and len(json.loads(listed.stdout)) == 24
+
+
+def test_bad_input_is_one_clear_line(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    clean_error(invoke("sim", "run", "--personas", empty, "--model", "scripted:always-bad", "--simulator",
+                       "scripted:user", "--out", tmp_path / "x"), "holds no persona files")
+    unknown = write_personas(tmp_path / "u.jsonl", dict(REFUND, colour="blue"))
+    clean_error(invoke("sim", "run", "--personas", unknown, "--model", "scripted:always-bad", "--simulator",
+                       "scripted:user", "--out", tmp_path / "y"), "u.jsonl", "line 1", "colour")
+    good = write_personas(tmp_path / "g.jsonl", REFUND)
+    clean_error(invoke("sim", "run", "--personas", good, "--mode", "freee", "--model", "scripted:always-bad"),
+                "Did you mean 'free'")
+    clean_error(invoke("sim", "run", "--personas", good, "--model", "scripted:always-bad", "--simulator",
+                       "scripted:user", "--lang", "zh"), "none of the 1 personas")
+    clean_error(invoke("sim", "run", "--personas", good, "--model", "scripted:always-bad", "--simulator",
+                       "scripted:user", "--judge-arg", "a=b"), "--judge-arg needs --judge")
+    clean_error(invoke("sim", "run", "--personas", good, "--model", "nosuch:x", "--simulator", "scripted:user"),
+                "Unknown model provider")
+    only_judge = dict(REFUND, goal=[{"id": "g", "request": "help me", "check": {"question": "Did it help?"}}],
+                      facts=[])
+    path = write_personas(tmp_path / "j.jsonl", only_judge)
+    clean_error(invoke("sim", "run", "--personas", path, "--model", "scripted:always-bad", "--simulator",
+                       "scripted:user"), "rules assessor cannot decide", "--assessor")

@@ -1,0 +1,80 @@
+"""Whole sessions: the loop with a scripted assistant, and disclosure in structured mode (every realiser prompt and
+every transcript searched)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from sim_support import REFUND, ZH_REFUND, helpful_rules, persona, run
+
+from uxbench.models.model import create_model
+from uxbench.sim.assess import RulesAssessor
+from uxbench.sim.realize import ModelRealiser
+from uxbench.sim.scripted import ScriptedRealiser
+from uxbench.sim.session import Parties, SessionPlan, run_session
+from uxbench.testing.loopback import LoopbackConfig, LoopbackServer
+
+
+def _plan(p: Any, seed: int = 3, max_turns: int = 8) -> SessionPlan:
+    return SessionPlan("s", 0, p, p.content_hash(), 0, seed, "structured", max_turns)
+
+
+def test_a_helpful_assistant_completes_every_goal_item_en_and_zh(tmp_path: Path) -> None:
+    assistant = create_model(f"scripted:file:{helpful_rules(tmp_path / 'rules.json')}")
+    for data in (REFUND, ZH_REFUND):
+        p = persona(data)
+        record = run(run_session(_plan(p), Parties(assistant, ScriptedRealiser(), RulesAssessor())))
+        acts = [t.act for t in record.user_turns]
+        assert record.success and record.termination.reason == "goal_complete", record.turns
+        assert acts == ["open", "answer", "follow_up", "stop_success"]
+        value = p.fact("order").value
+        assert value in record.user_turns[1].text and record.user_turns[1].facts_stated == ("order",)
+        assert value not in record.user_turns[0].text  # on_request: not in the opener
+        assert [t.created_at for t in record.turns] == sorted(t.created_at for t in record.turns)
+        assert record.usage["assistant"].calls == 3
+
+
+def test_structured_mode_never_says_an_unrequested_fact(tmp_path: Path) -> None:
+    prompts: list[str] = []
+
+    def realiser(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
+        prompts.append(json.dumps(messages, ensure_ascii=False))
+        system = str(messages[0]["content"])
+        # a model that would say anything it was shown: it echoes every fact line of its prompt
+        shown = [line for line in system.splitlines() if "number" in line or "订单号" in line]
+        return ("I still need help. " + " ".join(shown)).strip()
+
+    with LoopbackServer(LoopbackConfig(responder=realiser)) as server:
+        sim = create_model("openai:realiser", {"base_url": server.base_url, "api_key_env": "UXBENCH_NO_SUCH_KEY"})
+        never_asks = create_model("scripted:always-bad")
+        records = []
+        for data in (REFUND, ZH_REFUND):
+            for seed in range(5):
+                p = persona(data, patience={"session": 6})
+                parties = Parties(never_asks, ModelRealiser(sim, temperature=0.0), RulesAssessor())
+                records.append(run(run_session(_plan(p, seed=seed, max_turns=6), parties)))
+        run(sim.aclose())
+    assert len(prompts) >= 20
+    for value in ("KX-99173", "KX-88120", "4111 2222 3333 4444"):
+        assert not any(value in prompt for prompt in prompts)
+        assert not any(value in t.text for r in records for t in r.turns)
+    assert all(r.termination.reason in ("patience_exhausted", "max_turns") for r in records)
+
+
+def test_an_asked_fact_reaches_the_realiser_only_from_that_turn(tmp_path: Path) -> None:
+    prompts: list[str] = []
+
+    def realiser(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
+        prompts.append(str(messages[0]["content"]))
+        return "Here you go." if "KX-99173" in prompts[-1] else "I need a refund for my broken kettle."
+
+    with LoopbackServer(LoopbackConfig(responder=realiser)) as server:
+        sim = create_model("openai:realiser", {"base_url": server.base_url, "api_key_env": "UXBENCH_NO_SUCH_KEY"})
+        assistant = create_model(f"scripted:file:{helpful_rules(tmp_path / 'rules.json')}")
+        record = run(run_session(_plan(persona()), Parties(assistant, ModelRealiser(sim), RulesAssessor())))
+        run(sim.aclose())
+    seen = ["KX-99173" in p for p in prompts]
+    assert seen[0] is False and seen[1] is True  # the opener's prompt lacks it; the answer's (asked for) has it
+    assert record.user_turns[1].act == "answer"

@@ -74,3 +74,6 @@ def list_personas(
     else:
         typer.echo(_rich([(f"{len(rows)} personas", header, rows)], [], None, droppable=("hash", "opener",
                                                                                          "expertise")), nl=False)
+
+
+from uxbench.cli import personas_build_cmd  # noqa: E402, F401  (`personas build` registers on `app`)

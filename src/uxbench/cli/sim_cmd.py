@@ -177,3 +177,6 @@ def signals(
 
     _choice(format, _FORMATS, "--format")
     typer.echo(render_signal_check(signal_check(run_dir), format), nl=False)
+
+
+from uxbench.cli import sim_quality_cmd, sim_validate_cmd  # noqa: E402, F401  (their commands register on `app`)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -134,7 +135,7 @@ class DisclosureFinding:
     evidence: str = ""
 
 
-def first_user_mention(value: str | CompiledValue, turns: list[tuple[str, str]]) -> int | None:
+def first_user_mention(value: str | CompiledValue, turns: Sequence[tuple[str, str]]) -> int | None:
     """Position in `turns` ((role, text) pairs) of the first user turn that states the value."""
     compiled = value if isinstance(value, CompiledValue) else compile_value(value)
     for position, (role, text) in enumerate(turns):
@@ -143,7 +144,7 @@ def first_user_mention(value: str | CompiledValue, turns: list[tuple[str, str]])
     return None
 
 
-def allowed_from(policy: str, turns: list[tuple[str, str]], requested_at: int | None) -> int | None:
+def allowed_from(policy: str, turns: Sequence[tuple[str, str]], requested_at: int | None) -> int | None:
     """The first transcript position at which a user turn may state the fact; None: never.
 
     opening: from the first turn. on_request / volunteer_if_adjacent: the user turn after the assistant asked
@@ -164,7 +165,7 @@ def allowed_from(policy: str, turns: list[tuple[str, str]], requested_at: int | 
 
 
 def check_fact(
-    fact_id: str, value: str, policy: str, turns: list[tuple[str, str]], requested_at: int | None
+    fact_id: str, value: str, policy: str, turns: Sequence[tuple[str, str]], requested_at: int | None
 ) -> DisclosureFinding:
     """Was fact `fact_id` stated by the user before its policy allowed it? (`turns`: the whole transcript.)"""
     said = first_user_mention(value, turns)

@@ -178,8 +178,8 @@ async def judge_pending(store: SimStore, records: list[SessionRecord], personas:
         nonlocal failures
         recording = _Recording(model)
         exchange = await judge_session(record, personas[record.persona_id], recording)
-        usage = recording.ledger.usage.get("judge")
-        usage = usage.model_dump() if usage is not None else None
+        spent = recording.ledger.usage.get("judge")
+        usage = spent.model_dump() if spent is not None else None
         if exchange.ok and exchange.value is not None:
             store.put_judgement(record.session_id, key, {"answer": exchange.value.as_dict(), "usage": usage,
                                                          "attempts": exchange.attempts})
@@ -251,6 +251,9 @@ def read_fidelity(run_dir: Path, judge: str | None = None) -> dict[str, Any] | N
         return None
     data = orjson.loads(path.read_bytes())
     passes = data.get("passes") or {}
-    key = judge_key(judge) if judge and judge != CODE_ONLY else (CODE_ONLY if judge == CODE_ONLY else data.get("latest"))
+    if judge is None:
+        key = data.get("latest")
+    else:
+        key = CODE_ONLY if judge == CODE_ONLY else judge_key(judge)
     found = passes.get(key)
     return found if isinstance(found, dict) else None

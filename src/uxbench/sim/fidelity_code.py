@@ -1,5 +1,6 @@
 """The code half of the User Fidelity Score: each compiled item (`fidelity_items`) checked on one session, as far
-as code can; what only a judge can decide is left `pending` for `fidelity_judge`.
+as code can; what only a judge can decide is left `pending` for `fidelity_judge`, and a disclosure verdict of code
+carries the question the judge may overturn it on (a value said in other words, a request in other words).
 
 A request for a fact is found by the persona's `ask_patterns` (else its label) in the assistant's text, or by the
 assessor's `asked_facts`: either one counts, so a lenient assessor does not excuse a leak. An authored opener (the
@@ -19,7 +20,7 @@ from uxbench.sim.persona import Fact, Persona
 from uxbench.sim.types import FAILURE_ACTS, SessionRecord, SimTurn
 
 Status = Literal["satisfied", "violated", "not_applicable", "pending"]
-"""pending: needs the judge (and stays unchecked without one)."""
+"""pending: only a judge can decide it (unchecked without one)."""
 _LETTERS_RE = re.compile("[A-Za-z\u3400-\u9fff]")
 _UNPROVOKED = frozenset({"complaint", "dismiss"})
 """Follow-up labels of the mining rules that say a reply failed, clearly enough to check on any user text."""
@@ -37,7 +38,9 @@ class ItemResult:
     """turn_index of the evidence."""
     evidence: str = ""
     question: str = ""
-    """pending items: what the judge must decide (`fidelity_judge` builds its request from these)."""
+    """What the judge is asked to decide or refine: pending items need it; a code verdict with a question is the
+    verdict without a judge, which the judge may overturn (a paraphrase code cannot see, a request in other
+    words)."""
 
     @property
     def checked(self) -> bool:
@@ -58,7 +61,7 @@ class _Session:
 
 def _session(record: SessionRecord, persona: Persona) -> _Session:
     turns = [t for t in record.turns if t.text or t.role == "assistant"]
-    lines = [(t.role, t.text) for t in turns]
+    lines: list[tuple[str, str]] = [(t.role, t.text) for t in turns]
     first_user = next((i for i, t in enumerate(turns) if t.role == "user"), None)
     authored = first_user if (first_user is not None and persona.opener is not None
                               and turns[first_user].text == persona.opener) else None
@@ -93,10 +96,9 @@ def _disclosure(s: _Session, item: FidelityItem, fact: Fact) -> ItemResult:
         if fact.mode == "volunteer_if_adjacent" and said.item is not None and fact.id in \
                 s.persona.goal_item(said.item).needs:
             return base  # volunteered with the goal item that needs it
-        return replace(base, status="pending", by="code+judge", evidence=finding.evidence,
-                       question=f"asked_before:{finding.first_said}")  # did the assistant ask, in other words?
-    return replace(base, status="pending", by="code+judge", turn=None,
-                   question="conveyed")  # not found by code: did the user say it in other words?
+        return replace(base, status="violated", evidence=finding.evidence,
+                       question="asked_before")  # the judge may find a request in other words before it
+    return replace(base, turn=None, question="conveyed")  # the judge may find it said in other words
 
 
 def _accuracy(s: _Session, item: FidelityItem, fact: Fact) -> ItemResult:
@@ -201,8 +203,8 @@ def _goal(s: _Session, item: FidelityItem) -> ItemResult:
     ended_early = s.record.termination.reason in ("patience_exhausted", "max_turns", "error")
     raised_by_policy = any(t.role == "user" and t.item == item.target for t in s.turns)
     if ended_early and (s.record.mode == "free" or not raised_by_policy):
-        return replace(base, status="not_applicable", evidence=f"the session ended ({s.record.termination.reason}) "
-                       "before the item came up")
+        return replace(base, status="not_applicable", question="",
+                       evidence=f"the session ended ({s.record.termination.reason}) before the item came up")
     return base
 
 

@@ -30,8 +30,10 @@ _RULES = {
            "after_turn": "only from user message {k} on (or once asked)",
            "volunteer_if_adjacent": "only together with the request that needs it (or once asked)",
            "never": "must never say it, even when asked"},
-    "zh": {"opening": "第一条消息起就可以说", "on_request": "只有助手问起时才能说", "after_turn": "从用户第 {k} 条消息起才能说（或被问起时）",
-           "volunteer_if_adjacent": "只能在提出需要它的请求时一并说（或被问起时）", "never": "任何时候都不能说，即使被问起"},
+    "zh": {"opening": "第一条消息起就可以说", "on_request": "只有助手问起时才能说",
+           "after_turn": "从用户第 {k} 条消息起才能说（或被问起时）",
+           "volunteer_if_adjacent": "只能在提出需要它的请求时一并说（或被问起时）",
+           "never": "任何时候都不能说，即使被问起"},
 }
 
 
@@ -145,31 +147,24 @@ async def judge_session(record: SessionRecord, persona: Persona, model: Any, *, 
 
 def apply_answer(results: list[ItemResult], answer: JudgeAnswer, persona: Persona, record: SessionRecord
                  ) -> list[ItemResult]:
-    """The pending items decided by the judge's answer (the others unchanged)."""
+    """The items with a question for the judge decided (pending) or refined (code verdicts) by its answer."""
     user_turns = {t.turn_index for t in record.turns if t.role == "user"}
-    out = []
-    for r in results:
-        if r.status != "pending":
-            out.append(r)
-            continue
-        decided = _decide(r, answer, persona, record, user_turns)
-        out.append(decided)
-    return out
+    return [_decide(r, answer, persona, record, user_turns) if r.question else r for r in results]
 
 
 def _decide(r: ItemResult, a: JudgeAnswer, persona: Persona, record: SessionRecord, user_turns: set[int]
             ) -> ItemResult:
     from uxbench.sim.disclosure import allowed_from
 
-    judged = replace(r, by=r.by if r.by != "code" else "code+judge")
+    judged = replace(r, by="code+judge" if r.by.startswith("code") else "judge")
     if r.family in ("premature_disclosure", "never_disclose") and r.target is not None:
         entry = a.facts.get(r.target, {})
         conveyed, asked = entry.get("conveyed_at"), entry.get("asked_at")
-        if r.question.startswith("asked_before:"):  # code saw the value said before any request it could see
+        if r.question == "asked_before":  # code saw the value said before any request it could see
             said = r.turn
             ok = asked is not None and said is not None and asked < said
             return replace(judged, status="satisfied" if ok else "violated",
-                           evidence=r.evidence + ("; the judge found the request earlier" if ok else ""))
+                           evidence=r.evidence + ("; the judge found a request before it" if ok else ""))
         if conveyed is None:
             return replace(judged, status="satisfied")
         if r.family == "never_disclose":

@@ -73,7 +73,8 @@ def system_level(real: Side, sims: list[tuple[str, Side]]) -> dict[str, Any]:
     rows = [r for r in rows if r["real"] is not None and r["sim"] is not None]
     out: dict[str, Any] = {"assistants": rows, "measure": "dissatisfied-reaction rate per assistant turn"}
     if len(rows) >= 2:
-        out["kendall_tau"] = kendall_tau([r["real"] for r in rows], [r["sim"] for r in rows])
+        out["kendall_tau"] = kendall_tau([float(r["real"] or 0.0) for r in rows],
+                                         [float(r["sim"] or 0.0) for r in rows])
     else:
         out["note"] = ("needs two or more assistants named on both sides (real turn metadata `model`, one simulated "
                        f"run per assistant); found {len(rows)}")

@@ -45,7 +45,7 @@ class Side:
         users = [t for t in conv.turns if t.role == "user"]
         if not rows or not users:
             return
-        labels = [reaction_of(r) for r in rows]
+        labels: list[str] = [reaction_of(r) for r in rows]
         self.sessions.append(labels)
         self.thumbs.append([thumbs_of(r) or "none" for r in rows])
         self.lengths.append(len(users))
@@ -115,6 +115,8 @@ def mined_sim_run(run_dir: Path, *, workers: int | None = None, say: Callable[[s
     manifest = out / "manifest.json"
     before = json.loads(manifest.read_text(encoding="utf-8")).get("inputs") if manifest.is_file() else None
     fresh = before is not None and before != input_fingerprints([str(log)])
-    options = {"workers": workers} if workers else {}
-    run_pipeline(MineConfig(inputs=(str(log),), out=str(out), llm=False, fresh=fresh, **options), progress=say)
+    config = MineConfig(inputs=(str(log),), out=str(out), llm=False, fresh=fresh)
+    if workers:
+        config = config.model_copy(update={"workers": workers})
+    run_pipeline(config, progress=say)
     return out

@@ -46,8 +46,8 @@ def discriminator_auc(real: Sequence[tuple[str, str]], sim: Sequence[tuple[str, 
     if n < 10 or len(groups_r) < 2 or len(groups_s) < 2:
         out["note"] = f"not computed: too few turns or conversations (real {len(real_t)}, simulated {len(sim_t)})"
         return out
-    rows = [(f"r:{c}", t, 0) for c, t in _sample(real_t, n, seed)] + [(f"s:{c}", t, 1) for c, t in
-                                                                       _sample(sim_t, n, seed)]
+    # grouped by conversation id on both sides: a conversation present on both (a copy) stays in one fold
+    rows = [(c, t, 0) for c, t in _sample(real_t, n, seed)] + [(c, t, 1) for c, t in _sample(sim_t, n, seed)]
     groups = np.array([g for g, _, _ in rows])
     texts = [t for _, t, _ in rows]
     y = np.array([label for _, _, label in rows])

@@ -73,3 +73,64 @@ def helpful_rules(path: Path) -> Path:
 
 def run(coro: Any) -> Any:
     return asyncio.run(coro)
+
+
+class FlakyAssistant:
+    """A model under test for the demo personas, in-process: each reply helps with probability `p_help` (it asks
+    for the item's on_request facts first, then answers with the item's check phrase), else it fails in one of
+    several ways. Seeded by the conversation, so a session replays identically."""
+
+    def __init__(self, personas: list[Persona], p_help: float = 0.5) -> None:
+        self.personas = personas
+        self.p_help = p_help
+
+    def _persona(self, first: str) -> Persona | None:
+        from uxbench.sim.gate import raises
+
+        for p in self.personas:
+            if p.opener == first or any(raises(first, p, g.id) for g in p.goal):
+                return p
+        return None
+
+    def reply(self, messages: list[Any]) -> str:
+        import hashlib
+        import random
+
+        texts = [m.content for m in messages]
+        rng = random.Random(hashlib.sha256("\x00".join(texts).encode()).hexdigest())
+        p = self._persona(texts[0])
+        zh = any("\u4e00" <= ch <= "\u9fff" for ch in texts[-1])
+        if p is None or rng.random() >= self.p_help:
+            return rng.choice(["对不起，我不太明白。", "这个问题我没法回答。", "你可以去网上搜一下。"] if zh else
+                              ["Sorry, I am not sure what you mean.", "I cannot help with that.",
+                               "You could try searching online for it."])
+        said = " ".join(texts[0::2])
+        from uxbench.sim.gate import raises
+
+        for item in p.goal:
+            if not any(raises(t, p, item.id) for t in texts[0::2]) and item != p.goal[0]:
+                continue
+            answered = any(phrase in t for t in texts[1::2] for phrase in item.check.any_of)
+            if answered:
+                continue
+            for need in item.needs:
+                fact = p.fact(need)
+                if fact.mode == "on_request" and fact.value not in said:
+                    return f"请提供您的{fact.label}？" if zh else f"Could you give me your {fact.label}?"
+            phrase = item.check.any_of[0] if item.check.any_of else "done"
+            return f"好的：{phrase}。" if zh else f"Here is what to do: {phrase}."
+        return "还有别的问题吗？" if zh else "Anything else?"
+
+
+class InProcessModel:
+    """Wraps a reply function as a `Model`-like object for `Parties.assistant`."""
+
+    def __init__(self, reply: Any, spec: str = "test:flaky") -> None:
+        self.reply = reply
+        self.spec = spec
+
+    async def generate(self, messages: list[Any], config: Any = None, **_: Any) -> Any:
+        from uxbench.models.api import ModelOutput, Usage
+
+        text = self.reply(messages)
+        return ModelOutput(text=text, usage=Usage(input_tokens=10, output_tokens=len(text) // 4 + 1))

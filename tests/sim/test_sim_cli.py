@@ -47,7 +47,7 @@ def test_sim_run_writes_a_run_directory_and_resumes(tmp_path: Path) -> None:
 
     again = invoke(*args[:-1])
     assert again.exit_code == 0, again.output
-    assert "resuming: 6 sessions already done" in again.stderr
+    assert "resuming: 6 sessions already done" in " ".join(again.stderr.split())
     assert json.loads((out / "summary.json").read_text())["metrics"] == summary["metrics"]
 
     for fmt in ("md", "csv", "json"):

@@ -68,6 +68,10 @@ def _widen(estimate: float, low: float, high: float, n_clusters: int) -> tuple[f
     return estimate - (estimate - low) * f, estimate + (high - estimate) * f
 
 
+def _count(x: float) -> float | int:
+    return int(x) if float(x).is_integer() else round(x, 6)
+
+
 def cluster_ratio(num: NDArray[np.float64], den: NDArray[np.float64], *, n_boot: int = 2000, seed: int = 0,
                   confidence: float = 0.95, scale: float = 1.0, bounds: tuple[float, float] | None = (0.0, 1.0),
                   ) -> dict[str, Any]:
@@ -75,8 +79,8 @@ def cluster_ratio(num: NDArray[np.float64], den: NDArray[np.float64], *, n_boot:
     c = int(num.shape[0])
     total_den = float(den.sum())
     if c == 0 or total_den <= 0:
-        return {"value": None, "ci_low": None, "ci_high": None, "num": float(num.sum()), "n": total_den,
-                "n_clusters": c}
+        return {"value": None, "ci_low": None, "ci_high": None, "num": _count(float(num.sum())),
+                "n": _count(total_den), "n_clusters": c}
     value = float(num.sum()) / total_den
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, c, size=(n_boot, c))
@@ -90,7 +94,7 @@ def cluster_ratio(num: NDArray[np.float64], den: NDArray[np.float64], *, n_boot:
     if bounds is not None and bounds[0] is not None:
         low, high = max(bounds[0], low), min(bounds[1], high)
     return {"value": round(value * scale, 6), "ci_low": round(low * scale, 6), "ci_high": round(high * scale, 6),
-            "num": float(num.sum()), "n": total_den, "n_clusters": c}
+            "num": _count(float(num.sum())), "n": _count(total_den), "n_clusters": c}
 
 
 def _ratio(outcomes: Sequence[SessionOutcome], num: Callable[[SessionOutcome], float],

@@ -185,13 +185,22 @@ def leaderboard(
     if not found.runs:
         raise UxbenchError("No finished run directory among " + ", ".join(map(str, paths)) + ".")
     table = table or ModelTable.default()
-    runs = [load_run_data(p) for p in found.runs]
+    from uxbench.sim.store import is_sim_run
+
+    sims = [p for p in found.runs if is_sim_run(p)]  # simulated-session runs: their own boards (report.sim_board)
+    runs = [load_run_data(p) for p in found.runs if p not in sims]
     tasks = {}
     for task in TASKS:
         members = [r for r in runs if r.task == task]
         if members:
             unique_labels(members)
             tasks[task] = _task_board(task, members, judge, table, n_boot, seed)
+    if sims:
+        from uxbench.report.sim_board import sim_boards
+
+        tasks.update(sim_boards(sims, table, n_boot, seed))
     return {"kind": "uxbench.leaderboard", "tasks": tasks, "judge": judge, "n_boot": n_boot, "seed": seed,
-            "demo_data": any(r.demo for r in runs), "skipped": found.skipped,
+            "demo_data": any(r.demo for r in runs) or any(row["demo_data"] for k, b in tasks.items()
+                                                          if k.startswith("sim") for row in b["rows"]),
+            "skipped": found.skipped,
             "ignored_pairwise": [str(p) for p in found.pairwise]}

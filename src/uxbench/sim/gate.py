@@ -40,6 +40,21 @@ def _item_words(persona: Persona, item_id: str) -> set[str]:
     return words
 
 
+RAISED_SHARE = 0.5
+"""A user message raises a goal item when it holds at least this share of the content words of the item's request
+(or of one of its rephrasings)."""
+
+
+def raises(text: str, persona: Persona, item_id: str) -> bool:
+    said = markers.content_tokens(text)
+    item = persona.goal_item(item_id)
+    for wording in (item.request, *item.rephrasings):
+        words = markers.content_tokens(wording)
+        if words and len(words & said) / len(words) >= RAISED_SHARE:
+            return True
+    return False
+
+
 def _goal_words(persona: Persona) -> set[str]:
     words: set[str] = set()
     for item in persona.goal:
@@ -81,10 +96,9 @@ def gate_flags(record: SessionRecord, persona: Persona) -> list[dict[str, Any]]:
             flags.append({"type": "leaked_state", "turn": turn.turn_index, "evidence": leak.group(0)})
     ended_freely = reason in ("goal_complete",) or user_ended
     if ended_freely:
-        said = " ".join(t.text for t in users)
         for item in persona.goal:
             if item.id in resolved:
                 continue
-            if not _mentions(said, _item_words(persona, item.id)):
+            if not any(raises(t.text, persona, item.id) for t in users):
                 flags.append({"type": "item_never_raised", "turn": None, "evidence": item.id})
     return flags

@@ -136,9 +136,11 @@ def render_signal_check(report: dict[str, Any], fmt: str) -> str:
 
     if fmt == "json":
         return json.dumps(report, ensure_ascii=False, indent=2) + "\n"
-    kappa = report.get("kappa") or {}
+    kappa = (report.get("kappa") or {}).get("kappa") or {}
+    k_text = "—" if kappa.get("value") is None else \
+        f"{kappa['value']:.3f} [{kappa['ci_low']:.3f}, {kappa['ci_high']:.3f}]"
     head = [["Agreement %", pct(report.get("agreement")), str(report["n"])],
-            ["Cohen's kappa", f"{kappa.get('kappa'):.3f}" if kappa.get("kappa") is not None else "—", str(report["n"])],
+            ["Cohen's kappa", k_text, str(report["n"])],
             ["Dissatisfied flag agrees %", pct(report.get("dissatisfied_flag_agreement")), str(report["n"])],
             ["Likes/dislikes round trip %", pct(report.get("feedback_round_trip")),
              str((report.get("feedback_round_trip") or {}).get("n", 0))]]
@@ -147,9 +149,10 @@ def render_signal_check(report: dict[str, Any], fmt: str) -> str:
     matrix = [[a, *[str(report["confusion"][a][b]) for b in LABELS]] for a in LABELS]
     if fmt == "csv":
         return "\n".join(",".join(f'"{c}"' for c in row) for row in [["intended", *LABELS], *matrix]) + "\n"
+    short = ["sat.", "compl.", "reph.", "rep.", "dism.", "aband.", "leave"]
     sections = [("Intended acts against detected reactions", ["", "value [95% CI]", "n"], head),
                 ("Recall by intended act", ["act", "detected as intended %", "n"], recall),
-                ("Confusion (rows intended, columns detected)", ["intended", *LABELS], matrix)]
+                ("Confusion (rows intended, columns detected)", ["intended", *short], matrix)]
     notes = [f"{report['n_sessions']} structured sessions; {report['what']}."]
     if fmt == "table":
         return _rich(sections, notes, None, wrap=(0,))

@@ -12,7 +12,7 @@ from starlette.exceptions import HTTPException
 
 from uxbench.web.catalog import Catalog
 from uxbench.web.context import ViewState
-from uxbench.web.pages import compare, curation, human, mined_cases, mining, plots, run, runs, samples
+from uxbench.web.pages import compare, curation, human, mined_cases, mining, plots, run, runs, samples, sim
 
 if TYPE_CHECKING:
     from uxbench.human.study import Study
@@ -33,7 +33,7 @@ def create_app(catalog: Catalog, *, index_dir: Path, study: Study | None = None)
     app.state.view = ViewState(catalog=catalog, index_dir=index_dir, study=study)
     static = Path(__file__).parent / "static"
     app.mount("/static", StaticFiles(directory=static), name="static")
-    for module in (runs, run, samples, compare, mining, mined_cases, curation, human, plots):
+    for module in (runs, run, samples, compare, mining, mined_cases, curation, human, plots, sim):
         app.include_router(module.router)
 
     @app.middleware("http")

@@ -12,6 +12,7 @@ from uxbench.errors import UxbenchError
 from uxbench.report.compare import MINING_MARKERS
 from uxbench.report.discover import discover
 from uxbench.runs.store import MANIFEST, SAMPLES_DB, RunStore
+from uxbench.sim.store import SimStore, is_sim_run
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -38,9 +39,28 @@ class MineEntry:
 
 
 @dataclass
+class SimEntry:
+    """A simulated-session run (`uxbench sim run`)."""
+
+    id: str
+    path: Path
+
+    def summary(self) -> dict[str, Any]:
+        from uxbench.sim.store import SimStore
+
+        return SimStore(self.path).read_summary() or {}
+
+    def store(self) -> Any:
+        from uxbench.sim.store import SimStore
+
+        return SimStore(self.path)
+
+
+@dataclass
 class Catalog:
     runs: dict[str, RunEntry] = field(default_factory=dict)
     mines: dict[str, MineEntry] = field(default_factory=dict)
+    sims: dict[str, SimEntry] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)
 
     def run(self, run_id: str) -> RunEntry | None:
@@ -87,11 +107,16 @@ def build_catalog(paths: list[str]) -> Catalog:
         found = discover(run_args)
         catalog.skipped.extend(s for s in found.skipped if not any(str(m.path) in s for m in catalog.mines.values()))
         for path in found.runs:
+            if is_sim_run(path):
+                manifest = SimStore(path).read_manifest() or {}
+                sid = _unique(str(manifest.get("run_id") or path.resolve().name), taken)
+                catalog.sims[sid] = SimEntry(sid, path)
+                continue
             with RunStore(path) as store:
                 manifest = store.read_manifest() or {}
             rid = _unique(str(manifest.get("run_id") or path.resolve().name), taken)
             catalog.runs[rid] = RunEntry(rid, path)
-    if not catalog.runs and not catalog.mines:
+    if not catalog.runs and not catalog.mines and not catalog.sims:
         raise UxbenchError("Nothing to show in " + ", ".join(paths) + ": pass run directories printed by "
                            "`uxbench run` or output directories of `uxbench mine run`.")
     return catalog

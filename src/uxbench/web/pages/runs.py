@@ -53,9 +53,12 @@ def leaderboard_for(view: ViewState, entries: list[RunEntry]) -> dict[str, Any] 
     except UxbenchError as exc:
         board = {"tasks": {}, "error": str(exc)}
     by_path = {str(e.path): e.id for e in entries}
+    sims = {str(e.path): e.id for e in view.catalog.sims.values()}
     for task in board.get("tasks", {}).values():
         for row in task["rows"]:
             row["view_id"] = by_path.get(row["run_dir"])
+            if row["run_dir"] in sims:
+                row["view_href"] = f"/sims/{sims[row['run_dir']]}"
     view.cache["leaderboard"] = (key, board)
     return board
 
@@ -63,9 +66,10 @@ def leaderboard_for(view: ViewState, entries: list[RunEntry]) -> dict[str, Any] 
 @router.get("/", response_class=HTMLResponse)
 def index(request: Request) -> HTMLResponse:
     view = state(request)
-    board = leaderboard_for(view, list(view.catalog.runs.values()))
+    board = leaderboard_for(view, [*view.catalog.runs.values(), *view.catalog.sims.values()])  # type: ignore[list-item]
     from uxbench.web.pages.plots import scaling_tasks
+    from uxbench.web.pages.sim import sim_rows
 
-    return view.page("index.html", title="uxbench", runs=run_rows(view), board=board,
+    return view.page("index.html", title="uxbench", runs=run_rows(view), board=board, sims=sim_rows(view),
                      mines=list(view.catalog.mines.values()), skipped=view.catalog.skipped,
                      scaling=scaling_tasks(board))

@@ -1,0 +1,80 @@
+"""The corruption gate: one session per corruption type is flagged with that type; a clean session is not."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from sim_support import ZH_REFUND, persona
+
+from uxbench.sim.gate import GATE_TYPES, gate_flags
+from uxbench.sim.types import SessionRecord, SimTurn, Termination
+
+P = persona()
+
+
+def session(turns: list[tuple[str, str, str | None]], *, reason: str = "goal_complete", detail: str = "",
+            completed: tuple[str, ...] = ("refund", "timing"), p: Any = P) -> SessionRecord:
+    return SessionRecord(
+        session_id="s", index=0, persona_id=p.id, persona_hash=p.content_hash(), lang=p.lang, trial=0, seed=1,
+        mode="structured", turns=[SimTurn(turn_index=i, role=role, text=text, created_at="2025-01-06T09:00:00Z",
+                                          act=act) for i, (role, text, act) in enumerate(turns)],  # type: ignore[arg-type]
+        termination=Termination(reason=reason, detail=detail), completed=completed,  # type: ignore[arg-type]
+        goal_items=tuple(g.id for g in p.goal))
+
+
+CLEAN = [
+    ("user", "Hi. I need help with this: get a refund for the broken kettle.", "open"),
+    ("assistant", "Sure. What is your order number?", None),
+    ("user", "My order number is KX-99173.", "answer"),
+    ("assistant", "Thanks. Your refund is on its way.", None),
+    ("user", "Thanks, that helps. Next: how long the refund takes?", "follow_up"),
+    ("assistant", "It takes 5 business days.", None),
+    ("user", "Great, that's everything I needed. Thanks!", "stop_success"),
+]
+
+
+def _with(index: int, text: str, act: str | None = None) -> list[tuple[str, str, str | None]]:
+    turns = list(CLEAN)
+    turns[index] = ("user", text, act or turns[index][2])
+    return turns
+
+
+CASES = {
+    "premature_end": session([*CLEAN[:5], ("assistant", "Anything else?", None),
+                              ("user", "Great, thanks, bye!", "stop_success")],
+                             completed=("refund",)),
+    "looping": session([*CLEAN[:3], ("assistant", "Hmm?", None), ("user", "My order number is KX-99173!", "answer"),
+                        *CLEAN[3:]]),
+    "off_goal": session(_with(4, "By the way, what is the best pizza topping in Naples?", "follow_up")),
+    "item_never_raised": session([*CLEAN[:4], ("user", "Great, that's everything I needed. Thanks!", "stop_success")],
+                                 completed=("refund",), detail="###STOP###"),
+    "role_flip": session(_with(4, "You're welcome! Is there anything else I can help you with today?", "answer")),
+    "leaked_state": session(_with(2, "My order number is KX-99173. (act: answer, patience left 1.5)")),
+}
+
+
+def test_a_clean_session_is_not_flagged() -> None:
+    assert gate_flags(session(CLEAN), P) == []
+
+
+@pytest.mark.parametrize("kind", GATE_TYPES)
+def test_each_corruption_is_flagged_with_its_type(kind: str) -> None:
+    types = {f["type"] for f in gate_flags(CASES[kind], P)}
+    assert kind in types, (kind, gate_flags(CASES[kind], P))
+    assert types <= {kind, "premature_end", "item_never_raised"}  # only the corruption planted (and its twin)
+
+
+def test_role_flip_also_catches_asking_for_ones_own_fact_and_works_in_chinese() -> None:
+    asks = session(_with(2, "What is your order number?", "answer"))
+    assert "role_flip" in {f["type"] for f in gate_flags(asks, P)}
+    zh = persona(ZH_REFUND)
+    clean = [("user", "你好，请问：给坏掉的水壶退款？", "open"), ("assistant", "请提供订单号？", None),
+             ("user", "订单号是KX-88120。", "answer"), ("assistant", "好的，退款已提交。", None),
+             ("user", "好的，谢谢。还有：退款多久到账？", "follow_up"), ("assistant", "一般3个工作日到账。", None),
+             ("user", "好的，都解决了，谢谢！", "stop_success")]
+    assert gate_flags(session(clean, p=zh), zh) == []
+    flipped = [*clean[:4], ("user", "不客气！请问您还有什么需要帮助的吗？", "follow_up"), *clean[5:]]
+    assert "role_flip" in {f["type"] for f in gate_flags(session(flipped, p=zh), zh)}
+    leaked = [*clean[:2], ("user", "思考：用户应该先给订单号。订单号是KX-88120。", "answer"), *clean[3:]]
+    assert "leaked_state" in {f["type"] for f in gate_flags(session(leaked, p=zh), zh)}

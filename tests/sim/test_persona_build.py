@@ -110,3 +110,14 @@ def test_llm_extraction_checks_every_fact_in_the_source(mined: Path, tmp_path: P
     assert build["options"]["extraction"] == "openai:loopback" and len(build["options"]["prompt_digest"]) == 16
     assert "A7-58213" not in (tmp_path / "llm.jsonl.build.json").read_text()
 
+
+
+def test_a_persona_whose_text_holds_unicode_line_separators_reads_back(tmp_path: Path) -> None:
+    from uxbench.sim.persona import Persona
+    from uxbench.sim.persona_io import personas_jsonl
+
+    p = Persona.model_validate({"id": "sep", "lang": "en", "opener": "first\u2028second\x1cthird\x0bfourth",
+                                "goal": [{"id": "g", "request": "help\u2029me", "check": {"question": "Helped?"}}]})
+    path = tmp_path / "p.jsonl"
+    path.write_bytes(b"".join(line + b"\n" for line in personas_jsonl([p, p.model_copy(update={"id": "sep2"})])))
+    assert [x.persona.opener for x in load_personas([path])] == [p.opener, p.opener]

@@ -13,7 +13,7 @@ from scipy.stats import norm, rankdata
 from uxbench.metrics.proportions import finite_or_none, percentile_interval
 
 
-def _auc_and_placements(pos: NDArray[np.float64], neg: NDArray[np.float64]) -> tuple[float, NDArray[np.float64],
+def auc_and_placements(pos: NDArray[np.float64], neg: NDArray[np.float64]) -> tuple[float, NDArray[np.float64],
                                                                                        NDArray[np.float64]]:
     """AUC (ties count half) and DeLong's structural components, from midranks (Sun and Xu 2014)."""
     m, n = pos.size, neg.size
@@ -48,7 +48,7 @@ def auc(
                            "method": "delong" if clusters is None else "cluster bootstrap"}
     if m == 0 or n == 0:
         return out
-    value, v10, v01 = _auc_and_placements(s[y], s[~y])
+    value, v10, v01 = auc_and_placements(s[y], s[~y])
     out["value"] = value
     if clusters is None:
         var = (v10.var(ddof=1) / m if m > 1 else 0.0) + (v01.var(ddof=1) / n if n > 1 else 0.0)
@@ -66,7 +66,7 @@ def auc(
         yb = y[idx]
         if yb.all() or not yb.any():
             continue
-        reps[b] = _auc_and_placements(s[idx][yb], s[idx][~yb])[0]
+        reps[b] = auc_and_placements(s[idx][yb], s[idx][~yb])[0]
     low, high = percentile_interval(reps, confidence)
     out.update(ci_low=finite_or_none(low), ci_high=finite_or_none(high), n_clusters=int(ids.size),
                n_boot=n_boot, seed=seed)

@@ -140,12 +140,10 @@ def session_fidelity(record: SessionRecord, persona: Persona, answer: dict[str, 
 
 
 def _simulator_of(manifest: dict[str, Any]) -> str | None:
-    for key in ("simulator",):
-        value = manifest.get(key)
-        if isinstance(value, dict):
-            return str(value.get("model") or value.get("spec") or "") or None
-        if isinstance(value, str):
-            return value
+    """The run's simulator spec (`manifest.simulator.spec`, else the identity's)."""
+    value = manifest.get("simulator")
+    if isinstance(value, dict) and value.get("spec"):
+        return str(value["spec"])
     identity = manifest.get("identity")
     if isinstance(identity, dict) and isinstance(identity.get("simulator"), str):
         return str(identity["simulator"])

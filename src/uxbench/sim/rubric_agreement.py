@@ -20,7 +20,7 @@ from typing import Any, Literal
 import numpy as np
 
 from uxbench.data.schema import Message
-from uxbench.metrics.auc import auc
+from uxbench.metrics.auc import auc, auc_and_placements
 from uxbench.metrics.proportions import finite_or_none, percentile_interval
 from uxbench.scoring.prompts import JudgeInput
 from uxbench.scoring.rubric import Localised, Rubric, RubricDimension
@@ -93,12 +93,10 @@ def held_out_items(persona: Persona, conv: MinedConversation) -> tuple[list[Item
 def _paired_auc_diff(a: list[float], b: list[float], y: list[bool], clusters: list[str], n_boot: int, seed: int
                      ) -> dict[str, Any]:
     """AUC(a) - AUC(b) on the same items, percentile interval from a bootstrap over clusters."""
-    from uxbench.metrics.auc import _auc_and_placements
-
     sa, sb, ya = np.asarray(a, float), np.asarray(b, float), np.asarray(y, bool)
     if ya.all() or not ya.any():
         return {"value": None, "ci_low": None, "ci_high": None}
-    value = _auc_and_placements(sa[ya], sa[~ya])[0] - _auc_and_placements(sb[ya], sb[~ya])[0]
+    value = auc_and_placements(sa[ya], sa[~ya])[0] - auc_and_placements(sb[ya], sb[~ya])[0]
     ids, inverse = np.unique(np.asarray(clusters), return_inverse=True)
     members = [np.flatnonzero(inverse == c) for c in range(ids.size)]
     rng = np.random.default_rng(seed)
@@ -108,8 +106,8 @@ def _paired_auc_diff(a: list[float], b: list[float], y: list[bool], clusters: li
         yb = ya[idx]
         if yb.all() or not yb.any():
             continue
-        reps[i] = (_auc_and_placements(sa[idx][yb], sa[idx][~yb])[0]
-                   - _auc_and_placements(sb[idx][yb], sb[idx][~yb])[0])
+        reps[i] = (auc_and_placements(sa[idx][yb], sa[idx][~yb])[0]
+                   - auc_and_placements(sb[idx][yb], sb[idx][~yb])[0])
     low, high = percentile_interval(reps, 0.95)
     return {"value": float(value), "ci_low": finite_or_none(low), "ci_high": finite_or_none(high),
             "n_boot": n_boot, "seed": seed}

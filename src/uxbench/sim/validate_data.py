@@ -81,9 +81,8 @@ def read_side(name: str, mined: Path, *, assistant: str | None = None) -> Side:
     """A side from a mining output; `assistant` names every conversation's assistant (a simulated run's model),
     else each conversation's turn metadata does."""
     side = Side(name)
-    for conv in iter_mined(mined):
-        if conv.duplicate_of is None:
-            side.add(conv, assistant or _assistant_of(conv))
+    for conv in iter_mined(mined):  # near-duplicates count: they are sessions like any other (as in mining's rates)
+        side.add(conv, assistant or _assistant_of(conv))
     return side
 
 

@@ -100,3 +100,41 @@ def test_bad_input_is_one_clear_line(tmp_path: Path) -> None:
     path = write_personas(tmp_path / "j.jsonl", only_judge)
     clean_error(invoke("sim", "run", "--personas", path, "--model", "scripted:always-bad", "--simulator",
                        "scripted:user"), "rules assessor cannot decide", "--assessor")
+
+
+def test_a_simulator_that_returns_nothing_is_counted_or_stops_the_run(tmp_path: Path) -> None:
+    from sim_support import rules_file
+
+    personas = write_personas(tmp_path / "p.jsonl", REFUND, ZH_REFUND)
+    silent = rules_file(tmp_path / "silent.json", [], "")
+    few = invoke("sim", "run", "--personas", personas, "--model", "scripted:always-bad", "--simulator",
+                 f"scripted:file:{silent}", "--out", tmp_path / "few", "--quiet", "--n-boot", "50")
+    clean_error(few, "2 of 2 sessions ended with an error", "simulator 2", "empty", code=1)
+    summary = json.loads((tmp_path / "few" / "summary.json").read_text())
+    assert summary["n_errors"] == 2 and summary["metrics"]["termination"]["error"]["value"] == 1.0
+    many = invoke("sim", "run", "--personas", "demo", "--model", "scripted:always-bad", "--simulator",
+                  f"scripted:file:{silent}", "--out", tmp_path / "many", "--quiet", "--concurrency", "1")
+    clean_error(many, "all failed, so the run was stopped", "empty")
+
+
+def test_a_judge_rates_each_reply_and_can_be_added_to_a_finished_run(tmp_path: Path) -> None:
+    from sim_support import rules_file
+
+    personas = write_personas(tmp_path / "p.jsonl", REFUND, ZH_REFUND)
+    judge = rules_file(tmp_path / "judge.json", [(r"\[REPLY\]: (Thanks\. Your refund|好的，退款已提交)", "5")], "2")
+    rules = helpful_rules(tmp_path / "rules.json")
+    base = ["sim", "run", "--personas", personas, "--model", f"scripted:file:{rules}", "--simulator",
+            "scripted:user", "--out", tmp_path / "run", "--quiet", "--n-boot", "50"]
+    assert invoke(*base).exit_code == 0
+    judged = invoke(*base, "--judge", f"scripted:file:{judge}", "--format", "json")
+    assert judged.exit_code == 0, judged.output
+    assert "resuming: 2 sessions already done" in " ".join(judged.stderr.split())
+    summary = json.loads(judged.stdout)
+    curve = summary["metrics"]["judge_satisfaction"]
+    assert curve["n"] == 2 and curve["final"]["value"] == 2.0  # the last reply (the timing) got a 2
+    assert summary["satisfaction_judge"] == f"scripted:file:{judge}"
+    acts = [json.loads(line) for line in (tmp_path / "run" / "acts.jsonl").read_text().splitlines()]
+    turns = acts[0]["judgements"][f"satisfaction:scripted:file:{judge}"]["turns"]
+    assert sorted(turns.values()) == [2, 2, 5]
+    same = invoke(*base, "--judge", "scripted:user")
+    clean_error(same, "Unknown scripted model")

@@ -17,15 +17,31 @@ _FORMATS = ("table", "md", "csv", "json")
                               "and field. Exit status 1 when any persona is invalid.")
 def validate(
     paths: Annotated[list[str], typer.Argument(help="Persona files or directories; demo = the bundled set.")],
-    format: Annotated[str, typer.Option("--format", help="table | json")] = "table",
+    format: Annotated[str, typer.Option("--format", help="table | md | csv | json")] = "table",
 ) -> None:
     from uxbench.errors import ConfigError
     from uxbench.sim.persona_io import check_personas
 
-    if format not in ("table", "json"):
-        raise ConfigError(f"--format must be table or json, not '{format}'.")
+    if format not in _FORMATS:
+        raise ConfigError(f"--format must be one of {', '.join(_FORMATS)}, not '{format}'.")
     loaded, errors = check_personas(paths)
-    if format == "json":
+    if format in ("md", "csv"):
+        import csv
+        import io
+
+        rows = [[e.source or "", "" if e.line is None else str(e.line), e.field or "", e.reason, e.hint or ""]
+                for e in errors]
+        if format == "csv":
+            buf = io.StringIO()
+            csv.writer(buf, lineterminator="\n").writerows([["source", "line", "field", "error", "hint"], *rows])
+            typer.echo(buf.getvalue(), nl=False)
+        else:
+            from uxbench.report.render import _markdown
+
+            title = f"{len(loaded)} valid personas, {len(errors)} errors"
+            typer.echo(_markdown([(title, ["source", "line", "field", "error", "hint"], rows)], [], text_columns=5),
+                       nl=False)
+    elif format == "json":
         typer.echo(json.dumps({
             "valid": len(loaded), "invalid": len(errors),
             "personas": [{"id": p.persona.id, "lang": p.persona.lang, "hash": p.persona.content_hash(),

@@ -26,6 +26,8 @@ _OUT = "Output"
 _FORMATS = ("table", "md", "csv", "json")
 _MODES = ("structured", "free")
 _LANGS = ("zh", "en", "auto")
+EMBEDDED_MAX_TURNS = 4
+"""Replies per session when the embedded tiny model simulates the users: the offline demo takes minutes."""
 RUN_HELP = ("Simulated users talk to a model under test over many turns; session metrics with CIs over personas. "
             "Writes a run directory (sessions in the canonical log format, acts sidecar, summary); rerun the same "
             "command to resume.")
@@ -55,9 +57,9 @@ def run(
     judge: Annotated[str | None, typer.Option("--judge", "-j", help="PROVIDER:MODEL of an independent judge that rates each reply 1-5 (a second satisfaction curve).", show_default="none", rich_help_panel=_MODELS)] = None,  # noqa: E501
     judge_arg: Annotated[list[str] | None, typer.Option("--judge-arg", "-J", help="KEY=VALUE for the judge's provider.", show_default="none", rich_help_panel=_MODELS)] = None,  # noqa: E501
     trials: Annotated[int, typer.Option(min=1, help="Sessions per persona, each with its own seed (pass^k).", rich_help_panel=_SESSIONS)] = 1,  # noqa: E501
-    max_turns: Annotated[int, typer.Option(min=1, max=200, help="Assistant replies per session at most.", rich_help_panel=_SESSIONS)] = 8,  # noqa: E501
+    max_turns: Annotated[int | None, typer.Option(min=1, max=200, help="Assistant replies per session at most.", show_default="8; 4 with the embedded simulator", rich_help_panel=_SESSIONS)] = None,  # noqa: E501
     mode: Annotated[str, typer.Option(help="structured (policy in code, the simulator only writes) or free (one prompt holds the whole persona, as tau-bench does).", rich_help_panel=_SESSIONS)] = "structured",  # noqa: E501
-    lang: Annotated[str, typer.Option(help="zh | en: only the personas of that language; auto: all, each in its own.", rich_help_panel=_SESSIONS)] = "auto",  # noqa: E501
+    lang: Annotated[str | None, typer.Option(help="zh | en: only the personas of that language; auto: all, each in its own.", show_default="auto; en with the embedded simulator (an English model)", rich_help_panel=_SESSIONS)] = None,  # noqa: E501
     seed: Annotated[int, typer.Option(help="Seed of the users' policy and of every model call.", rich_help_panel=_SESSIONS)] = 0,  # noqa: E501
     temperature: Annotated[float | None, typer.Option(help="Sampling temperature of the model under test.", show_default="the provider's", rich_help_panel=_GEN)] = None,  # noqa: E501
     max_tokens: Annotated[int | None, typer.Option(min=1, help="Token cap of the model under test's replies.", show_default="the provider's; 64 with the embedded model", rich_help_panel=_GEN)] = None,  # noqa: E501
@@ -85,13 +87,14 @@ def run(
 
     _choice(format, _FORMATS, "--format")
     _choice(mode, _MODES, "--mode")
-    _choice(lang, _LANGS, "--lang")
+    embedded_model, embedded_sim = model is None, simulator is None
+    lang = _choice(lang or ("en" if embedded_sim else "auto"), _LANGS, "--lang")
+    max_turns = max_turns or (EMBEDDED_MAX_TURNS if embedded_sim else 8)
     if judge is None and judge_arg:
         raise ConfigError("--judge-arg needs --judge.")
     if assessor == "rules" and assessor_arg:
         raise ConfigError("--assessor-arg needs --assessor PROVIDER:MODEL.")
     console = Console(stderr=True)
-    embedded_model, embedded_sim = model is None, simulator is None
     m_args = parse_model_args(model_arg, option="--model-arg")
     s_args = parse_model_args(simulator_arg, option="--simulator-arg")
     if embedded_model:
@@ -114,6 +117,15 @@ def run(
     result = _execute(console, spec, quiet)
     typer.echo(render_sim_summary(result.summary, format), nl=False)  # type: ignore[arg-type]
     console.print(f"[bold]Run directory:[/] {result.run_dir}")
+    parties = result.summary.get("errors_by_party") or {}
+    if result.summary.get("n_errors"):
+        retried = parties.get("assistant", 0)
+        console.print(
+            f"[red]{result.summary['n_errors']} of {result.summary['n_sessions']} sessions ended with an error[/] "
+            f"(model under test {retried}, simulator {parties.get('simulator', 0)}, assessor "
+            f"{parties.get('assessor', 0)}); they count as failed sessions. First: {result.summary['errors'][0]}."
+            + (" Rerun the same command to retry those the model under test failed." if retried else ""))
+        raise typer.Exit(1)
     console.print(f"Next: `uxbench report {result.run_dir}`, `uxbench view {result.run_dir}`, "
                   f"`uxbench sim signals {result.run_dir}`, `uxbench mine run {result.run_dir} --out MINED --no-llm`.")
 
@@ -123,8 +135,9 @@ def _announce(console: Console, spec: SimSpec, embedded_model: bool, embedded_si
         roles = " and ".join(r for r, e in (("the assistant", embedded_model), ("the simulated users", embedded_sim))
                              if e)
         console.print(f"[bold yellow]DEMO:[/] the embedded SmolLM2-135M-Instruct plays {roles}, in-process on the CPU "
-                      "(short replies). Its sessions show the machinery, not a model's quality; name real models "
-                      "with --model and --simulator.")
+                      "(short replies; English personas and at most 4 replies unless --lang and --max-turns say "
+                      "otherwise). Its sessions show the machinery, not a model's quality; name real models with "
+                      "--model and --simulator.")
     console.print(f"[bold]Model under test:[/] {spec.model.model}   [bold]Simulator:[/] {spec.simulator.model} "
                   f"({spec.mode})   [bold]Assessor:[/] {spec.assessor.model}"
                   + (f"   [bold]Judge:[/] {spec.judge.model}" if spec.judge else ""))

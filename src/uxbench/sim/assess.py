@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any, Literal, Protocol
 
 import orjson
@@ -67,12 +68,23 @@ def fold(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold()
 
 
+@lru_cache(maxsize=4096)
+def _pattern(text: str) -> re.Pattern[str]:
+    """Persona patterns compiled once (re's own cache holds 512, fewer than a large persona set has)."""
+    return re.compile(text, re.IGNORECASE)
+
+
+@lru_cache(maxsize=8192)
+def _folded(phrase: str) -> str:
+    return fold(phrase)
+
+
 def check_met(view_goal_check: Any, reply: str) -> bool:
     """Whether a reply meets a goal check by code (literal phrases or the pattern)."""
     folded = fold(reply)
-    if any(fold(phrase) in folded for phrase in view_goal_check.any_of):
+    if any(_folded(phrase) in folded for phrase in view_goal_check.any_of):
         return True
-    return bool(view_goal_check.pattern and re.search(view_goal_check.pattern, reply, re.IGNORECASE))
+    return bool(view_goal_check.pattern and _pattern(view_goal_check.pattern).search(reply))
 
 
 class RulesAssessor:
@@ -87,8 +99,7 @@ def rules_assessment(view: AssessorView) -> Assessment:
     reply = view.reply
     completed = tuple(g.id for g in view.goal if not g.done and g.check.by_code and check_met(g.check, reply))
     asks = bool(_QUESTION_RE.search(reply))
-    asked = tuple(f.id for f in view.facts
-                  if asks and any(re.search(p, reply, re.IGNORECASE) for p in f.patterns))
+    asked = tuple(f.id for f in view.facts if asks and any(_pattern(p).search(reply) for p in f.patterns))
     handoff = bool(_HANDOFF_RE.search(reply))
     if completed:
         return Assessment(completed=completed, asked_facts=asked, note="check met")

@@ -35,7 +35,7 @@ from uxbench.sim.scripted import ScriptedRealiser
 from uxbench.sim.session import Parties, SessionPlan, run_session
 from uxbench.sim.spec import Prepared, SimSpec, prepare
 from uxbench.sim.store import KIND, SimStore
-from uxbench.sim.summary import SATISFACTION_JUDGE_PREFIX, build_summary
+from uxbench.sim.summary import SATISFACTION_JUDGE_PREFIX, summary_rows
 from uxbench.sim.types import SessionRecord
 
 EMBEDDED_REPLY_TOKENS = 64
@@ -217,12 +217,14 @@ async def _execute_locked(spec: SimSpec, prepared: Prepared, emit: ProgressFn) -
         store.close()
         raise
     finally:
+        limits = {m.spec: {"max": m.limiter.max_concurrency, "final": m.limiter.current_limit}
+                  for m in (models.all if models is not None else [])}
         if models is not None:
             await models.aclose()
     ids = [p.session_id for p in prepared.plans]
     summary = summarize(store, manifest, ids, n_boot=spec.n_boot, seed=spec.ci_seed)
     summary["invocation"] = {"elapsed_s": round(time.monotonic() - started, 3), "resumed_sessions": resumed,
-                             "procs": spec.procs}
+                             "procs": spec.procs, "concurrency": limits}
     store.write_summary(summary)
     store.export_log(ids)
     store.close()
@@ -234,10 +236,10 @@ def summarize(store: SimStore, manifest: dict[str, Any], session_ids: list[str] 
               n_boot: int = 2000, seed: int = 0) -> dict[str, Any]:
     """The summary from the store alone (and acts.jsonl, written beside it)."""
     judgements = {key: store.judgements(key) for key in store.judges()}
-    summary, rows = build_summary(store.iter_sessions(session_ids), store.personas(), manifest,
-                                  judgements=judgements, n_boot=n_boot, seed=seed)
-    store.export_acts(rows)
-    return summary
+    result: dict[str, Any] = {}
+    store.export_acts(summary_rows(store.iter_sessions(session_ids), store.personas(), manifest, result,
+                                   judgements=judgements, n_boot=n_boot, seed=seed))
+    return dict(result["summary"])
 
 
 async def run_plans(models: _Models, store: SimStore, plans: list[SessionPlan], in_flight: int, emit: ProgressFn,
@@ -252,9 +254,9 @@ async def run_plans(models: _Models, store: SimStore, plans: list[SessionPlan], 
         store.put(record)
         state["done"] += 1
         state["turns"] += len(record.turns)
-        if record.termination.reason == "error" and record.termination.detail.startswith("model under test"):
+        if record.termination.reason == "error":
             state["errors"] += 1
-            guard.failure(record.termination.detail)
+            guard.failure(record.termination.detail)  # the first sessions all failing: a configuration error
         else:
             guard.success()
             state["ok"] += int(record.success)
@@ -271,9 +273,10 @@ async def _judge_step(models: _Models, store: SimStore, prepared: Prepared, emit
     key = SATISFACTION_JUDGE_PREFIX + models.judge.spec
     judged = store.judged_ids(key)
     personas = store.personas()
-    todo = [r for r in store.iter_sessions([p.session_id for p in prepared.plans]) if r.session_id not in judged]
+    wanted = [p.session_id for p in prepared.plans if p.session_id not in judged]
+    todo = (r for r in store.iter_sessions(wanted))  # streamed: memory flat in the number of sessions
     total = len(prepared.plans)
-    state = {"done": total - len(todo)}
+    state = {"done": total - len(wanted)}
     emit(SimEvent("judge_start", state["done"], total, resumed=state["done"], run_dir=store.path))
     price = _price(models.judge)
 

@@ -31,6 +31,7 @@ from uxbench.sim.persona import Persona
 from uxbench.sim.policy import PolicyState, initial_state, open_session, react
 from uxbench.sim.projection import SessionView, project
 from uxbench.sim.realize import Realiser, repeat_text
+from uxbench.sim.store import MUT_ERROR
 from uxbench.sim.types import Assessment, Decision, Mode, Reason, SessionRecord, SimTurn, Termination, Usage
 
 EPOCH = datetime(2025, 1, 6, 9, 0, tzinfo=timezone.utc)
@@ -168,6 +169,9 @@ class _Session:
         stamp = self.clock.user_message(reply, text, skim) if self.turns else self.clock.stamp()
         stated = tuple(f.id for f in self.persona.facts if markers.normalize(f.value) and
                        markers.normalize(f.value) in markers.normalize(text))
+        if decision is not None:  # what the text says, not what the policy asked it to say, counts as said
+            kept = tuple(f for f in self.state.disclosed if f not in decision.state_facts or f in stated)
+            self.state = self.state.model_copy(update={"disclosed": tuple(dict.fromkeys(kept + stated))})
         free = decision is None
         self.turns.append(SimTurn(
             turn_index=len(self.turns), role="user", text=text, created_at=stamp,
@@ -189,6 +193,7 @@ class _Session:
             termination=Termination(reason=reason, detail=detail), completed=self.completed,
             abandoned=self.state.abandoned, goal_items=tuple(g.id for g in self.persona.goal),
             chains=list(self.state.chains), usage=self.ledger.usage,
+            final_satisfaction=self.state.satisfaction if plan.mode == "structured" else None,
         )
 
     # -- structured mode ------------------------------------------------------------------
@@ -208,7 +213,7 @@ class _Session:
             try:
                 self.add_assistant(await self.reply())
             except ModelError as err:
-                return self.record("error", f"model under test: {err}")
+                return self.record("error", f"{MUT_ERROR} {err}")
             replies += 1
             try:
                 assessment = await self.assess()
@@ -246,7 +251,7 @@ class _Session:
             try:
                 self.add_assistant(await self.reply())
             except ModelError as err:
-                return self.record("error", f"model under test: {err}")
+                return self.record("error", f"{MUT_ERROR} {err}")
             replies += 1
             try:
                 assessment = await self.assess()

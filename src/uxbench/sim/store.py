@@ -51,6 +51,7 @@ CREATE TABLE IF NOT EXISTS sessions (
     trial INTEGER NOT NULL,
     reason TEXT NOT NULL,
     n_turns INTEGER NOT NULL,
+    final INTEGER NOT NULL DEFAULT 1,
     body BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS sessions_idx ON sessions(idx);
@@ -134,14 +135,17 @@ class SimStore:
         """Store one finished session; committed before returning."""
         record, body = scrubbed_json(record, keep=_ID_FIELDS, urls=False)  # no secret in play reaches the file
         self._conn().execute(
-            "INSERT OR REPLACE INTO sessions(session_id, idx, persona_id, trial, reason, n_turns, body) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO sessions(session_id, idx, persona_id, trial, reason, n_turns, final, body) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (record.session_id, record.index, record.persona_id, record.trial, record.termination.reason,
-             len(record.turns), body),
+             len(record.turns), int(is_final(record)), body),
         )
 
     def done_ids(self) -> set[str]:
-        return {row[0] for row in self._conn().execute("SELECT session_id FROM sessions")}
+        """Sessions a rerun does not run again: all but those the model under test's endpoint failed (after its
+        retries), which a rerun retries. A simulator or assessor failure is an outcome, kept: retrying until the
+        simulator behaves would select the sessions it happened to get right (SIMULATORS.md lesson 18)."""
+        return {row[0] for row in self._conn().execute("SELECT session_id FROM sessions WHERE final = 1")}
 
     def progress(self) -> tuple[int, int]:
         """(sessions stored, their turns): what another process polls for the progress display."""
@@ -205,6 +209,14 @@ class SimStore:
         out = self.path / ACTS
         atomic_write_lines(out, (orjson.dumps(row) for row in rows))
         return out
+
+
+def is_final(record: SessionRecord) -> bool:
+    """False for a session ended by the model under test's failure (an endpoint down, a bad key): retried."""
+    return not (record.termination.reason == "error" and record.termination.detail.startswith(MUT_ERROR))
+
+
+MUT_ERROR = "model under test:"
 
 
 def canonical_rows(record: SessionRecord) -> Iterator[dict[str, Any]]:

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from uxbench.metrics.session import SessionOutcome, session_metrics
@@ -34,7 +34,7 @@ def outcome_of(record: SessionRecord, flagged: bool, judgement: dict[str, Any] |
     return SessionOutcome(
         cluster=record.persona_id, trial=record.trial, success=record.success, reason=record.termination.reason,
         assistant_turns=len(assistants), acts=tuple(acts),
-        satisfaction=tuple(t.satisfaction for t in users if t.satisfaction is not None),
+        satisfaction=tuple(record.satisfaction_curve()),
         judge=judge_curve(record, judgement),
         likes=sum(t.feedback == "like" for t in assistants), dislikes=sum(t.feedback == "dislike" for t in assistants),
         skims=sum(t.skim for t in users), chains=tuple(c.outcome or "no_recovery" for c in record.chains),
@@ -46,14 +46,24 @@ def build_summary(records: Iterable[SessionRecord], personas: dict[str, Persona]
                   judgements: dict[str, dict[str, dict[str, Any]]] | None = None, n_boot: int = 2000, seed: int = 0,
                   ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(summary, acts rows). `judgements`: judge key -> session id -> body."""
+    result: dict[str, Any] = {}
+    rows = list(summary_rows(records, personas, manifest, result, judgements=judgements, n_boot=n_boot, seed=seed))
+    return result["summary"], rows
+
+
+def summary_rows(records: Iterable[SessionRecord], personas: dict[str, Persona], manifest: dict[str, Any],
+                 result: dict[str, Any], *, judgements: dict[str, dict[str, dict[str, Any]]] | None = None,
+                 n_boot: int = 2000, seed: int = 0) -> Iterator[dict[str, Any]]:
+    """The acts rows, one per session as it is read (memory flat in the number of sessions, but for the small
+    per-session outcomes the bootstrap needs); `result["summary"]` is set once the rows are consumed."""
     judgements = judgements or {}
     judge_key = next((k for k in sorted(judgements) if k.startswith(SATISFACTION_JUDGE_PREFIX)), None)
     outcomes: list[SessionOutcome] = []
-    rows: list[dict[str, Any]] = []
     by_type: Counter[str] = Counter()
     discarded: Counter[str] = Counter()
     usage: dict[str, Usage] = {}
     errors: list[str] = []
+    error_parties: Counter[str] = Counter()
     flagged_ids: list[str] = []
     by_lang: dict[str, list[SessionOutcome]] = {}
     for record in records:
@@ -67,13 +77,15 @@ def build_summary(records: Iterable[SessionRecord], personas: dict[str, Persona]
             discarded.update(turn.discarded)
         for party, used in record.usage.items():
             usage[party] = usage.get(party, Usage()).add(used)
-        if record.termination.reason == "error" and len(errors) < 5:
-            errors.append(record.termination.detail)
+        if record.termination.reason == "error":
+            error_parties[error_party(record.termination.detail)] += 1
+            if len(errors) < 5:
+                errors.append(record.termination.detail)
         judgement = judgements.get(judge_key, {}).get(record.session_id) if judge_key else None
         outcome = outcome_of(record, bool(flags), judgement)
         outcomes.append(outcome)
         by_lang.setdefault(record.lang, []).append(outcome)
-        rows.append(acts_row(record, flags, {k: v.get(record.session_id) for k, v in judgements.items()}))
+        yield acts_row(record, flags, {k: v.get(record.session_id) for k, v in judgements.items()})
     kw = {"n_boot": n_boot, "seed": seed}
     n = len(outcomes)
     clean = [o for o in outcomes if not o.flagged]
@@ -92,6 +104,7 @@ def build_summary(records: Iterable[SessionRecord], personas: dict[str, Persona]
         "max_turns": manifest.get("max_turns"),
         "n_errors": sum(o.reason == "error" for o in outcomes),
         "errors": errors,
+        "errors_by_party": dict(error_parties),
         "metrics": session_metrics(outcomes, **kw),
         "gate": {"n_flagged": len(flagged_ids), "n": n, "rate": round(len(flagged_ids) / n, 6) if n else None,
                  "by_type": {kind: by_type.get(kind, 0) for kind in GATE_TYPES},
@@ -106,7 +119,16 @@ def build_summary(records: Iterable[SessionRecord], personas: dict[str, Persona]
     summary["headline"] = _headline(summary["metrics"])
     if summary["metrics_unflagged"] is not None:
         summary["headline_unflagged"] = _headline(summary["metrics_unflagged"])
-    return summary, rows
+    result["summary"] = summary
+
+
+def error_party(detail: str) -> str:
+    """Whose failure ended a session with reason `error`: assistant (retried by a rerun), simulator, assessor."""
+    from uxbench.sim.store import MUT_ERROR
+
+    if detail.startswith(MUT_ERROR):
+        return "assistant"
+    return "assessor" if "assessor" in detail else "simulator"
 
 
 def _per_session(cost: float | None, n: int) -> float | None:

@@ -158,6 +158,9 @@ class SessionRecord(BaseModel):
     abandoned: tuple[str, ...] = ()
     goal_items: tuple[str, ...] = ()
     chains: list[Chain] = Field(default_factory=list)
+    final_satisfaction: float | None = None
+    """The policy's satisfaction state at the end (it also reflects the last reply when the user left without a
+    message); None in free mode."""
     usage: dict[str, Usage] = Field(default_factory=dict)
     """Per party (`PARTIES`)."""
     meta: dict[str, Any] = Field(default_factory=dict)
@@ -174,3 +177,11 @@ class SessionRecord(BaseModel):
     @property
     def user_turns(self) -> list[SimTurn]:
         return [t for t in self.turns if t.role == "user"]
+
+    def satisfaction_curve(self) -> list[float]:
+        """The state after the opener and after each reply: one value per user turn, plus the final state when the
+        session ended on a reply (a silent exit, the turn limit)."""
+        curve = [t.satisfaction for t in self.turns if t.role == "user" and t.satisfaction is not None]
+        if self.final_satisfaction is not None and self.turns and self.turns[-1].role == "assistant":
+            curve.append(self.final_satisfaction)
+        return curve

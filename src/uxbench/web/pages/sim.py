@@ -53,8 +53,7 @@ def sim_page(request: Request, sim_id: str) -> HTMLResponse:
             sessions.append({"id": record.session_id, "persona": record.persona_id, "lang": record.lang,
                              "trial": record.trial, "reason": record.termination.reason, "success": record.success,
                              "turns": record.assistant_turns, "flags": sorted({f["type"] for f in flags}),
-                             "final": next((t.satisfaction for t in reversed(record.user_turns)
-                                            if t.satisfaction is not None), None)})
+                             "final": (record.satisfaction_curve() or [None])[-1]})
     finally:
         store.close()
     return view.page("sim_run.html", title=sim_id, sim=entry, summary=summary, headline=headline_rows(summary),
@@ -108,7 +107,7 @@ def session_page(request: Request, sim_id: str, session_id: str) -> HTMLResponse
             if t.feedback:
                 bits.append(t.feedback)
         items.append({"role": t.role, "text": t.text, "note": " · ".join(bits)})
-    sat = [t.satisfaction for t in record.user_turns]
+    sat: list[float | None] = list(record.satisfaction_curve())
     judge_key, judge_body = next(iter(judged.items()), (None, None))
     judge_curve = [((judge_body or {}).get("turns") or {}).get(str(t.turn_index)) for t in record.turns
                    if t.role == "assistant"] if judge_body else []

@@ -65,6 +65,20 @@ def test_leaky_free_mode_realiser_is_caught(tmp_path: Path) -> None:
     assert all(any(v["item"].startswith("premature_disclosure") for v in r["violations"]) for r in rows)
 
 
+def test_a_simulator_that_stops_early_is_scored_not_stopped(tmp_path: Path) -> None:
+    # Every leaky session ends in a premature ###STOP###: the simulator's behaviour, counted, not a broken setup
+    # (the guard that stops a run whose first sessions all fail must let it finish, so the UFS can rank it).
+    out = tmp_path / "leaky"
+    result = invoke("sim", "run", "--personas", "demo", "--model", "scripted:always-good", "--simulator",
+                    "scripted:user-leaky", "--mode", "free", "--out", out, "--quiet", "--n-boot", "50")
+    summary = json.loads((out / "summary.json").read_text())
+    assert result.exit_code == 1 and "ended with an error" in result.output
+    assert summary["n_sessions"] == 24 and summary["n_errors"] == 24
+    assert summary["errors"] and all("premature stop" in str(e) for e in summary["errors"])
+    disclosure = _fidelity(out)["premature_disclosure_rate"]
+    assert disclosure["n_sessions"] == 24 and disclosure["value"] > 0.5  # authored openers are sent as written
+
+
 def test_structured_mode_keeps_the_facts_back_and_gives_them_when_asked(tmp_path: Path) -> None:
     rules = helpful_rules(tmp_path / "rules.json")
     run = _run(tmp_path, "--model", f"scripted:file:{rules}", "--simulator", "scripted:user",

@@ -58,8 +58,10 @@ def sensitivity_report(run_dirs: list[Path], *, baseline: str | None = None, n_b
     loaded = [_load(p) for p in run_dirs]
     configs = list(dict.fromkeys(label for _, label, _, _ in loaded))
     if len(configs) < 2:
-        raise ConfigError(f"uxbench sim sensitivity needs runs under two or more simulator configurations; these "
-                          f"{len(run_dirs)} runs all use {configs[0] if configs else 'none'}")
+        which = "the run uses" if len(run_dirs) == 1 else f"these {len(run_dirs)} runs all use"
+        raise ConfigError(f"uxbench sim sensitivity needs runs under two or more simulator configurations; {which} "
+                          f"{configs[0] if configs else 'none'}. Run the same personas and seeds with another "
+                          "--simulator or --mode and pass both run directories.")
     if baseline is not None and baseline not in configs:
         import difflib
 

@@ -73,12 +73,14 @@ def main() -> int:
         return done.returncode
     report = json.loads(done.stdout)
     unit = report["cost_unit"]
-    print(f"\n| configuration | simulator {unit}/session | UFS [95% CI] | premature disclosure | Pareto |")
-    print("|---|---|---|---|---|")
+    print(f"\n| configuration | simulator {unit}/session | simulator tokens, calls/session | UFS [95% CI] | "
+          "premature disclosure | Pareto |")
+    print("|---|---|---|---|---|---|")
     for e in report["entries"]:
         u, p = e["ufs"], e["premature_disclosure_rate"]
-        cost = e["cost"]["simulator"][unit]
-        print(f"| {e['label']} | {cost:,.1f} | {u['value']:.3f} [{u['ci_low']:.3f}, {u['ci_high']:.3f}] | "
+        sim = e["cost"]["simulator"]
+        print(f"| {e['label']} | {sim[unit]:,.4g} | {sim['tokens']:,.1f}, {sim['calls']:.1f} | "
+              f"{u['value']:.3f} [{u['ci_low']:.3f}, {u['ci_high']:.3f}] | "
               f"{p['value']:.3f} (n={p['n_sessions']}) | {'yes' if e['pareto'] else ''} |")
     print(f"\ncheapest with UFS >= {args.target}: {report.get('cheapest_meeting_target')} (estimate), "
           f"{report.get('cheapest_meeting_target_ci')} (CI lower bound); warnings: {report['warnings']}")

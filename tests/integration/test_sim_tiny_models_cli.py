@@ -3,7 +3,7 @@ UXBENCH_TINY_MODELS=1: the embedded SmolLM2-135M-Instruct generates on the CPU, 
 (5 English demo personas x 2 trials) with the embedded model as the realiser and as the assistant finish, each
 with a termination reason, and `uxbench sim fidelity` gives each a User Fidelity Score.
 
-    UXBENCH_TINY_MODELS=1 python -m pytest tests/integration/test_sim_tiny_models.py -q
+    UXBENCH_TINY_MODELS=1 python -m pytest tests/integration/test_sim_tiny_models_cli.py -q
 """
 
 from __future__ import annotations

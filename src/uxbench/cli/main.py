@@ -19,13 +19,14 @@ from uxbench.cli import (
     leaderboard_cmd,
     mine_cmd,
     pairwise_cmd,
-    personas_cmd,
+    personas_cmd,  # noqa: F401  (registers its commands on sim_app.personas_app)
     plan_cmd,
     plot_cmd,
     report_cmd,
     run_cmd,
     score_cmd,
-    sim_cmd,
+    sim_app,
+    sim_cmd,  # noqa: F401  (registers its commands on sim_app.sim_app)
 )
 from uxbench.cli.help_format import install as _install_help_format
 from uxbench.errors import UxbenchError
@@ -153,9 +154,9 @@ app.command("view", help="Browse runs, samples and mining outputs in a local web
 app.add_typer(human_cmd.app, name="human", help="Blind human evaluation: create a study, serve it, read its results.")
 app.add_typer(site_cmd.app, name="site", help="Publish the leaderboard as a static site (HTML + JSON, no CDN).")
 app.add_typer(judge_cmd.app, name="judge", help="Train a UX judge from your feedback, measure it, serve it.")
-app.add_typer(sim_cmd.app, name="sim",
+app.add_typer(sim_app.sim_app, name="sim",
               help="UXBench Pro: simulated users talk to a model over many turns; session metrics.")
-app.add_typer(personas_cmd.app, name="personas", help="Check and list the personas of simulated users.")
+app.add_typer(sim_app.personas_app, name="personas", help="Check and list the personas of simulated users.")
 
 
 @app.command("providers", help="List the model providers, how to name a model and each one's --model-arg values.")

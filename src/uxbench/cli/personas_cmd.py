@@ -10,9 +10,8 @@ from typing import Annotated
 import typer
 
 from uxbench.cli.options import format_option
-
-app = typer.Typer(no_args_is_help=True)
-_FORMATS = ("table", "md", "csv", "json")
+from uxbench.cli.sim_app import FORMATS as _FORMATS
+from uxbench.cli.sim_app import personas_app as app
 
 
 @app.command("validate", help="Check persona files (YAML or JSONL) against the schema: every error with its file, line "
@@ -93,3 +92,6 @@ def list_personas(
         # the names wrap (id, goal items, facts), the short columns do not: rich would squeeze them to nothing
         typer.echo(_rich([(f"{len(rows)} personas", header, rows)], [], None,
                          droppable=("hash", "opener", "expertise"), wrap=(0, 3, 4)), nl=False)
+
+
+from uxbench.cli import personas_build_cmd  # noqa: E402, F401  (`personas build` registers on `app`)

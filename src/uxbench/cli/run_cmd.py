@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 EMBEDDED_MODEL = "hf:embedded"
 EMBEDDED_MAX_NEW_TOKENS = 16
 """Task 1 with the embedded model: a verdict is one short answer."""
+EMBEDDED_RUBRIC_TOKENS = 160
+"""Task 1's rubric formulation with the embedded model: room for one score per dimension (FLASK has 12)."""
 EMBEDDED_REPLY_TOKENS = 64
 """Tasks 2/3 with the embedded model: a short reply keeps the offline demo to about a minute."""
 _MODEL_HELP = "PROVIDER:MODEL, e.g. openai:gpt-4o-mini, hf:/path/to/model (`uxbench providers` shows each provider's)."
@@ -71,7 +73,8 @@ def run(
     judge_lang: Annotated[str | None, typer.Option(help="Judge template language: zh | en | auto. A judge trained on Chinese answers (the UXBench GRM: 好/差) needs zh.", show_default="en with the embedded judge, else auto", rich_help_panel=_J)] = None,  # noqa: E501
     strategy_model: Annotated[str | None, typer.Option(help="Task 3: PROVIDER:MODEL that also labels each recovery's strategy (apology, agreement, error_diagnosis, humor, direct_fix, clarification); rules always label it.", show_default="none: rules only", rich_help_panel=_J)] = None,  # noqa: E501
     strategy_arg: Annotated[list[str] | None, typer.Option("--strategy-arg", metavar="KEY=VALUE", help="An argument of the strategy model's provider (as -M).", show_default="none", rich_help_panel=_J)] = None,  # noqa: E501
-    formulation: Annotated[str | None, typer.Option(help="binary | three_class | likert", show_default="binary", rich_help_panel=_T1)] = None,  # noqa: E501
+    formulation: Annotated[str | None, typer.Option(help="binary | three_class | likert | rubric", show_default="binary", rich_help_panel=_T1)] = None,  # noqa: E501
+    rubric: Annotated[str | None, typer.Option(help="With --formulation rubric: mt_bench | flask | helpsteer2 | ux_general, or a rubric file of your own (YAML / JSON with the fields of the bundled ones).", show_default="mt_bench", rich_help_panel=_T1)] = None,  # noqa: E501
     strategy: Annotated[str | None, typer.Option(help="zero_shot | cot | few_shot | user_modeling", show_default="zero_shot", rich_help_panel=_T1)] = None,  # noqa: E501
     verdict_from: Annotated[str | None, typer.Option(help="text | logprobs (binary: p(good) vs p(bad) at the first answer token).", show_default="text; logprobs with the embedded model", rich_help_panel=_T1)] = None,  # noqa: E501
     few_shot_k: Annotated[int | None, typer.Option(help="Examples for --strategy few_shot.", show_default="2", rich_help_panel=_T1)] = None,  # noqa: E501
@@ -161,7 +164,7 @@ def run(
     options: dict[str, dict[str, Any]] = {
         "judge": {**common, "formulation": formulation, "strategy": strategy, "lang": lang,
                   "verdict_from": verdict_from, "few_shot_k": few_shot_k, "likert_scale": likert_scale,
-                  "likert_threshold": likert_threshold},
+                  "likert_threshold": likert_threshold, "rubric": rubric},
         "eval": {**common, "lang": lang, "seed": seed, "system_prompt": system_prompt},
         "recovery": {**common, "lang": lang, "seed": seed, "layout": recovery_layout,
                      "strategy": recovery_strategy},
@@ -240,7 +243,8 @@ def _embedded_defaults(task: str, opts: dict[str, Any], args: dict[str, str]) ->
     if task == "judge":
         # A verdict is one short answer; its next-token distribution orders good and bad even when the
         # 135M model does not write the verdict word first.
-        args.setdefault("max_new_tokens", str(EMBEDDED_MAX_NEW_TOKENS))
+        rubric = opts.get("formulation") == "rubric"
+        args.setdefault("max_new_tokens", str(EMBEDDED_RUBRIC_TOKENS if rubric else EMBEDDED_MAX_NEW_TOKENS))
         if (opts.get("formulation") or "binary") == "binary":
             opts["verdict_from"] = opts.get("verdict_from") or "logprobs"
     else:

@@ -11,6 +11,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from uxbench.cli.options import format_option
+from uxbench.cli.sim_app import FORMATS as _FORMATS
+from uxbench.cli.sim_app import choice as _choice
+from uxbench.cli.sim_app import sim_app as app
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -18,14 +21,11 @@ if TYPE_CHECKING:
     from uxbench.sim.run import SimResult
     from uxbench.sim.spec import SimSpec
 
-app = typer.Typer(no_args_is_help=True)
-
 _MODELS = "Models"
 _SESSIONS = "Sessions"
 _GEN = "Generation"
 _RUN = "Run directory and runtime"
 _OUT = "Output"
-_FORMATS = ("table", "md", "csv", "json")
 _MODES = ("structured", "free")
 _LANGS = ("zh", "en", "auto")
 EMBEDDED_MAX_TURNS = 4
@@ -33,18 +33,6 @@ EMBEDDED_MAX_TURNS = 4
 RUN_HELP = ("Simulated users talk to a model under test over many turns; session metrics with CIs over personas. "
             "Writes a run directory (sessions in the canonical log format, acts sidecar, summary); rerun the same "
             "command to resume.")
-
-
-def _choice(value: str, choices: tuple[str, ...], option: str) -> str:
-    from uxbench.errors import ConfigError
-
-    if value not in choices:
-        import difflib
-
-        close = difflib.get_close_matches(value, choices, n=1)
-        hint = f" Did you mean '{close[0]}'?" if close else ""
-        raise ConfigError(f"{option} must be one of {', '.join(choices)}, not '{value}'.{hint}")
-    return value
 
 
 @app.command("run", help=RUN_HELP)
@@ -192,3 +180,6 @@ def signals(
 
     _choice(format, _FORMATS, "--format")
     typer.echo(render_signal_check(signal_check(run_dir), format), nl=False)
+
+
+from uxbench.cli import sim_quality_cmd, sim_validate_cmd  # noqa: E402, F401  (their commands register on `app`)

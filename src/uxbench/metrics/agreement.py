@@ -73,14 +73,27 @@ def cohen_kappa(
     return out
 
 
-def fleiss_kappa(items: Sequence[Sequence[str | None]]) -> dict[str, Any]:
+def _fleiss(counts: NDArray[np.float64], m: int) -> NDArray[np.float64]:
+    """Fleiss' kappa of count tables shaped (..., items, categories); NaN where P_e = 1."""
+    p_i = ((counts**2).sum(axis=-1) - m) / (m * (m - 1))
+    p_bar = p_i.mean(axis=-1)
+    p_j = counts.sum(axis=-2) / (counts.shape[-2] * m)
+    p_e = (p_j**2).sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(np.where(p_e < 1.0, (p_bar - p_e) / (1.0 - p_e), np.nan), dtype=float)
+
+
+def fleiss_kappa(
+    items: Sequence[Sequence[str | None]], *, n_boot: int = 0, seed: int = 0, confidence: float = 0.95
+) -> dict[str, Any]:
     """Fleiss' kappa of several raters on the same items: `items[i]` holds every rater's label of item i.
 
     Items where any label is None (a rater skipped it) are left out and counted in `n_missing`, so every
     item kept has the same number of raters m (Fleiss' assumption). With n_ij the raters who gave item i
     category j: P_i = (sum_j n_ij^2 - m) / (m (m - 1)), P_bar = mean P_i, p_j = sum_i n_ij / (N m),
     P_e = sum_j p_j^2, kappa = (P_bar - P_e) / (1 - P_e); None when P_e = 1 (one label throughout) or fewer
-    than two raters or no complete item.
+    than two raters or no complete item. With `n_boot` > 0, a percentile bootstrap over items gives
+    `ci_low` / `ci_high`.
     """
     complete = [list(row) for row in items if row and all(x is not None for x in row)]
     sizes = {len(row) for row in complete}
@@ -90,6 +103,8 @@ def fleiss_kappa(items: Sequence[Sequence[str | None]]) -> dict[str, Any]:
     categories = sorted({str(x) for row in complete for x in row})
     out: dict[str, Any] = {"n_items": len(complete), "n_missing": len(items) - len(complete), "n_raters": m,
                            "categories": categories, "p_bar": None, "p_expected": None, "kappa": None}
+    if n_boot > 0:
+        out.update(ci_low=None, ci_high=None, n_boot=n_boot, seed=seed)
     if not complete or m < 2:
         return out
     index = {c: i for i, c in enumerate(categories)}
@@ -101,5 +116,14 @@ def fleiss_kappa(items: Sequence[Sequence[str | None]]) -> dict[str, Any]:
     p_bar = float(p_i.mean())
     p_j = counts.sum(axis=0) / (len(complete) * m)
     p_e = float((p_j ** 2).sum())
-    out.update(p_bar=p_bar, p_expected=p_e, kappa=(p_bar - p_e) / (1.0 - p_e) if p_e < 1.0 else None)
+    kappa = (p_bar - p_e) / (1.0 - p_e) if p_e < 1.0 else None
+    out.update(p_bar=p_bar, p_expected=p_e, kappa=kappa)
+    if n_boot > 0 and kappa is not None:
+        rng = np.random.default_rng(seed)
+        chunk = max(1, 2_000_000 // counts.size)
+        reps = np.concatenate([_fleiss(counts[rng.integers(0, len(complete), size=(min(chunk, n_boot - s),
+                                                                                    len(complete)))], m)
+                               for s in range(0, n_boot, chunk)])
+        low, high = percentile_interval(reps, confidence)
+        out.update(ci_low=finite_or_none(low), ci_high=finite_or_none(high))
     return out

@@ -26,8 +26,9 @@ def _z(confidence: float) -> float:
     return float(norm.ppf(1.0 - (1.0 - confidence) / 2.0))
 
 
-def wilson_ci(k: float, n: int, confidence: float = 0.95) -> tuple[float, float]:
-    """Wilson score interval for k successes out of n (k may be fractional: a pairwise tie counts half).
+def wilson_ci(k: float, n: float, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval for k successes out of n (k may be fractional: a pairwise tie counts half; n too: an
+    effective sample size).
 
     n == 0 returns (0.0, 1.0): with no observations every rate is possible, and a finite pair keeps
     the result JSON-safe (callers report the value itself as None).

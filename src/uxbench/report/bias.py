@@ -9,8 +9,10 @@ Per task (Task 2 and Task 3 apart):
 - resolution: each judge's tie rate (two models' replies to one case scored within 0.01 of p(good) by a GRM judge,
   or given the same verdict by a pointwise one: the pairs the judge cannot order), and for every two judges that
   scored the same three runs or more, Kendall's tau between their leaderboards (bootstrap CI over cases).
-Also, for Task 1 runs with probability verdicts, calibration (ECE with its bins, Brier; computed by the run), and
-for `uxbench pairwise` output directories, the win rate of each judge x pair with the family marks.
+Also, for Task 1 runs with probability verdicts, calibration (ECE with its bins, Brier; computed by the run); for
+Task 1 runs on the same data, Fleiss' kappa across them as judges, and each Likert or rubric run's tie share
+(`report.judge_agreement`); and for `uxbench pairwise` output directories, the win rate of each judge x pair with
+the family marks.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from uxbench.metrics.bias import length_controlled_rates, length_correlation, se
 from uxbench.metrics.correlation import leaderboard_agreement
 from uxbench.metrics.proportions import proportion
 from uxbench.report.discover import discover
+from uxbench.report.judge_agreement import judge_agreement
 from uxbench.report.run_data import RunData, judge_label, load_run_data
 from uxbench.report.run_setup import label_runs
 
@@ -225,7 +228,12 @@ def bias_report(
                 report["calibration"].append(cal)
     for path in found.pairwise:
         report["pairwise"].extend(_pairwise(path, table))
-    if not report["tasks"] and not report["calibration"] and not report["pairwise"]:
+    judge_runs = [r for r in runs if r.task == "judge"]
+    label_runs(judge_runs)
+    report["judge_agreement"] = judge_agreement(judge_runs, n_boot=n_boot, seed=seed)
+    agreement = report["judge_agreement"]
+    if not report["tasks"] and not report["calibration"] and not report["pairwise"] and not (
+            agreement["groups"] or agreement["ties"]):
         raise UxbenchError("Nothing to analyse: the runs hold no judge scores, calibration or pairwise results. "
                            "Score Task 2/3 runs with `uxbench score RUN_DIR --judge ...` first.")
     return report

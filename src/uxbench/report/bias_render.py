@@ -135,6 +135,26 @@ def _pairwise(report: dict[str, Any]) -> list[Section]:
              ["Judge", "Pair", "A win %", "Tie %", "Inconsistent %", "n"], rows)] if rows else []
 
 
+def _judge_agreement(report: dict[str, Any]) -> list[Section]:
+    found = report.get("judge_agreement") or {}
+    out: list[Section] = []
+    rows = []
+    for g in found.get("groups", []):
+        runs = "\n".join(f"{r['model']} ({r['formulation']})" for r in g["runs"])
+        labels, scores = g["labels"], g["scores"]
+        rows.append([runs, str(labels["n_items"]), num({**labels, "value": labels["kappa"]}),
+                     num({**scores, "value": scores["kappa"]}) if scores else (g["note"] or DASH)])
+    if rows:
+        out.append(("Task 1: agreement across judges (runs on the same cases), Fleiss' kappa",
+                    ["Judges", "n", "kappa of good/bad", "kappa of the scores"], rows))
+    ties = [[t["model"], t["formulation"], str(t["n_pairs"]), pct(t["tie_share"]), pct(t["liked_higher"])]
+            for t in found.get("ties", [])]
+    if ties:
+        out.append(("Task 1 graded judges: liked vs disliked case pairs",
+                    ["Model", "Formulation", "Pairs", "Same score %", "Liked higher %"], ties))
+    return out
+
+
 def sections_and_notes(report: dict[str, Any], width: int, multiline: bool) -> tuple[list[Section], list[str]]:
     sections: list[Section] = []
     notes = ["DEMO DATA: some runs use the bundled demo cases, not the benchmark."] if report.get("demo_data") else []
@@ -145,7 +165,7 @@ def sections_and_notes(report: dict[str, Any], width: int, multiline: bool) -> t
         notes.append(f"{title} judges: {legend}.")
         sections += _matrix(title, section, width, multiline) + _length(title, section) + _agreement(title, section)
         sections += _resolution(title, section)
-    sections += _calibration(report) + _pairwise(report)
+    sections += _calibration(report) + _judge_agreement(report) + _pairwise(report)
     notes.append(LEGEND)
     notes += [f"Note: {n}" for n in report.get("notes", [])]
     notes += [f"Skipped {s}" for s in report.get("skipped", [])]
@@ -191,6 +211,16 @@ def _csv(report: dict[str, Any]) -> str:
     for cal in report["calibration"]:
         writer.writerow(["calibration", "judge", cal["model"], "", "ece", cal["ece"], "", "", cal["n"], ""])
         writer.writerow(["calibration", "judge", cal["model"], "", "brier", cal["brier"], "", "", cal["n"], ""])
+    for g in (report.get("judge_agreement") or {}).get("groups", []):
+        names = " + ".join(r["model"] for r in g["runs"])
+        for figure in ("labels", "scores"):
+            if g[figure]:
+                writer.writerow(["judge_agreement", "judge", names, "", f"fleiss_kappa_{figure}",
+                                 g[figure]["kappa"], g[figure].get("ci_low"), g[figure].get("ci_high"),
+                                 g[figure]["n_items"], ""])
+    for t in (report.get("judge_agreement") or {}).get("ties", []):
+        writer.writerow(["pair_ties", "judge", t["model"], t["formulation"], "tie_share", t["tie_share"]["value"],
+                         t["tie_share"]["ci_low"], t["tie_share"]["ci_high"], t["n_pairs"], ""])
     for e in report["pairwise"]:
         w = e["win_rate_a"] or {}
         writer.writerow(["pairwise", e["task"], e["spec"], f"{e['model_a']} vs {e['model_b']}", "win_rate_a",

@@ -234,6 +234,7 @@ def render_summary(
         notes.append(f"Left out of the figures: {' and '.join(left_out)} of {summary.get('n_samples')} samples.")
     if row["neutral_escape_bad"].get("value") is not None:
         notes.append(f"Neutral escape (bad cases answered neutral): {pct(row['neutral_escape_bad'])} %")
+    notes += _graded_notes(summary)
     notes.append("All cases: " + _TITLES["all"].split(" (")[1].rstrip(")") + "; valid answers only: the "
                  + _TITLES["valid_only"].split(" (")[1].rstrip(")") + ". Figures: % [95% CI]: "
                  + _ci_methods(summary) + ".")
@@ -251,6 +252,21 @@ def render_summary(
         notes.append(f"The breakdowns leave out {', '.join(dropped)} to fit {width} columns (--format md, csv or "
                      "json show everything).")
     return _rich([(title, head, rows), *parts], notes, width, wrap=(0,))
+
+
+def _graded_notes(summary: dict[str, Any]) -> list[str]:
+    """Likert and rubric runs: the rule that made the verdicts, and how often a liked and a disliked case tie."""
+    out = []
+    rubric = summary.get("rubric")
+    if isinstance(rubric, dict):
+        out.append(f"Rubric {rubric.get('id')}: {rubric.get('rule')} ({rubric.get('threshold')}).")
+    graded = rubric if isinstance(rubric, dict) else summary.get("likert")
+    ties = graded.get("pair_ties") if isinstance(graded, dict) else None
+    if isinstance(ties, dict) and ties.get("tie_share"):
+        out.append(f"Liked vs disliked cases, {ties['n_pairs']} pairs: same score {pct(ties['tie_share'])} %, "
+                   f"liked scored higher {pct(ties['liked_higher'])} %, disliked higher "
+                   f"{pct(ties['disliked_higher'])} %.")
+    return out
 
 
 def same_columns(sections: list[tuple[str, list[str], list[list[str]]]], width: int, droppable: tuple[str, ...]

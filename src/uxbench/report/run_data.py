@@ -38,6 +38,9 @@ class RunData:
     """The model, made unique among the runs being compared by what differs (`report.run_setup.label_runs`)."""
     outcomes: dict[str, tuple[str, bool]] = field(default_factory=dict)
     """Task 1: case_id -> (gold, judged right), unparseable and failed answers being wrong."""
+    judged: dict[str, tuple[str | None, float | None]] = field(default_factory=dict)
+    """Task 1: case_id -> (the judge's label, its score: a Likert value, a rubric's mean, p(good)); None where
+    the answer could not be read or the call failed."""
     replies: dict[str, tuple[str, int]] = field(default_factory=dict)
     """Tasks 2/3: sample_id -> (case_id, reply length in characters) of the successful generations."""
     verdicts: dict[str, dict[str, Verdict]] = field(default_factory=dict)
@@ -87,6 +90,8 @@ def load_run_data(path: str | Path) -> RunData:
             for rec in store.iter_records(selected):
                 if rec.gold is not None and rec.case_id not in run.outcomes:
                     run.outcomes[rec.case_id] = (rec.gold, rec.status == "ok" and rec.prediction == rec.gold)
+                    ok = rec.status == "ok"
+                    run.judged[rec.case_id] = (rec.prediction if ok else None, rec.score if ok else None)
         elif run.generative:
             for rec in store.iter_records(selected):
                 if rec.status == "ok":

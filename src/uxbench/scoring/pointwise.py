@@ -19,6 +19,8 @@ from uxbench.scoring.prompts.judge_input import JudgeInput
 from uxbench.scoring.prompts.options import PromptOptions
 from uxbench.scoring.prompts.render import VERDICT_WORDS, build_messages, build_profile_messages, resolve_lang
 from uxbench.scoring.prompts.templates_io import LANGS, Lang, pick_examples, template_hashes
+from uxbench.scoring.rubric import Rubric, load_rubric
+from uxbench.scoring.rubric_verdict import parse_rubric
 from uxbench.scoring.verdict import parse_binary, parse_likert, parse_three_class
 
 PROBABILITY_MAX_TOKENS = 4
@@ -43,10 +45,13 @@ class PointwiseJudge:
         reasoning_effort: str | None = None,
         verdict_from: Literal["text", "logprobs"] = "text",
         threshold: float = 0.5,
+        rubric: Rubric | None = None,
     ) -> None:
         if prompt.strategy == "few_shot":
             for lang in self.langs(prompt):
                 pick_examples(lang, prompt.few_shot_k)  # fail now, not on the first case
+        # a rubric object (a persona's own) or the one the options name; a bad rubric file fails now
+        self.rubric: Rubric | None = rubric or (load_rubric(prompt.rubric) if prompt.rubric else None)
         self.prompt = prompt
         self.temperature = temperature
         self.max_tokens = max_tokens
@@ -60,7 +65,12 @@ class PointwiseJudge:
         return LANGS if prompt.lang == "auto" else (prompt.lang,)
 
     def template_hashes(self) -> dict[str, str]:
-        return template_hashes(self.prompt.formulation, self.prompt.strategy, self.langs(self.prompt))
+        """sha256 of every template file used, and of the rubric's content (a rubric file's path is not enough:
+        an edited file must give another run)."""
+        hashes = template_hashes(self.prompt.formulation, self.prompt.strategy, self.langs(self.prompt))
+        if self.rubric is not None:
+            hashes[f"rubric:{self.rubric.id}"] = self.rubric.digest()
+        return hashes
 
     def generate_config(self, lang: Lang | None = None) -> GenerateConfig:
         """Settings of the verdict call (`lang` given) or of the user_modeling profile call; built once."""
@@ -94,7 +104,7 @@ class PointwiseJudge:
             result.extra["profile"] = profile
             if not profile:
                 result.extra["profile_note"] = "the profile call returned no text; judged without a profile"
-        messages = build_messages(item, self.prompt, profile=profile, lang=lang)
+        messages = build_messages(item, self.prompt, profile=profile, lang=lang, rubric=self.rubric)
         final = await model.generate(messages, self.generate_config(lang))
         result.outputs.append(final)
         result.label, result.score, result.note = self._read(final, lang, result.extra)
@@ -102,6 +112,12 @@ class PointwiseJudge:
 
     def _read(self, output: ModelOutput, lang: Lang, extra: dict[str, Any]) -> tuple[str | None, float | None, str]:
         p = self.prompt
+        if self.rubric is not None:
+            scored, note = parse_rubric(output.text, self.rubric, reasoning=output.reasoning)
+            if scored is None:
+                return None, None, note
+            extra["rubric_scores"] = scored.scores
+            return scored.label, scored.value, note
         if p.formulation == "likert":
             value, note = parse_likert(output.text, p.likert_scale, reasoning=output.reasoning)
             if value is None:

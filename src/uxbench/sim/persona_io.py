@@ -131,7 +131,9 @@ def _read_file(path: Path) -> Iterator[LoadedPersona | DataError]:
 
 
 def _read_jsonl(path: Path, text: str) -> Iterator[LoadedPersona | DataError]:
-    for number, line in enumerate(text.splitlines(), start=1):
+    # lines end at "\n" only: `splitlines` would also cut at U+2028, \x0b, \x1c ... inside a JSON string (real user
+    # text holds them, and JSON writers leave them unescaped)
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:

@@ -7,10 +7,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-Formulation = Literal["binary", "three_class", "likert"]
+Formulation = Literal["binary", "three_class", "likert", "rubric"]
 Strategy = Literal["zero_shot", "cot", "few_shot", "user_modeling"]
 JudgeLang = Literal["zh", "en", "auto"]
-FORMULATIONS: tuple[Formulation, ...] = ("binary", "three_class", "likert")
+FORMULATIONS: tuple[Formulation, ...] = ("binary", "three_class", "likert", "rubric")
+DEFAULT_RUBRIC = "mt_bench"
 STRATEGIES: tuple[Strategy, ...] = ("zero_shot", "cot", "few_shot", "user_modeling")
 
 
@@ -25,7 +26,8 @@ class PromptOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     formulation: Formulation = "binary"
-    """binary (好/差, good/bad), three_class (adds 中 / neutral) or likert (an integer 1..likert_scale)."""
+    """binary (好/差, good/bad), three_class (adds 中 / neutral), likert (an integer 1..likert_scale) or rubric
+    (a score per dimension of `rubric`, folded into good / bad by `scoring.rubric`'s rule)."""
     strategy: Strategy = "zero_shot"
     """zero_shot, cot (reason, then a final verdict line), few_shot (worked examples) or user_modeling
     (infer the user first, then judge: two calls)."""
@@ -39,6 +41,24 @@ class PromptOptions(BaseModel):
     """Scores >= this count as good; None = `default_likert_threshold(likert_scale)` (midpoint is bad)."""
     max_chars: int = Field(default=4000, ge=200)
     """Each message, the query and the reply are cut to this many characters, with a visible marker."""
+    rubric: str | None = None
+    """rubric formulation: mt_bench (default), flask, helpsteer2, ux_general, or a rubric file (YAML / JSON)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_rubric(cls, data: object) -> object:
+        if isinstance(data, dict) and data.get("formulation") == "rubric" and not data.get("rubric"):
+            return {**data, "rubric": DEFAULT_RUBRIC}
+        return data
+
+    @model_validator(mode="after")
+    def _check_rubric(self) -> PromptOptions:
+        if self.rubric is not None and self.formulation != "rubric":
+            raise ValueError(f"rubric needs the rubric formulation (the formulation is {self.formulation})")
+        if self.formulation == "rubric" and self.strategy == "few_shot":
+            raise ValueError("the rubric formulation has no few_shot strategy: a worked example would need "
+                             "per-dimension scores nobody measured; use zero_shot, cot or user_modeling")
+        return self
 
     @model_validator(mode="after")
     def _check_threshold(self) -> PromptOptions:

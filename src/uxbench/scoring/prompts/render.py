@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from uxbench.data.schema import Message
 from uxbench.scoring.prompts.files import fill
 from uxbench.scoring.prompts.judge_input import JudgeInput
 from uxbench.scoring.prompts.options import PromptOptions
 from uxbench.scoring.prompts.templates_io import FewShotExample, Lang, load_template, pick_examples
+
+if TYPE_CHECKING:
+    from uxbench.scoring.rubric import Rubric
 
 ROLE_LABELS: dict[Lang, dict[str, str]] = {
     "zh": {"user": "用户", "assistant": "助手", "system": "系统"},
@@ -109,7 +113,8 @@ def render_examples(examples: Sequence[FewShotExample], options: PromptOptions, 
 
 
 def build_messages(
-    item: JudgeInput, options: PromptOptions, *, profile: str | None = None, lang: Lang | None = None
+    item: JudgeInput, options: PromptOptions, *, profile: str | None = None, lang: Lang | None = None,
+    rubric: Rubric | None = None,
 ) -> list[Message]:
     """The judging call's messages (system + user).
 
@@ -122,6 +127,8 @@ def build_messages(
         "conversation": render_conversation(item.history, item.query, item.response, options, lang),
         "scale": str(options.likert_scale),
     }
+    if f == "rubric":
+        values.update(rubric_values(options, lang, rubric))
     if s == "few_shot":
         values["examples"] = render_examples(pick_examples(lang, options.few_shot_k), options, lang)
     if s == "user_modeling":
@@ -134,6 +141,16 @@ def build_messages(
     system = fill(load_template(f, s, lang, "system"), {}, f"Judge template '{lang}/system'")
     user = fill(load_template(f, s, lang, "instruction"), values, f"Judge template '{lang}/{f}.{s}'")
     return [Message(role="system", content=system.strip()), Message(role="user", content=user.strip())]
+
+
+def rubric_values(options: PromptOptions, lang: Lang, rubric: Rubric | None = None) -> dict[str, str]:
+    """The rubric formulation's placeholders: the rubric's title, its dimensions and the answer's JSON shape
+    (`rubric`, when given, instead of the one `options` names: a persona's own)."""
+    from uxbench.scoring.rubric import answer_skeleton, load_rubric, render_dimensions
+
+    rubric = rubric or load_rubric(options.rubric or "")
+    return {"rubric_title": rubric.title.get(lang), "dimensions": render_dimensions(rubric, lang),
+            "answer_format": answer_skeleton(rubric)}
 
 
 def build_profile_messages(

@@ -12,6 +12,7 @@ from uxbench.runs.records import SampleRecord, Stratum
 from uxbench.scoring.judgement import Judgement
 from uxbench.scoring.pointwise import PointwiseJudge
 from uxbench.scoring.prompts import JudgeInput, PromptOptions
+from uxbench.scoring.rubric import Rubric
 from uxbench.tasks.base import ScoreLookup, SummaryOptions, Task
 from uxbench.tasks.fit import fitted, identity_options, too_long_text
 from uxbench.tasks.judge.options import JudgeOptions
@@ -42,8 +43,8 @@ def case_strata(case: JudgeCase) -> dict[str, Stratum]:
 
 @register_task("judge", "Task 1, UX Judge", JudgeOptions)
 class JudgeTask(Task):
-    """UX Judge with a chosen formulation (binary / three_class / likert) and strategy: the model under test
-    is the judge (`scoring.pointwise.PointwiseJudge`)."""
+    """UX Judge with a chosen formulation (binary / three_class / likert / rubric) and strategy: the model under
+    test is the judge (`scoring.pointwise.PointwiseJudge`)."""
 
     name: ClassVar[TaskName] = "judge"
 
@@ -60,6 +61,8 @@ class JudgeTask(Task):
     def config(self) -> dict[str, Any]:
         out = identity_options(self.options)
         out["likert_threshold"] = self.options.threshold
+        if self.judge.rubric is not None:  # the rubric as used: a file's path alone does not say what it held
+            out["rubric_spec"] = self.judge.rubric.model_dump(mode="json")
         return {"task": self.name, **out}
 
     def template_hashes(self) -> dict[str, str]:
@@ -123,6 +126,7 @@ class JudgeTask(Task):
         golds: list[str] = []
         preds: list[str | None] = []
         scored: list[tuple[str, float]] = []
+        dimensions: list[tuple[str, dict[str, Any]]] = []
         notes: Counter[str] = Counter()
         n_samples = n_errors = n_too_long = n_cut = 0
         for r in records:
@@ -141,6 +145,8 @@ class JudgeTask(Task):
             notes[(r.parse_note or "").split(";")[0]] += 1
             if r.score is not None:
                 scored.append((str(r.gold), float(r.score)))
+            if isinstance(r.extra.get("rubric_scores"), dict):
+                dimensions.append((str(r.gold), r.extra["rubric_scores"]))
         ci = options or SummaryOptions()
         metrics = judge_metrics(golds, preds, strata=strata, n_boot=ci.n_boot, seed=ci.seed)
         summary: dict[str, Any] = {
@@ -158,7 +164,9 @@ class JudgeTask(Task):
             "metrics": metrics,
         }
         if self.options.formulation == "likert":
-            summary["likert"] = _likert_summary(scored, self.options)
+            summary["likert"] = _likert_summary(scored, self.options, ci)
+        elif self.judge.rubric is not None:
+            summary["rubric"] = _rubric_summary(scored, dimensions, self.judge.rubric, ci)
         elif scored:
             from uxbench.metrics.calibration import calibration
 
@@ -166,8 +174,16 @@ class JudgeTask(Task):
         return summary
 
 
-def _likert_summary(scored: list[tuple[str, float]], options: JudgeOptions) -> dict[str, Any]:
-    """Score histogram and mean score per gold class (a judge that separates the classes shows a gap)."""
+def _ties(scored: list[tuple[str, float]], ci: SummaryOptions) -> dict[str, Any]:
+    from uxbench.metrics.ties import pair_ties
+
+    return pair_ties([s for g, s in scored if g == "good"], [s for g, s in scored if g == "bad"],
+                     n_boot=ci.n_boot, seed=ci.seed)
+
+
+def _likert_summary(scored: list[tuple[str, float]], options: JudgeOptions, ci: SummaryOptions) -> dict[str, Any]:
+    """Score histogram, mean score per gold class (a judge that separates the classes shows a gap) and how often
+    a liked and a disliked case get the same score (`metrics.ties`)."""
     histogram = {str(v): 0 for v in range(1, options.likert_scale + 1)}
     for _, score in scored:
         histogram[str(int(score))] += 1
@@ -180,4 +196,31 @@ def _likert_summary(scored: list[tuple[str, float]], options: JudgeOptions) -> d
         "threshold": options.threshold,
         "histogram": histogram,
         "mean_score_by_gold": means,
+        "pair_ties": _ties(scored, ci),
+    }
+
+
+def _rubric_summary(
+    scored: list[tuple[str, float]], dimensions: list[tuple[str, dict[str, Any]]], rubric: Rubric,
+    ci: SummaryOptions,
+) -> dict[str, Any]:
+    """The rubric and its rule, each dimension's mean by gold class (n scored, N/A counted), and the ties of the
+    aggregated score between liked and disliked cases."""
+    per_dim: dict[str, Any] = {}
+    for dim in rubric.dimensions:
+        entry: dict[str, Any] = {"low": dim.low, "high": dim.high, "weight": dim.weight}
+        for gold in ("good", "bad"):
+            values = [float(d[dim.key]) for g, d in dimensions if g == gold and d.get(dim.key) is not None]
+            n_na = sum(1 for g, d in dimensions if g == gold and dim.key in d and d[dim.key] is None)
+            entry[gold] = {"mean": sum(values) / len(values) if values else None, "n": len(values), "n_na": n_na}
+        per_dim[dim.key] = entry
+    return {
+        "id": rubric.id,
+        "digest": rubric.digest(),
+        "threshold": rubric.threshold,
+        "rule": "weighted mean of the dimensions rescaled to [0, 1] (N/A left out), good when > threshold",
+        "dimensions": per_dim,
+        "mean_score_by_gold": {gold: (sum(v) / len(v) if (v := [s for g, s in scored if g == gold]) else None)
+                               for gold in ("good", "bad")},
+        "pair_ties": _ties(scored, ci),
     }

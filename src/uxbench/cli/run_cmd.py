@@ -88,7 +88,7 @@ def run(
     timeout: Annotated[float | None, typer.Option(help="Seconds per call attempt.", show_default="the provider's", rich_help_panel=_RT)] = None,  # noqa: E501
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.", rich_help_panel=_RT)] = False,  # noqa: E501
     cache_path: Annotated[Path | None, typer.Option(help="Response cache file.", show_default="$UXBENCH_CACHE_DIR/responses.sqlite or ~/.cache/uxbench/responses.sqlite", rich_help_panel=_RT)] = None,  # noqa: E501
-    out: Annotated[Path | None, typer.Option(help="Run directory; with several tasks, one sub-directory each.", show_default="runs/<task>-<model>-<config hash>", rich_help_panel=_O)] = None,  # noqa: E501
+    out: Annotated[Path | None, typer.Option(help="Run directory; with several tasks, one sub-directory each.", show_default="runs/<task>-<model>-<options that differ>-<config hash>", rich_help_panel=_O)] = None,  # noqa: E501
     fresh: Annotated[bool, typer.Option("--fresh", help="Discard the records of an existing run with this config.", rich_help_panel=_O)] = False,  # noqa: E501
     format: Annotated[str, format_option(help="How to print the figures at the end: a table, Markdown, CSV or JSON.")] = "table",  # noqa: E501
     n_boot: Annotated[int, typer.Option(help="Bootstrap rounds of the confidence intervals (summary only).", rich_help_panel=_O)] = 2000,  # noqa: E501

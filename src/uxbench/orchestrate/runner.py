@@ -93,7 +93,8 @@ async def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResul
         model_spec=spec.model, model_args=spec.model_args, data_fingerprint=fingerprint,
     )
     identity_hash = mf.content_hash(identity)
-    run_id = f"{spec.task}-{mf.slug(spec.model)}-{identity_hash[:10]}"
+    run_id = mf.run_name(spec.task, spec.model, identity["task_config"], create_task(spec.task, {}).config(),
+                         identity_hash)
     run_dir = spec.out if spec.out is not None else spec.runs_root / run_id
     new_dir = not run_dir.exists() or not any(run_dir.iterdir())
     try:

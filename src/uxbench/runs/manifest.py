@@ -50,6 +50,22 @@ def run_identity(
     }
 
 
+NAMED_OPTIONS = ("formulation", "rubric", "strategy", "layout", "verdict_from", "system_prompt", "lang")
+"""Task options that name a run when they differ from the task's defaults (the hash tells the rest apart)."""
+
+
+def run_name(task: str, model_spec: str, task_config: dict[str, Any], defaults: dict[str, Any],
+             identity_hash: str) -> str:
+    """A run directory's name a person can read: task, model, the named options that differ from the
+    defaults (e.g. `judge-openai-gpt-4o-mini-cot-zh-8dec2694ab`), and the identity hash that makes it unique."""
+    parts = [task, slug(model_spec)]
+    for key in NAMED_OPTIONS:
+        value = task_config.get(key)
+        if value is not None and value != defaults.get(key):
+            parts.append(slug(Path(str(value)).stem if key in ("rubric", "system_prompt") else str(value), 16))
+    return "-".join([*parts, identity_hash[:10]])
+
+
 def slug(text: str, limit: int = 40) -> str:
     s = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-._")
     return (s[-limit:] if len(s) > limit else s) or "model"

@@ -161,7 +161,10 @@ def test_a_mine_run_keeps_every_secret_out_of_files_and_terminal(
                            "-M", f"extra_headers={HEADERS}")
         out += printed(url_mined)
         assert echo.stats.last_headers["Authorization"].startswith("Basic ")
-    assert mined.exit_code == 0 and url_mined.exit_code == 0, out
+    # Every call is refused (the echoing 400), so both runs end in the one error that says so (no case can be
+    # mined); what matters here is that neither the error nor any file holds a secret.
+    assert mined.exit_code == 2 and url_mined.exit_code == 2, out
+    assert out.count("agent exchanges of batch 0 failed") == 2, out
     manifest = (tmp_path / "mine-env" / "manifest.json").read_text("utf-8")
     assert "top_k" in manifest and "<redacted>" in manifest
     assert leaks(tmp_path / "mine-env", tmp_path / "mine-url", tmp_path / "cache", printed=out) == []

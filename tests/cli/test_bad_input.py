@@ -378,6 +378,41 @@ for name, args in {
 }.items():
     add(name, R(*args))
 add("human-serve-missing", R("human", "serve", "{tmp}/nope", "--port", "0"))
+
+# uxbench plan (issue 19), personas and sim (issue 18)
+add("plan-difference-zero", R("plan", "--difference", "0", needle="--difference"))
+add("plan-task-bogus", R("plan", "--difference", "0.05", "--task", "bogus", needle="--task"))
+add("plan-rate-out-of-range", R("plan", "--difference", "0.05", "--rate", "2", needle="--rate"))
+add("plan-rate-edge", R("plan", "--difference", "0.05", "--rate", "0.99", needle="not both in [0, 1]"))
+add("plan-nothing-given", R("plan", "--difference", "0.05", needle="--pilot"))
+add("personas-validate-missing", R("personas", "validate", "{tmp}/nope.yaml", needle="no such file"))
+add("personas-validate-bad-yaml", R("personas", "validate", "{notjson_json}", codes=(1, 2)))
+add("personas-validate-unknown-field", R("personas", "validate", "{bad_persona}", codes=(1,), needle="line 1"))
+add("personas-list-empty-dir", R("personas", "list", "{emptydir}", needle="holds no persona"))
+add("personas-list-format", R("personas", "list", "--format", "xml", needle="--format"))
+add("personas-build-missing", R("personas", "build", "--from", "{tmp}/nope", needle="no such directory"))
+add("personas-build-not-mined", R("personas", "build", "--from", "{emptydir}", needle="not a mining output"))
+add("sim-run-no-personas", R("sim", "run", "--personas", "{emptydir}", "--model", "scripted:always-good",
+                             "--simulator", "scripted:user", "--out", "{tmp}/sim", needle="holds no persona"))
+add("sim-run-max-turns-0", R("sim", "run", "--max-turns", "0", "--model", "scripted:always-good", "--simulator",
+                             "scripted:user", "--out", "{tmp}/sim"))
+add("sim-run-mode-bogus", R("sim", "run", "--mode", "bogus", "--model", "scripted:always-good", "--simulator",
+                            "scripted:user", "--out", "{tmp}/sim", needle="--mode"))
+add("sim-run-trials-0", R("sim", "run", "--trials", "0", "--model", "scripted:always-good", "--simulator",
+                          "scripted:user", "--out", "{tmp}/sim"))
+add("sim-run-simulator-typo", R("sim", "run", "--model", "scripted:always-good", "--simulator", "scripted:usr",
+                                "--out", "{tmp}/sim", needle="Did you mean"))
+add("sim-compare-not-runs", R("sim", "compare", "{emptydir}", "{emptydir}", needle="not a `uxbench sim run`"))
+add("sim-compare-a-task-run", R("sim", "compare", "{t1_run}", "{t1_run}", needle="not a `uxbench sim run`"))
+add("sim-signals-missing", R("sim", "signals", "{tmp}/nope", needle="not a `uxbench sim run`"))
+add("sim-fidelity-not-run", R("sim", "fidelity", "{emptydir}", needle="not a `uxbench sim run`"))
+add("sim-frontier-one", R("sim", "frontier", "{tmp}/nope", needle="two or more"))
+add("sim-sensitivity-not-run", R("sim", "sensitivity", "{emptydir}", needle="not a `uxbench sim run`"))
+add("sim-validate-real-missing", R("sim", "validate", "{emptydir}", "--real", "{tmp}/nope", needle="--real"))
+add("sim-validate-nothing", R("sim", "validate", "--real", "{emptydir}", needle="sim run directories"))
+add("sim-rubric-agreement-no-options", R("sim", "rubric-agreement"))
+add("sim-rubric-agreement-missing", R("sim", "rubric-agreement", "--real", "{tmp}/nope", "--personas", "demo",
+                                      "--judge", "scripted:always-good"))
 add("view-missing", R("view", "{tmp}/nope", "--port", "0"))
 add("view-port-bad", R("view", "{eval_run}", "--port", "70000"))
 
@@ -435,6 +470,8 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     f["bad_gz"].write_bytes(b"not gzip at all")
     f["notsqlite"] = root / "not-a-db.sqlite"
     f["notsqlite"].write_text("not a database " * 100, encoding="utf-8")
+    f["bad_persona"] = root / "bad_persona.jsonl"
+    f["bad_persona"].write_text('{"id": "p1", "bogus_field": 1}\n', encoding="utf-8")
     f["afile"] = root / "afile.txt"
     f["afile"].write_text("x", encoding="utf-8")
     f["emptydir"] = root / "emptydir"

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
+from uxbench.cli.options import format_option
 from uxbench.cli.sim_app import FORMATS as _FORMATS
 from uxbench.cli.sim_app import choice as _choice
 from uxbench.cli.sim_app import personas_app as app
@@ -32,7 +33,7 @@ def build(
     min_user_turns: Annotated[int, typer.Option(min=1, help="Conversations with fewer user messages in the built part are skipped.", rich_help_panel=_SELECT)] = 1,  # noqa: E501
     lang: Annotated[str, typer.Option(help="zh | en: only conversations in that language; auto: all.", rich_help_panel=_SELECT)] = "auto",  # noqa: E501
     limit: Annotated[int | None, typer.Option(min=1, help="Build at most N personas (a deterministic subset).", show_default="all", rich_help_panel=_SELECT)] = None,  # noqa: E501
-    format: Annotated[str, typer.Option("--format", help="table | md | csv | json")] = "table",
+    format: Annotated[str, format_option()] = "table",
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
 ) -> None:
     from rich.console import Console

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from uxbench.cli.options import format_option
 from uxbench.cli.sim_app import FORMATS as _FORMATS
 from uxbench.cli.sim_app import choice as _choice
 from uxbench.cli.sim_app import sim_app as app
@@ -71,7 +72,7 @@ def fidelity(
     cache_path: Annotated[Path | None, typer.Option(help="Response cache file.", show_default="$UXBENCH_CACHE_DIR or ~/.cache/uxbench", rich_help_panel=_RUN)] = None,  # noqa: E501
     n_boot: Annotated[int, typer.Option(min=1, help="Bootstrap rounds of the CIs.", rich_help_panel=_OUT)] = 2000,
     ci_seed: Annotated[int, typer.Option(help="Bootstrap seed.", rich_help_panel=_OUT)] = 0,
-    format: Annotated[str, typer.Option("--format", help="table | md | csv | json", rich_help_panel=_OUT)] = "table",
+    format: Annotated[str, format_option()] = "table",
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.", rich_help_panel=_OUT)] = False,
 ) -> None:
     from rich.console import Console
@@ -131,7 +132,7 @@ def frontier(
     target: Annotated[float | None, typer.Option(min=0.0, max=1.0, help="The UFS a simulator must reach (0-1).", show_default="none")] = None,  # noqa: E501
     judge: Annotated[str | None, typer.Option("--judge", "-j", help="Use the UFS of this judge's pass (from `uxbench sim fidelity --judge`).", show_default="each run's latest pass")] = None,  # noqa: E501
     n_boot: Annotated[int, typer.Option(min=1, help="Bootstrap rounds (a code-only pass made here).")] = 2000,
-    format: Annotated[str, typer.Option("--format", help="table | md | csv | json")] = "table",
+    format: Annotated[str, format_option()] = "table",
 ) -> None:
     from uxbench.report.sim_quality import render_frontier
     from uxbench.sim.frontier import frontier_report
@@ -149,7 +150,7 @@ def sensitivity(
     baseline: Annotated[str | None, typer.Option(help="The configuration to compare the others with, as printed (e.g. 'scripted:user (structured)').", show_default="the first run's")] = None,  # noqa: E501
     n_boot: Annotated[int, typer.Option(min=1, help="Bootstrap rounds.")] = 2000,
     ci_seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
-    format: Annotated[str, typer.Option("--format", help="table | md | csv | json")] = "table",
+    format: Annotated[str, format_option()] = "table",
 ) -> None:
     from uxbench.report.sim_quality import render_sensitivity
     from uxbench.sim.sensitivity import sensitivity_report

@@ -10,6 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
+from uxbench.cli.options import format_option
 from uxbench.cli.sim_app import FORMATS as _FORMATS
 from uxbench.cli.sim_app import choice as _choice
 from uxbench.cli.sim_app import sim_app as app
@@ -66,7 +67,7 @@ def _roles(simulator: str, simulator_args: dict[str, str], assessor: str, assess
                               "real reply (Cohen's kappa, confusion matrix).")
 def validate(
     run_dirs: Annotated[list[Path] | None, typer.Argument(help="Sim run directories to compare with the real logs (free-run validation).", show_default="none")] = None,  # noqa: E501
-    real: Annotated[Path | None, typer.Option("--real", help="Real logs: a log file or directory (canonical, ShareGPT, messages, product) or a `uxbench mine run` output.", rich_help_panel=_REAL)] = None,  # noqa: E501
+    real: Annotated[Path | None, typer.Option("--real", help="Real logs: a log file or directory (canonical, ShareGPT, messages, product) or a `uxbench mine run` output.", show_default="none: required", rich_help_panel=_REAL)] = None,  # noqa: E501
     workdir: Annotated[Path | None, typer.Option(help="Where the real logs are mined (kept: a rerun reuses it).", show_default="a temporary directory", rich_help_panel=_REAL)] = None,  # noqa: E501
     workers: Annotated[int | None, typer.Option(min=1, help="Processes of the mining stages.", show_default="all cores", rich_help_panel=_REAL)] = None,  # noqa: E501
     replay: Annotated[bool, typer.Option("--replay", help="Replay validation: needs --personas built from these logs with --holdout prefix:F.", rich_help_panel=_REPLAY)] = False,  # noqa: E501
@@ -82,7 +83,7 @@ def validate(
     n_boot: Annotated[int, typer.Option(min=1, help="Bootstrap rounds.", rich_help_panel=_OUT)] = 2000,
     ci_seed: Annotated[int, typer.Option(help="Bootstrap seed.", rich_help_panel=_OUT)] = 0,
     out: Annotated[Path | None, typer.Option(help="Also write the report as JSON here.", show_default="none", rich_help_panel=_OUT)] = None,  # noqa: E501
-    format: Annotated[str, typer.Option("--format", help="table | md | csv | json", rich_help_panel=_OUT)] = "table",
+    format: Annotated[str, format_option()] = "table",
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress.", rich_help_panel=_OUT)] = False,
 ) -> None:
     from rich.console import Console
@@ -192,7 +193,7 @@ def rubric_agreement(
     n_boot: Annotated[int, typer.Option(min=1, help="Bootstrap rounds.")] = 2000,
     ci_seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
     out: Annotated[Path | None, typer.Option(help="Also write the report as JSON here.", show_default="none")] = None,
-    format: Annotated[str, typer.Option("--format", help="table | md | csv | json")] = "table",
+    format: Annotated[str, format_option()] = "table",
     quiet: Annotated[bool, typer.Option("--quiet", help="No progress bar.")] = False,
 ) -> None:
     from rich.console import Console

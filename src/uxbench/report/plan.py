@@ -97,8 +97,14 @@ def plan(task: str, difference: float, *, pilots: Sequence[str | Path] = (), rat
     delta = abs(difference)
     rows: list[dict[str, Any]] = []
     notes: list[str] = []
+    for option, value in (("--rate", rate), ("--discordance", discordance)):
+        if value is not None and not 0.0 <= value <= 1.0:
+            raise ConfigError(f"{option} is a share between 0 and 1 (0.6 = 60%), not {value:g}.")
     if discordance is not None or rate is not None:
-        psi = discordance if discordance is not None else independent_discordance(float(rate or 0.0), delta)
+        try:
+            psi = discordance if discordance is not None else independent_discordance(float(rate or 0.0), delta)
+        except ValueError as err:  # the rate +- half the difference leaves [0, 1]
+            raise ConfigError(f"--rate {rate:g} with --difference {difference:g}: {err}.") from None
         source = "stated discordance" if discordance is not None else f"stated rate {rate:g}"
         if rate is not None:
             notes.append(f"From a stated rate: two independent systems at {rate:g} ± {delta / 2:g}; systems that "

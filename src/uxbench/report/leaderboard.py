@@ -29,9 +29,10 @@ from uxbench.errors import ConfigError, UxbenchError
 from uxbench.metrics.paired import paired_bootstrap_diff
 from uxbench.metrics.power import avg_acc_design, mdd_entry
 from uxbench.metrics.proportions import DEFAULT_N_BOOT
-from uxbench.metrics.ranking import paired_rate_diff, significance_ranks
+from uxbench.metrics.ranking import paired_rate_diff
 from uxbench.orchestrate.calibration import CalibrationRun, calibrate_judges, corrected_block, load_calibration_run
 from uxbench.report.board_meta import model_cells as _meta
+from uxbench.report.board_meta import rank_rows
 from uxbench.report.board_meta import scaling_trends as _trends
 from uxbench.report.discover import discover
 from uxbench.report.run_data import RunData, judge_label, load_run_data
@@ -228,21 +229,7 @@ def _task_board(task: str, runs: list[RunData], judge: str | None, table: ModelT
                 warnings.append(f"{rows[j]['label']} and {rows[i]['label']} share no scored case: they are not "
                                 "compared (each ties with the other).")
             pairs.append({"i": i, "j": j, "a": rows[i]["label"], "b": rows[j]["label"], **diff})
-    ranking = significance_ranks([r["metric"]["value"] for r in rows], tests, alpha=alpha)
-    for pair in pairs:
-        verdict = ranking["pairs"].get((pair["i"], pair["j"])) or {}
-        pair.update(p_adjusted=verdict.get("p_adjusted"), significant=bool(verdict.get("significant")))
-    by_pair = {(p["i"], p["j"]): p for p in pairs}
-    previous: int | None = None
-    for i in order:
-        row = rows[i]
-        row["rank"] = ranking["ranks"][i]
-        row["ties_with"] = [rows[j]["label"] for j in order if j in ranking["ties"][i]]
-        row["better_than"] = [rows[j]["label"] for j in order if j in ranking["better_than"][i]]
-        row["vs_previous"] = by_pair.get((previous, i)) if previous is not None else None
-        row["tied_with_previous"] = bool(previous is not None and previous in ranking["ties"][i])
-        previous = i
-    board_rows = [rows[i] for i in order]
+    ranking, board_rows = rank_rows(rows, order, tests, pairs, alpha)
     return {"task": task, "title": TITLES[task], "metric": METRIC_NAMES[task], "convention": CONVENTIONS[task],
             "data": _data_info(runs[0]) if runs else None, "rows": board_rows,
             "pairs": [{k: v for k, v in p.items() if k not in ("i", "j")} for p in pairs],

@@ -13,9 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from uxbench.data.model_meta import ModelTable
-from uxbench.metrics.ranking import significance_ranks
 from uxbench.metrics.session import paired_comparison
-from uxbench.report.board_meta import model_cells, scaling_trends
+from uxbench.report.board_meta import model_cells, rank_rows, scaling_trends
 from uxbench.report.sim_compare import run_outcomes
 
 _PAIRS = "paired cluster bootstrap over personas"
@@ -63,21 +62,7 @@ def _board(panel: tuple[str, ...], members: list[Any], table: ModelTable, n_boot
             if diff["p_value"] is not None:
                 tests[(i, j)] = diff
             pairs.append({"i": i, "j": j, "a": rows[i]["label"], "b": rows[j]["label"], **diff})
-    ranking = significance_ranks([r["metric"]["value"] for r in rows], tests, alpha=alpha)
-    for pair in pairs:
-        verdict = ranking["pairs"].get((pair["i"], pair["j"])) or {}
-        pair.update(p_adjusted=verdict.get("p_adjusted"), significant=bool(verdict.get("significant")))
-    by_pair = {(p["i"], p["j"]): p for p in pairs}
-    previous: int | None = None
-    for i in order:
-        row = rows[i]
-        row["rank"] = ranking["ranks"][i]
-        row["ties_with"] = [rows[j]["label"] for j in order if j in ranking["ties"][i]]
-        row["better_than"] = [rows[j]["label"] for j in order if j in ranking["better_than"][i]]
-        row["vs_previous"] = by_pair.get((previous, i)) if previous is not None else None
-        row["tied_with_previous"] = bool(previous is not None and previous in ranking["ties"][i])
-        previous = i
-    board_rows = [rows[i] for i in order]
+    ranking, board_rows = rank_rows(rows, order, tests, pairs, alpha)
     simulator, mode, max_turns = panel[1], panel[2], panel[3]
     n_personas = len(panel[0].split(",")) if panel[0] else 0
     return {

@@ -178,6 +178,9 @@ def train(
     _positive("--learning-rate", learning_rate)
     if not device.startswith("cuda:"):
         _choice("--device", device, ("auto", "cpu", "cuda"))
+    from uxbench.extras import require
+
+    require("judge" if method == "lite" else "lora", f"uxbench judge train --method {method}")
     if method == "lite":
         from uxbench.judge_train.train import TrainOptions, train_lite
 
@@ -284,6 +287,15 @@ def eval_(
     if against_arg and against is None:
         raise ConfigError("--against-arg needs --against")
     base_rows = None if no_baseline else (baseline_train or default_baseline_rows(judge))
+    from uxbench.models.registry import require_provider_extra
+
+    for spec in (judge, reference, against):
+        if spec is not None:
+            require_provider_extra(spec)
+    if base_rows is not None:  # the TF-IDF baseline is scikit-learn's
+        from uxbench.extras import require
+
+        require("judge", "uxbench judge eval (its TF-IDF baseline; --no-baseline leaves it out)")
     console = Console(stderr=True)
     progress = RichProgress(console, enabled=not quiet)
     if not quiet:

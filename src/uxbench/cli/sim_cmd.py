@@ -103,6 +103,11 @@ def run(
         concurrency=concurrency, procs=procs, demo=demo, out=out, fresh=fresh, use_cache=not no_cache,
         cache_path=cache_path, max_attempts=max_attempts, timeout_s=timeout, n_boot=n_boot, ci_seed=ci_seed,
     )
+    from uxbench.models.registry import require_provider_extra
+
+    for role in (spec.model, spec.simulator, spec.judge, spec.assessor if assessor != "rules" else None):
+        if role is not None:
+            require_provider_extra(role.model)  # a missing extra: one line, before the banner
     _announce(console, spec, embedded_model, embedded_sim)
     result = _execute(console, spec, quiet)
     typer.echo(render_sim_summary(result.summary, format), nl=False)  # type: ignore[arg-type]

@@ -344,6 +344,9 @@ def _file_part(path: Path, root: Path | None, *, explicit: bool) -> _Part:
 
 
 def _hub_parts(spec: str, task: TaskName | None, split: str) -> tuple[list[_Part], str]:
+    from uxbench.extras import require
+
+    require("hub", f"hf:{spec}")  # before anything is read or written
     repo, config = spec, None
     if ":" in spec and not Path(spec).exists():
         repo, config = spec.rsplit(":", 1)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from extra_skip import require_extra
 from uxbench.testing import LoopbackConfig, LoopbackServer
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -76,7 +77,7 @@ def _shim(folder: Path) -> Path:
 
 @pytest.mark.slow
 def test_every_runnable_readme_block_runs_as_written(tmp_path: Path) -> None:
-    pytest.importorskip("jinja2")  # `uxbench site build` (the web extra)
+    require_extra("web")  # `uxbench site build`
     import uxbench
 
     blocks = runnable_blocks(README.read_text(encoding="utf-8"))

@@ -12,7 +12,9 @@ import importlib.util
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from uxbench.errors import ConfigError
+from uxbench.errors import MissingExtraError
+
+__all__ = ["EXTRAS", "Extra", "MissingExtraError", "install_line", "installed", "missing_modules", "require"]
 
 
 @dataclass(frozen=True)
@@ -29,7 +31,8 @@ class Extra:
 EXTRAS: dict[str, Extra] = {
     extra.name: extra
     for extra in (
-        Extra("local", ("torch", "transformers", "gguf", "accelerate"), "in-process models and the embedded demo model"),
+        Extra("local", ("torch", "transformers", "gguf", "accelerate"),
+              "in-process models and the embedded demo model"),
         Extra("hub", ("datasets",), "Hugging Face datasets"),
         Extra("anthropic", ("anthropic",), "the Anthropic SDK"),
         Extra("google", ("google.genai",), "the google-genai SDK"),
@@ -62,10 +65,6 @@ def installed(extra: str) -> bool:
 
 def install_line(*extras: str) -> str:
     return f"pip install 'uxbench[{','.join(extras)}]'"
-
-
-class MissingExtraError(ConfigError):
-    """A command needs an extra that is not installed."""
 
 
 def require(extra: str, what: str) -> None:

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 from cli_support import judge_rows, log_rows, write_jsonl
-from without_extra import python_without, run_without
 
 from uxbench.extras import install_line
+from without_extra import python_without, run_without
 
 # (extra, the command as the message names it, the arguments after `uxbench`). `{d}` is the row's directory,
 # which holds a Task 1 file `t1.jsonl`, a log `log.jsonl` and labels `labels.jsonl`.

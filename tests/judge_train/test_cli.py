@@ -7,12 +7,14 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("sklearn")
+from extra_skip import require_extra
 
-import judge_data
-from typer.testing import CliRunner
+require_extra("judge")
 
-from uxbench.cli.main import app
+import judge_data  # noqa: E402
+from typer.testing import CliRunner  # noqa: E402
+
+from uxbench.cli.main import app  # noqa: E402
 
 
 def test_train_then_eval_from_the_command_line(tmp_path: Path) -> None:

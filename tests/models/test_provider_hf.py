@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
-tokenizers = pytest.importorskip("tokenizers")
+from extra_skip import require_extra
+
+require_extra("local")
+
+import torch  # noqa: E402
 
 from uxbench.data.schema import Message  # noqa: E402
 from uxbench.errors import ConfigError, FatalModelError  # noqa: E402

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+
 def require_web(command: str = "uxbench view") -> None:
     """One line naming `command` and the web extra when the extra is not installed."""
     from uxbench.extras import require

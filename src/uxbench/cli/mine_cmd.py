@@ -20,7 +20,7 @@ app = typer.Typer(no_args_is_help=True)
 @app.command("run", help="Mine logs: de-identify, gate, signals, dedup, then (with --model) the LLM agents and the "
                          "exported cases. Reruns resume from the checkpoints in OUT/work.")
 def run(
-    logs: Annotated[list[str], typer.Argument(help="Log files (.jsonl[.gz], .parquet) or directories of them; demo: the sample log bundled with uxbench.")],
+    logs: Annotated[list[str], typer.Argument(help="Log files (.jsonl[.gz], .parquet) or directories of them; demo: the bundled sample log.")],  # noqa: E501
     out: Annotated[Path, typer.Option("--out", "-o", help="Output directory (checkpoints in OUT/work).")],
     no_llm: Annotated[bool, typer.Option("--no-llm", help="Only the deterministic stages: no model needed.")] = False,
     llm_signals: Annotated[bool, typer.Option("--llm-signals", help="Also classify each follow-up message with the model.")] = False,  # noqa: E501

@@ -4,8 +4,8 @@ Labels (one JSON object a line, as docs/MINING.md describes; the project's devel
 `conversation_id`, `u2_turn_index` (the user's follow-up), `label` (one of `LABELS`), optional `dissatisfied` (it
 must agree with the label), `stratum`, `confidence`, `why`. The labelled reply is the assistant turn at
 `u2_turn_index - 1`: its row of the signal table (`signals.parquet`) is compared with the label. An item whose
-reply has no row, or whose row is followed by another user turn than the labelled one, is **missing**: it counts as a negative
-prediction (a miss when the item is dissatisfied), never skipped, and its reason is listed.
+reply has no row, or whose row is followed by another user turn than the labelled one, is **missing**: it counts
+as a negative prediction (a miss when the item is dissatisfied), never skipped, and its reason is listed.
 
 `score_items` is a pure function of the items and one `Prediction` per item, so the rules, a learned
 classifier and the LLM check are scored by the same code.

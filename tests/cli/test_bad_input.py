@@ -550,9 +550,17 @@ def _serve(args: list[str], env: dict[str, str]) -> tuple[int, str]:
     return done.returncode, done.stdout + done.stderr
 
 
+_EXTRA_OF = {("view",): "web", ("site", "build"): "web", ("human", "serve"): "web", ("plot",): "plot"}
+"""Commands that stop at once without their extra (tests/cli/test_missing_extras.py): their rows need it."""
+
+
+def _extra(row: Row) -> list[pytest.MarkDecorator]:
+    return [pytest.mark.extra(extra) for words, extra in _EXTRA_OF.items() if row.args[:len(words)] == words]
+
+
 def _params() -> list[object]:
     assert set(_OWNER) <= {*ROWS, "judge-serve-bad-top-logprobs"}, set(_OWNER) - set(ROWS)
-    return [pytest.param(n, marks=_owned(n)) for n in ROWS]
+    return [pytest.param(n, marks=[*_owned(n), *_extra(ROWS[n])]) for n in ROWS]
 
 
 @pytest.mark.parametrize("name", _params())

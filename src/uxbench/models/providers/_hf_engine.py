@@ -152,8 +152,10 @@ LOAD_LOG = logging.getLogger("uxbench.models.load")
 show: records carry `uxbench_load` = "start" | "done" and, when done, `seconds`."""
 _ANNOUNCED: set[tuple[str, str | None, str, str]] = set()
 GEN_LOG = logging.getLogger("uxbench.models.generate")
-"""While a batch generates, about once a second: records with `uxbench_tokens` = (tokens written so far, the
-cap, replies in the batch), for a display to show between finished samples (a CPU batch can take minutes)."""
+"""While a batch generates, about once a second: records with `uxbench_prompt` = (prompt tokens read so far, the
+batch's prompt tokens, replies in the batch) while the prompts are read, then `uxbench_tokens` = (tokens written
+so far, the cap, replies in the batch), for a display to show between finished samples (a CPU batch of long
+prompts reads for minutes before its first token)."""
 TICK_EVERY_S = 1.0
 
 
@@ -285,6 +287,39 @@ class _TokenTicks:
         return scores
 
 
+class _PromptTicks:
+    """Forward hooks on the decoder layers that report how far the pass over the prompts has got (the share of
+    layers done, as prompt tokens read) on `GEN_LOG`, at most once per `TICK_EVERY_S`; silent once the first
+    token is written (`_TokenTicks` reports from there)."""
+
+    def __init__(self, tokens: int, batch: int, written: _TokenTicks) -> None:
+        self.tokens, self.batch, self.written = tokens, batch, written
+        self.layers, self.done = 0, 0
+        self.last = time.monotonic()
+
+    def attach(self, model: Any) -> list[Any]:
+        """Hook every decoder layer (the module list as long as the config's layer count); the hook handles."""
+        import torch
+
+        count = getattr(model.config, "num_hidden_layers", None)
+        layers = next((m for m in model.modules() if isinstance(m, torch.nn.ModuleList) and len(m) == count), None)
+        if layers is None:
+            return []
+        self.layers = len(layers)
+        return [layer.register_forward_hook(self._layer_done) for layer in layers]
+
+    def _layer_done(self, module: Any, args: Any, output: Any) -> None:
+        if self.written.steps:
+            return
+        self.done += 1
+        now = time.monotonic()
+        if now - self.last >= TICK_EVERY_S or self.done == self.layers:
+            self.last = now
+            read = round(self.tokens * self.done / self.layers)
+            GEN_LOG.info("%d of %d prompt tokens read for %d replies", read, self.tokens, self.batch,
+                         extra={"uxbench_prompt": (read, self.tokens, self.batch)})
+
+
 def generate_batch(
     loaded: LoadedModel,
     prompts: list[list[dict[str, str]]],
@@ -325,12 +360,19 @@ def generate_batch(
     if config.top_logprobs is not None or config.choices:
         capture = _Capture(max(1, config.logprob_tokens))
         processors.append(capture)
+    hooks: list[Any] = []
     if GEN_LOG.isEnabledFor(logging.INFO):  # someone shows progress
-        processors.append(_TokenTicks(gen["max_new_tokens"], len(prompts)))
+        written = _TokenTicks(gen["max_new_tokens"], len(prompts))
+        processors.append(written)
+        hooks = _PromptTicks(int(enc["attention_mask"].sum()), len(prompts), written).attach(model)
     if processors:
         gen["logits_processor"] = LogitsProcessorList(processors)
-    with torch.inference_mode():
-        out = model.generate(**enc, **gen)
+    try:
+        with torch.inference_mode():
+            out = model.generate(**enc, **gen)
+    finally:
+        for hook in hooks:
+            hook.remove()
     latency = time.perf_counter() - start
     input_len = enc["input_ids"].shape[1]
     new_ids = out.sequences[:, input_len:].tolist()

@@ -145,6 +145,8 @@ class HFModel(ModelAPI):
         engine.check_device(self.device)
         if not self.source.local and not self.allow_download:
             engine.check_hub_cache(self.source.path)
+        elif not self.source.local:
+            engine.check_hub_reachable(self.source.path)
 
     def run_batch(self, prompts: list[list[dict[str, str]]], config: GenerateConfig) -> list[ModelOutput]:
         """Worker-thread entry point: load on first use, then generate one batch."""

@@ -34,6 +34,20 @@ def test_train_then_eval_from_the_command_line(tmp_path: Path) -> None:
     assert figures["avg_acc"]["value"] == pytest.approx(card["test"]["avg_acc"]["value"])
 
 
+def test_eval_of_a_trained_judge_writes_its_runs_beside_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not into the user's runs/, where `leaderboard` and `view` would list them as runs of their own; it says where."""
+    monkeypatch.chdir(tmp_path)
+    data = judge_data.write(tmp_path / "d.jsonl", judge_data.rows(40, seed=3))
+    runner = CliRunner()
+    assert runner.invoke(app, ["judge", "train", "--data", str(data), "--out", "judge", "--encoder", "hashing",
+                               "--n-boot", "50"]).exit_code == 0
+    evaluated = runner.invoke(app, ["judge", "eval", "--judge", "lite:judge", "--data", "judge/test.jsonl",
+                                    "--n-boot", "50"])
+    assert evaluated.exit_code == 0, evaluated.output
+    assert "its runs go to judge/eval-runs" in evaluated.stderr, evaluated.stderr
+    assert any((tmp_path / "judge" / "eval-runs").iterdir()) and not (tmp_path / "runs").exists()
+
+
 def test_train_errors_are_one_line_without_a_traceback(tmp_path: Path) -> None:
     rows = [r for r in judge_data.rows(30) if r["ground_truth"] == -1]
     data = judge_data.write(tmp_path / "bad_only.jsonl", rows)

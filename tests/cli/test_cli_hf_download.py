@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from extra_skip import require_extra
 
 require_extra("local")

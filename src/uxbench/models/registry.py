@@ -125,7 +125,9 @@ MODEL_NAMES = {
                "openai:Qwen/Qwen2.5-7B-Instruct -M base_url=http://localhost:8000/v1  (vLLM, SGLang, Ollama, "
                "llama.cpp: the name the server serves)"],
     "replay": ["replay:/path/answers.jsonl"],
-    "scripted": ["scripted:always-good, scripted:oracle, scripted:file:/path/script.jsonl"],
+    "scripted": ["scripted:always-good, scripted:always-bad, scripted:echo, scripted:oracle",
+                 'scripted:file:/path/rules.json  (a JSON list of {"pattern": REGEX, "response": TEXT}; the first '
+                 "pattern found in the last user message answers)"],
 }
 """How to name a model of each provider on the command line (`uxbench providers`)."""
 

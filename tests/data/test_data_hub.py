@@ -11,10 +11,10 @@ import pytest
 
 from extra_skip import require_extra
 
+require_extra("hub")  # before the variables below: without the extra they would reach every later test
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
-
-require_extra("hub")
 
 import datasets  # noqa: E402
 

@@ -99,9 +99,9 @@ def validate_provider_args(
     from uxbench.models.providers._args import parse_provider_args
 
     name = parse_model_spec(provider)[0] if ":" in provider else provider
-    model_class = provider_args_model(name)  # an unknown provider: "did you mean" before a missing extra
-    require_provider_extra(provider)
-    return parse_provider_args(model_class, args or {}, provider=name, option=option)
+    checked = parse_provider_args(provider_args_model(name), args or {}, provider=name, option=option)
+    require_provider_extra(provider)  # after the arguments: a typo is said whether the extra is installed or not
+    return checked
 
 
 def require_provider_extra(spec: str) -> None:

@@ -134,9 +134,10 @@ def check_hub_cache(repo: str) -> None:
 HUB_CHECK_TIMEOUT_S = 10.0
 
 
-def check_hub_reachable(repo: str) -> None:
-    """With downloads allowed and `repo` not cached: one request to the hub, so that a machine without a network
-    hears so at once, not after the hub client's retries of every file (minutes)."""
+def check_hub_reachable(repo: str, *, offline: bool = False) -> None:
+    """With downloads asked for (`-M allow_download=true`) and `repo` not cached: one request to the hub, so that a
+    machine without a network hears so at once, not after the hub client's retries of every file (minutes).
+    `offline`: $HF_HUB_OFFLINE is set, which turns every download off."""
     import urllib.error
     import urllib.request
 
@@ -146,7 +147,6 @@ def check_hub_reachable(repo: str) -> None:
         from huggingface_hub import constants
 
         endpoint = str(constants.ENDPOINT).rstrip("/")
-        offline = bool(constants.HF_HUB_OFFLINE)
     except ImportError:
         return
     if offline:

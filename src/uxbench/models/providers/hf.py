@@ -143,10 +143,10 @@ class HFModel(ModelAPI):
     async def preflight(self) -> None:
         """The device exists and the weights are on this machine (or may be downloaded), before they load."""
         engine.check_device(self.device)
-        if not self.source.local and not self.allow_download:
+        if not self.source.local and not self.params.allow_download:
             engine.check_hub_cache(self.source.path)
-        elif not self.source.local:
-            engine.check_hub_reachable(self.source.path)
+        elif not self.source.local:  # asked for: said at once when it cannot happen ($HF_HUB_OFFLINE, no network)
+            engine.check_hub_reachable(self.source.path, offline=not self.allow_download)
 
     def run_batch(self, prompts: list[list[dict[str, str]]], config: GenerateConfig) -> list[ModelOutput]:
         """Worker-thread entry point: load on first use, then generate one batch."""

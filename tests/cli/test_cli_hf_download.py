@@ -14,7 +14,7 @@ require_extra("local")
 from cli_support import assert_clean_error, invoke  # noqa: E402
 
 from uxbench.errors import ConfigError  # noqa: E402
-from uxbench.models.providers import _hf_engine as engine  # noqa: E402
+from uxbench.models.providers import _hf_hub as hub  # noqa: E402
 from uxbench.testing import LoopbackServer  # noqa: E402
 
 REPO = "uxbench-tests/not-a-cached-model"
@@ -38,7 +38,7 @@ def test_a_hub_that_answers_lets_the_load_say_what_is_wrong(monkeypatch: pytest.
 
     with LoopbackServer() as server:  # answers 404 to /api/models/...: reachable, the load names the problem
         monkeypatch.setattr(constants, "ENDPOINT", server.base_url.removesuffix("/v1"))
-        engine.check_hub_reachable(REPO)
+        hub.check_hub_reachable(REPO)
 
 
 def test_hf_hub_offline_is_named_not_allow_download(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -49,4 +49,4 @@ def test_hf_hub_offline_is_named_not_allow_download(tmp_path: Path, monkeypatch:
     assert_clean_error(result, "$HF_HUB_OFFLINE turns downloads off")
     assert "pass -M allow_download" not in result.output
     with pytest.raises(ConfigError, match=r"\$HF_HUB_OFFLINE turns downloads off"):
-        engine.check_hub_reachable(REPO, offline=True)
+        hub.check_hub_reachable(REPO, offline=True)

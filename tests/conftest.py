@@ -1,8 +1,12 @@
 """Session-wide test settings.
 
-- The `extra` marker skips a test whose extra is not installed, with the install line (tests/extra_skip.py).
+- The `extra` marker skips a test whose extra is not installed, with the install line, and
+  `--record-skips FILE` lists the skipped tests for CI's second stage (tests/extra_skip.py).
 - No test reads or writes the developer's own configuration directory (the de-identification key lives there),
   so every test process and its children get a private one.
+- Nor the developer's response cache and view indexes: `$UXBENCH_CACHE_DIR` is a private directory too (unless
+  it is set already), whose `models/` is the real model cache, so the embedded model is fetched and converted
+  once, as `uxbench run` does it, and kept. A damaged or busy `~/.cache/uxbench/responses.sqlite` fails no test.
 """
 
 from __future__ import annotations
@@ -10,9 +14,11 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from pathlib import Path
 
 import pytest
-from extra_skip import skip_reason
+
+pytest_plugins = ["extra_skip"]  # the `extra` marker and --record-skips (tests/extra_skip.py)
 
 _CONFIG_HOME: list[str] = []
 
@@ -21,15 +27,15 @@ def pytest_configure(config: pytest.Config) -> None:
     home = tempfile.mkdtemp(prefix="uxbench-test-config-")
     _CONFIG_HOME.append(home)
     os.environ["XDG_CONFIG_HOME"] = home
-    config.addinivalue_line(
-        "markers", "extra(name, ...): needs these extras of pyproject.toml; skipped with the install line without them")
+    if not os.environ.get("UXBENCH_CACHE_DIR"):
+        from uxbench.models.embedded import models_dir
 
-
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    for mark in item.iter_markers("extra"):
-        reason = skip_reason(*mark.args)
-        if reason is not None:
-            pytest.skip(reason)
+        models = models_dir()  # the real one, before the variable points elsewhere
+        models.mkdir(parents=True, exist_ok=True)
+        cache = Path(home) / "cache"
+        cache.mkdir()
+        (cache / "models").symlink_to(models, target_is_directory=True)
+        os.environ["UXBENCH_CACHE_DIR"] = str(cache)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

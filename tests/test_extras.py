@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from extra_skip import skip_reason
 
+from extra_skip import require_extra, skip_reason
 from uxbench.extras import EXTRAS, MissingExtraError, install_line, require
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,3 +60,83 @@ def test_a_missing_extra_is_one_line_naming_the_command_and_the_extra() -> None:
 def test_an_unknown_extra_in_a_marker_is_an_error() -> None:
     with pytest.raises(ValueError, match="unknown extra 'webb'"):
         skip_reason("webb")
+
+
+SAMPLE = '''
+import pytest
+from extra_skip import require_extra
+
+@pytest.fixture
+def needs_plot():
+    require_extra("plot")
+
+@pytest.mark.extra("plot")
+def test_marked():
+    pass
+
+def test_runs():
+    pass
+
+def test_skips_for_another_reason():
+    pytest.skip("not an extra")
+
+def test_fixture(needs_plot):
+    pass
+
+def test_body():
+    require_extra("plot")
+
+@pytest.mark.extra("plot")
+@pytest.mark.parametrize("x", ["a b", "中", "c::d"])
+def test_param(x):
+    pass
+
+@pytest.mark.extra("plot")
+class TestMarkedClass:
+    def test_in_class(self):
+        pass
+'''
+SAMPLE_MODULE = '''
+from extra_skip import require_extra
+
+require_extra("plot")
+
+import matplotlib
+
+def test_whole_module():
+    assert matplotlib
+'''
+PYTEST = "\nimport sys, pytest\nsys.exit(pytest.main(sys.argv[2:]))\n"
+
+
+def test_the_recorder_lists_the_skips_and_a_second_run_runs_exactly_them(tmp_path: Path) -> None:
+    """CI's two stages in small: without the plot extra (its modules hidden) the recorder lists every skipped test,
+    whatever the declaration, and no test that ran; with the extra, running the list runs each of them once."""
+    from without_extra import python_without
+
+    (tmp_path / "test_sample.py").write_text(SAMPLE, encoding="utf-8")
+    (tmp_path / "test_sample_module.py").write_text(SAMPLE_MODULE, encoding="utf-8")
+    listed = tmp_path / "skipped.txt"
+    common = ["-p", "extra_skip", "-p", "no:cacheprovider", "--rootdir", str(tmp_path), "-q"]
+    env_path = f"{ROOT / 'tests'}"
+    first = python_without("plot", f"import sys; sys.path.insert(0, {env_path!r})" + PYTEST, *common,
+                           f"--record-skips={listed}", str(tmp_path), cwd=tmp_path)
+    assert first.returncode == 0, first.stdout + first.stderr
+    ids = listed.read_text(encoding="utf-8").splitlines()
+    assert sorted(ids) == sorted([
+        "test_sample.py::test_marked", "test_sample.py::test_fixture", "test_sample.py::test_body",
+        "test_sample.py::test_param[a b]", "test_sample.py::test_param[\\u4e2d]", "test_sample.py::test_param[c::d]",
+        "test_sample.py::TestMarkedClass::test_in_class", "test_sample_module.py",
+        "test_sample.py::test_skips_for_another_reason"]), ids
+    assert "9 skipped tests and modules listed in" in first.stdout and "(8 for a missing extra, 1 for another" \
+        in first.stdout, first.stdout
+    require_extra("plot")  # the second stage
+
+    second = subprocess.run([sys.executable, "-c", f"import sys; sys.path.insert(0, {env_path!r})" + PYTEST, "x",
+                             *common, "-rA", *ids], capture_output=True, text=True, cwd=tmp_path)
+    assert second.returncode == 0, second.stdout + second.stderr
+    passed = sorted(line.removeprefix("PASSED ") for line in second.stdout.splitlines() if line.startswith("PASSED"))
+    assert passed == sorted([i for i in ids if i not in ("test_sample_module.py", "test_sample.py::test_skips_for_"
+                                                         "another_reason")] +
+                            ["test_sample_module.py::test_whole_module"]), second.stdout
+    assert "SKIPPED [1] test_sample.py" in second.stdout and "1 skipped" in second.stdout, second.stdout

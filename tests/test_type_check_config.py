@@ -25,7 +25,10 @@ def test_every_library_of_the_local_extra_is_checked_as_absent() -> None:
     assert names and {n for n in names if n not in skipped or f"{n}.*" not in skipped} == set()
 
 
-def test_ci_lints_and_type_checks_before_the_tests() -> None:
+def test_ci_lints_and_type_checks_before_the_tests_of_every_extra() -> None:
+    """Stage 1 is a new user's `pytest`; stage 2 lints, type-checks and checks the layers, then runs the rest."""
     steps = [line.strip() for line in (ROOT / ".ci" / "run").read_text("utf-8").splitlines()
              if line.strip() and not line.lstrip().startswith("#")]
-    assert steps.index("ruff check src tests") < steps.index("mypy") < steps.index("python -m pytest")
+    first = next(i for i, s in enumerate(steps) if s.startswith("pytest "))
+    second = next(i for i, s in enumerate(steps) if s.startswith("python -m pytest "))
+    assert first < steps.index("ruff check src tests") < steps.index("mypy") < steps.index("lint-imports") < second

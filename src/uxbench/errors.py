@@ -89,8 +89,12 @@ class ContextLengthError(FatalModelError):
     """The request is longer than the model accepts. Retrying as is cannot help; a shorter input can."""
 
 
-class MissingDependencyError(ConfigError):
-    """An optional extra is needed for what was asked."""
+class MissingExtraError(ConfigError):
+    """A command needs an extra of pyproject.toml that is not installed (`uxbench.extras.require`)."""
+
+
+class MissingDependencyError(MissingExtraError):
+    """An optional extra's package is needed for what was asked (found missing on import)."""
 
     def __init__(self, package: str, extra: str, purpose: str) -> None:
         super().__init__(

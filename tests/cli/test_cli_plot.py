@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 from cli_support import assert_clean_error, invoke, judge_rows, log_rows, write_jsonl
 
-pytest.importorskip("matplotlib")
+from extra_skip import require_extra
+
+require_extra("plot")
 
 
 @pytest.fixture(scope="module")

@@ -8,6 +8,8 @@ from pathlib import Path
 
 from cli_support import assert_clean_error, invoke, judge_rows, write_jsonl
 
+from extra_skip import require_extra
+
 EVAL = ("--task", "eval", "--model", "scripted:echo", "--data", "demo", "--quiet")
 
 
@@ -182,7 +184,8 @@ def test_a_missing_key_an_unreachable_server_or_device_stop_before_the_run_start
     assert_clean_error(result, "--judge openai:grm", "Cannot reach")
     assert not out.exists()
     # An in-process model on a device that is not there: said before any weights load.
-    torch = pytest.importorskip("torch")
+    require_extra("local")
+    import torch
     if not torch.cuda.is_available():
         weights = tmp_path / "weights"
         weights.mkdir()

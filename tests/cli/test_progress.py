@@ -136,3 +136,16 @@ def test_tokens_being_written_show_between_finished_samples() -> None:
     assert "2/6" in line and "4 replies at 10/64 tokens" in line and line.count("\n") == 1  # one line of 80
     bar(ProgressEvent("end", 6, 6))
     assert not gen.handlers and not gen.isEnabledFor(logging.INFO)  # no listener left, no ticks computed
+
+
+def test_prompt_tokens_being_read_show_before_the_first_token() -> None:
+    # was: 0/24 and no count for minutes while a CPU batch read its long prompts
+    bar, _clock, _out = _bar()
+    bar(ProgressEvent("start", 0, 24, run_dir=Path("runs/x")))
+    gen = logging.getLogger("uxbench.models.generate")
+    gen.info("1,800 of 12,000 prompt tokens read", extra={"uxbench_prompt": (1800, 12000, 8)})
+    line = bar.render()
+    assert "0/24" in line and "read 1,800/12,000 prompt tokens" in line and line.count("\n") == 1
+    gen.info("1 of at most 4 tokens", extra={"uxbench_tokens": (1, 4, 8)})
+    assert "8 replies at 1/4 tokens" in bar.render() and "prompt" not in bar.render()
+    bar(ProgressEvent("end", 24, 24))

@@ -9,10 +9,14 @@ from typing import Any
 
 import pytest
 
+from extra_skip import require_extra
+
+require_extra("hub")  # before the variables below: without the extra they would reach every later test
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
-datasets = pytest.importorskip("datasets")
+import datasets  # noqa: E402
 
 from uxbench.data.hub import HubDataset  # noqa: E402
 from uxbench.data.loaders import load_cases  # noqa: E402

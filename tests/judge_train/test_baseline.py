@@ -11,14 +11,16 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("sklearn")
+from extra_skip import require_extra
 
-import judge_data
-from typer.testing import CliRunner
+require_extra("judge")
 
-from uxbench.cli.main import app
-from uxbench.judge_train.baseline import verdict_of
-from uxbench.judge_train.train import TrainOptions, train_lite
+import judge_data  # noqa: E402
+from typer.testing import CliRunner  # noqa: E402
+
+from uxbench.cli.main import app  # noqa: E402
+from uxbench.judge_train.baseline import verdict_of  # noqa: E402
+from uxbench.judge_train.train import TrainOptions, train_lite  # noqa: E402
 
 
 def _marked_rows(n: int, seed: int) -> list[dict[str, Any]]:

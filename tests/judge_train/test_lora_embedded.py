@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("torch")
-pytest.importorskip("transformers")
-pytest.importorskip("peft")
+from extra_skip import require_extra
 
-import judge_data
+require_extra("lora")
+
+import judge_data  # noqa: E402
 
 REAL_CACHE = os.environ.get("UXBENCH_CACHE_DIR")
 """The model cache as it was before the tests' fixtures pointed the response cache elsewhere: the embedded model

@@ -11,14 +11,14 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-import pytest
+from extra_skip import require_extra
 
-pytest.importorskip("sklearn")
+require_extra("judge")
 
-from typer.testing import CliRunner
+from typer.testing import CliRunner  # noqa: E402
 
-from uxbench.cli.main import app
-from uxbench.judge_train.label_sources import shipped_precision
+from uxbench.cli.main import app  # noqa: E402
+from uxbench.judge_train.label_sources import shipped_precision  # noqa: E402
 
 T0 = datetime(2024, 5, 1, 9, tzinfo=timezone.utc)
 TOPICS = ["a static IP on Ubuntu", "sorting a list in Python", "descaling a coffee machine", "backing up photos",

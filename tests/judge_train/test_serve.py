@@ -11,19 +11,21 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("sklearn")
+from extra_skip import require_extra
 
-import aiohttp
-import judge_data
+require_extra("judge")
 
-from uxbench.judge_train.evaluate import run_judge
-from uxbench.judge_train.serve import JudgeServer
-from uxbench.judge_train.train import TrainOptions, train_lite
-from uxbench.models.api import GenerateConfig
-from uxbench.models.registry import create_model_api
-from uxbench.scoring.prompts import JudgeInput, PromptOptions
-from uxbench.scoring.prompts.render import build_messages
-from uxbench.testing.server import BackgroundServer
+import aiohttp  # noqa: E402
+import judge_data  # noqa: E402
+
+from uxbench.judge_train.evaluate import run_judge  # noqa: E402
+from uxbench.judge_train.serve import JudgeServer  # noqa: E402
+from uxbench.judge_train.train import TrainOptions, train_lite  # noqa: E402
+from uxbench.models.api import GenerateConfig  # noqa: E402
+from uxbench.models.registry import create_model_api  # noqa: E402
+from uxbench.scoring.prompts import JudgeInput, PromptOptions  # noqa: E402
+from uxbench.scoring.prompts.render import build_messages  # noqa: E402
+from uxbench.testing.server import BackgroundServer  # noqa: E402
 
 NAME = "my-judge"
 
@@ -50,7 +52,8 @@ def _messages(query: str, response: str) -> list[dict[str, str]]:
 
 
 def test_openai_sdk_top_logprobs_give_the_judges_own_probability(trained: Path, served: str) -> None:
-    openai = pytest.importorskip("openai")
+    require_extra("dev")
+    import openai
     client = openai.OpenAI(base_url=served, api_key="not-needed")
     assert [m.id for m in client.models.list().data] == [NAME]
     judge = create_model_api(f"lite:{trained}")
@@ -135,7 +138,8 @@ def test_the_serve_command_listens_and_answers(trained: Path) -> None:
 
 @pytest.mark.parametrize("k", [1, 5, 20])
 def test_openai_sdk_gets_as_many_top_logprobs_as_it_asks_for(served: str, k: int) -> None:
-    openai = pytest.importorskip("openai")
+    require_extra("dev")
+    import openai
     client = openai.OpenAI(base_url=served, api_key="not-needed")
     messages = _messages("红烧肉怎么做？", "关于红烧肉怎么做：第一步准备好，第二步按顺序操作。")
     reply = client.chat.completions.create(model=NAME, messages=messages,  # type: ignore[arg-type]

@@ -9,8 +9,11 @@ from pathlib import Path
 
 import pytest
 
-ray = pytest.importorskip("ray")
+from extra_skip import require_extra
 
+require_extra("ray")
+
+import ray  # noqa: E402
 from pipeline_support import PII_VALUES, PipelineScript, tree_bytes, write_log  # noqa: E402
 
 from uxbench.errors import MissingDependencyError  # noqa: E402

@@ -11,6 +11,7 @@ import pytest
 from eval_signals_support import LABELS, wilson, write_fixture
 from typer.testing import CliRunner
 
+from extra_skip import require_extra
 from uxbench.cli.main import app
 from uxbench.errors import DataError
 from uxbench.mining.deid import SALT_ENV
@@ -97,7 +98,7 @@ def test_table_markdown_and_plots(tmp_path: Path) -> None:
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv(SALT_ENV, "eval-signals-salt")
         table = runner.invoke(app, [*base, "--plot", str(tmp_path / "pr.svg")])
-        md = runner.invoke(app, [*base, "--format", "md", "--no-errors", "--plot", str(tmp_path / "pr.png")])
+        md = runner.invoke(app, [*base, "--format", "md", "--no-errors"])
     assert table.exit_code == 0, table.output
     assert "dissatisfied (any)" in table.stdout and "0.67 [" in table.stdout
     assert "Misses of dissatisfied (3)" in table.stdout
@@ -107,6 +108,11 @@ def test_table_markdown_and_plots(tmp_path: Path) -> None:
     assert "| dissatisfied (any) | 5 | 3 | 2 | 1 | 3 |" in md.stdout and "Misses" not in md.stdout
     svg = (tmp_path / "pr.svg").read_text()
     assert svg.startswith("<svg") and "<polyline" in svg and svg.rstrip().endswith("</svg>")
+    require_extra("plot")  # a PNG curve is matplotlib's (the SVG needs nothing)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(SALT_ENV, "eval-signals-salt")
+        png = runner.invoke(app, [*base, "--format", "md", "--no-errors", "--plot", str(tmp_path / "pr.png")])
+    assert png.exit_code == 0, png.output
     assert (tmp_path / "pr.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

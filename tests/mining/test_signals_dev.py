@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from signals_dev_support import signals_dev
 
+from extra_skip import require_extra
 from uxbench.mining.deid import SALT_ENV
 from uxbench.mining.eval_signals import evaluate_signals
 from uxbench.mining.pipeline.mined import mined_run
@@ -77,7 +78,7 @@ def test_operating_point_chosen_on_dev_meets_the_goal_on_held_out(mined: tuple[P
 
 
 def test_learned_classifier_trained_on_dev_holds_on_held_out(mined: tuple[Path, Path], tmp_path: Path) -> None:
-    pytest.importorskip("sklearn", reason="the learned classifier needs the learn extra (scikit-learn)")
+    require_extra("learn")
     from uxbench.mining.train_signals import train_signals
 
     labels, out = mined

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from extra_skip import require_extra
 from uxbench.errors import ConfigError
 from uxbench.models import embedded
 from uxbench.models.providers import _hf_engine as engine
@@ -187,9 +188,9 @@ def _real_gguf() -> Path | None:
 
 @pytest.mark.slow
 def test_the_converted_directory_gives_the_gguf_models_logits(tmp_path: Path) -> None:
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    pytest.importorskip("gguf")
+    require_extra("local")
+    import torch
+    import transformers
     gguf = _real_gguf()
     if gguf is None:
         pytest.skip("the embedded GGUF file is not on this machine (CI fetches it first)")

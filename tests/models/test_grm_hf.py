@@ -7,9 +7,12 @@ from pathlib import Path
 
 import pytest
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
+from extra_skip import require_extra
 
+require_extra("local")
+
+import torch  # noqa: E402
+import transformers  # noqa: E402
 from test_provider_hf import build_tiny_model  # noqa: E402
 
 from uxbench.data.schema import Message  # noqa: E402

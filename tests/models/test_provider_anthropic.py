@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 from collections.abc import Iterator
 from typing import Any
 
@@ -16,10 +15,7 @@ from uxbench.models.api import GenerateConfig
 from uxbench.models.registry import create_model_api
 from uxbench.testing.server import BackgroundServer
 
-requires_sdk = pytest.mark.skipif(
-    importlib.util.find_spec("anthropic") is None,
-    reason="SDK not installed (pip install 'uxbench[anthropic]')",
-)
+requires_sdk = pytest.mark.extra("anthropic")
 
 KEY = "ak-test-key-0001"
 
@@ -161,8 +157,8 @@ async def test_missing_key_is_fatal_and_names_the_variable(monkeypatch: pytest.M
 
 
 async def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
-    from uxbench.errors import MissingDependencyError
+    from uxbench.errors import MissingExtraError
 
     monkeypatch.setitem(__import__("sys").modules, "anthropic", None)  # makes `import anthropic` fail
-    with pytest.raises(MissingDependencyError, match=r"uxbench\[anthropic\]"):
+    with pytest.raises(MissingExtraError, match=r"needs the anthropic extra .*uxbench\[anthropic\]"):
         await model("http://127.0.0.1:9").generate(CONVO, GenerateConfig())

@@ -76,6 +76,7 @@ def test_values_are_converted_and_blank_means_default() -> None:
     assert hf.model_dump()["allow_download"] is True and hf.model_dump()["max_new_tokens"] == 16
 
 
+@pytest.mark.extra("anthropic")
 def test_cache_identities_hold_answer_changing_arguments_and_no_secret(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("UXBENCH_TEST_KEY", "sk-identity-secret-1")
@@ -108,6 +109,27 @@ def test_providers_command_lists_every_argument_from_the_models() -> None:
     assert "max_concurrency" not in result.output
 
 
+def test_the_scripted_rules_file_is_described_as_it_is_read(tmp_path: Path) -> None:
+    """`uxbench providers` and the README give the same form of the rules file, the one the provider reads."""
+    import asyncio
+
+    from uxbench.data.schema import Message
+    from uxbench.models.api import GenerateConfig
+
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps([{"pattern": "周末|weekend", "response": "好"}]), encoding="utf-8")
+    api = create_model_api(f"scripted:file:{rules}")
+    out = asyncio.run(api.generate([Message(role="user", content="plans for the weekend?")], GenerateConfig()))
+    assert out.text == "好"
+    listed = CliRunner().invoke(app, ["providers"]).output
+    assert "scripted:file:/path/rules.json" in listed and 'JSON list of {"pattern": REGEX, "response": TEXT}' \
+        in " ".join(listed.split()), listed
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert '`file:RULES.json` (`[{"pattern": REGEX, "response": TEXT}]`' in readme
+    assert "script.jsonl" not in listed + readme
+
+
+@pytest.mark.extra("anthropic", "google")
 def test_sdk_providers_keep_url_passwords_out_of_identity(monkeypatch: pytest.MonkeyPatch) -> None:
     for spec in ("anthropic:m", "google:m"):
         api = create_model_api(spec, {"base_url": "https://bob:sdk-url-secret-1@gw.example/v1"})

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -12,15 +11,12 @@ import pytest
 from aiohttp import web
 
 from uxbench.data.schema import Message
-from uxbench.errors import FatalModelError, MissingDependencyError, RateLimitError, TransientModelError
+from uxbench.errors import FatalModelError, MissingExtraError, RateLimitError, TransientModelError
 from uxbench.models.api import GenerateConfig
 from uxbench.models.registry import create_model_api
 from uxbench.testing.server import BackgroundServer
 
-requires_sdk = pytest.mark.skipif(
-    importlib.util.find_spec("google") is None or importlib.util.find_spec("google.genai") is None,
-    reason="SDK not installed (pip install 'uxbench[google]')",
-)
+requires_sdk = pytest.mark.extra("google")
 
 KEY = "gk-test-key-0002"
 # The SDK's own aiohttp subclass warns on import; not ours to fix.
@@ -171,5 +167,5 @@ async def test_missing_key_names_the_variable(monkeypatch: pytest.MonkeyPatch) -
 
 async def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "google.genai", None)
-    with pytest.raises(MissingDependencyError, match=r"uxbench\[google\]"):
+    with pytest.raises(MissingExtraError, match=r"needs the google extra .*uxbench\[google\]"):
         await model("http://127.0.0.1:9").generate(CONVO, GenerateConfig())

@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
-tokenizers = pytest.importorskip("tokenizers")
+from extra_skip import require_extra
+
+require_extra("local")
+
+import torch  # noqa: E402
 
 from uxbench.data.schema import Message  # noqa: E402
 from uxbench.errors import ConfigError, FatalModelError  # noqa: E402
@@ -249,10 +251,12 @@ async def test_a_batch_reports_the_tokens_it_has_written(tiny: Path, monkeypatch
     import logging
 
     seen: list[tuple[int, int, int]] = []
+    read: list[tuple[int, int, int]] = []
 
     class Keep(logging.Handler):
         def emit(self, record: logging.LogRecord) -> None:
-            seen.append(record.uxbench_tokens)  # type: ignore[attr-defined]
+            prompt = getattr(record, "uxbench_prompt", None)
+            (read if prompt is not None else seen).append(prompt or record.uxbench_tokens)  # type: ignore[attr-defined]
 
     model = hf(tiny)
     cfg = GenerateConfig(max_tokens=6, temperature=0.0)
@@ -270,3 +274,9 @@ async def test_a_batch_reports_the_tokens_it_has_written(tiny: Path, monkeypatch
     assert ticked.text == quiet.text  # counting leaves the scores as they are
     assert seen and [s[0] for s in seen] == list(range(1, len(seen) + 1)) and len(seen) <= 6
     assert all(cap == 6 and batch == 1 for _, cap, batch in seen)
+    # before the first token: the prompt's tokens read, one report per decoder layer here (no time between them)
+    import transformers
+
+    tokens = quiet.usage.input_tokens
+    layers = transformers.AutoConfig.from_pretrained(tiny).num_hidden_layers
+    assert read == [(round(tokens * i / layers), tokens, 1) for i in range(1, layers + 1)], (read, tokens, layers)

@@ -10,11 +10,13 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("matplotlib")
+from extra_skip import require_extra
 
-from uxbench.report import plot_fonts
-from uxbench.report.plot_data import BarChart, Series
-from uxbench.report.plots import figure, render
+require_extra("plot")
+
+from uxbench.report import plot_fonts  # noqa: E402
+from uxbench.report.plot_data import BarChart, Series  # noqa: E402
+from uxbench.report.plots import figure, render  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 

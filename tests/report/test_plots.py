@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from runs_support import write_eval_run, write_judge_run
 
+from extra_skip import require_extra
 from uxbench.errors import ConfigError, UxbenchError
 from uxbench.report.bias import bias_report
 from uxbench.report.leaderboard import leaderboard
@@ -153,7 +154,7 @@ def _svg_texts(data: bytes) -> list[str]:
 
 
 def test_png_and_svg_files_parse_and_carry_the_values(tmp_path: Path, task1: Path) -> None:
-    pytest.importorskip("matplotlib")
+    require_extra("plot")
     from uxbench.report.plots import render, write
 
     chart = scenario_bars([_summary(task1)])
@@ -170,7 +171,7 @@ def test_png_and_svg_files_parse_and_carry_the_values(tmp_path: Path, task1: Pat
 
 @pytest.mark.parametrize("kind", ["reliability", "selfpref", "scaling"])
 def test_every_run_plot_draws(tmp_path: Path, task1: Path, evals: Path, kind: str) -> None:
-    pytest.importorskip("matplotlib")
+    require_extra("plot")
     from uxbench.report.plots import render
 
     paths = [str(task1)] if kind == "reliability" else [str(evals)]
@@ -186,7 +187,7 @@ def test_every_run_plot_draws(tmp_path: Path, task1: Path, evals: Path, kind: st
 
 
 def test_bars_without_ci_and_lines_draw(tmp_path: Path) -> None:
-    pytest.importorskip("matplotlib")
+    require_extra("plot")
     from uxbench.report.plot_data import Series
     from uxbench.report.plots import render
 

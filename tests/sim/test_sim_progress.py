@@ -63,3 +63,26 @@ def test_turns_count_while_sessions_run() -> None:
     assert progress._progress is not None
     assert progress._progress.tasks[0].fields["note"] == "turns 5"
     progress(SimEvent("end", 3, 3))
+
+
+def test_an_in_process_models_reading_and_writing_shows_between_messages() -> None:
+    """The embedded model reads its prompts for minutes on a busy CPU before a message ends: the note says so."""
+    import logging
+
+    console = Console(file=io.StringIO(), width=120, force_terminal=False, color_system=None)
+    progress = SimProgress(console, clock=lambda: 0.0)
+    progress(SimEvent("start", 0, 4, turns=0, run_dir=Path("runs/x")))
+    gen = logging.getLogger("uxbench.models.generate")
+    gen.info("read", extra={"uxbench_prompt": (300, 1200, 4)})
+    assert progress._progress is not None
+
+    def note() -> str:
+        assert progress._progress is not None
+        return str(progress._progress.tasks[0].fields["note"])
+
+    assert note() == "turns 0 · read 300/1,200 prompt tokens"
+    progress(SimEvent("turn", 0, 4, turns=1))
+    gen.info("written", extra={"uxbench_tokens": (5, 64, 4)})
+    assert note() == "turns 1 · 4 replies at 5/64 tokens"
+    progress(SimEvent("end", 4, 4))
+    assert not gen.handlers and not gen.isEnabledFor(logging.INFO)

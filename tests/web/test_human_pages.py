@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("fastapi")
-pytest.importorskip("nh3")
-pytest.importorskip("httpx")
+from extra_skip import require_extra
 
-from fastapi.testclient import TestClient
-from web_support import LOOPBACK
+require_extra("web")
 
-from uxbench.human.study import Study
-from uxbench.web.app import create_app
-from uxbench.web.catalog import Catalog
+from fastapi.testclient import TestClient  # noqa: E402
+from web_support import LOOPBACK  # noqa: E402
+
+from uxbench.human.study import Study  # noqa: E402
+from uxbench.web.app import create_app  # noqa: E402
+from uxbench.web.catalog import Catalog  # noqa: E402
 
 
 @pytest.fixture

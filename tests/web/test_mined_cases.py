@@ -9,20 +9,18 @@ import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 
-import pytest
+from extra_skip import require_extra
 
-pytest.importorskip("fastapi")
-pytest.importorskip("nh3")
-pytest.importorskip("httpx")
+require_extra("web")
 
-from fastapi.testclient import TestClient
-from typer.testing import CliRunner
-from web_support import LOOPBACK
+from fastapi.testclient import TestClient  # noqa: E402
+from typer.testing import CliRunner  # noqa: E402
+from web_support import LOOPBACK  # noqa: E402
 
-from uxbench.cli.main import app as cli
-from uxbench.runs.store import RunStore
-from uxbench.web.app import create_app
-from uxbench.web.catalog import build_catalog
+from uxbench.cli.main import app as cli  # noqa: E402
+from uxbench.runs.store import RunStore  # noqa: E402
+from uxbench.web.app import create_app  # noqa: E402
+from uxbench.web.catalog import build_catalog  # noqa: E402
 
 
 def _row(i: int, gold: str, text: str) -> dict[str, object]:

@@ -9,15 +9,15 @@ import json
 import shutil
 from pathlib import Path
 
-import pytest
+from extra_skip import require_extra
 
-pytest.importorskip("jinja2")
+require_extra("web")
 
-from typer.testing import CliRunner
+from typer.testing import CliRunner  # noqa: E402
 
-from uxbench.cli.main import app
-from uxbench.data.loaders import DEMO_DIR
-from uxbench.web.public import Publisher, data_name, strip_paths
+from uxbench.cli.main import app  # noqa: E402
+from uxbench.data.loaders import DEMO_DIR  # noqa: E402
+from uxbench.web.public import Publisher, data_name, strip_paths  # noqa: E402
 
 SECRET = "Zq7-private-home-4417"
 

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("fastapi")
-pytest.importorskip("nh3")
-pytest.importorskip("uvicorn")
-httpx = pytest.importorskip("httpx")
+from extra_skip import require_extra
 
+require_extra("web")
+
+import httpx  # noqa: E402
 from typer.testing import CliRunner  # noqa: E402
 
 from uxbench.cli.main import app  # noqa: E402

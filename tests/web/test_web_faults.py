@@ -12,21 +12,22 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("fastapi")
-pytest.importorskip("httpx")
+from extra_skip import require_extra
 
-from fastapi.testclient import TestClient
-from typer.testing import CliRunner
-from web_support import LOOPBACK
-from web_support_zh import write_recovery_run_zh
+require_extra("web")
 
-from uxbench.cli.main import app as cli
-from uxbench.human.study import Study
-from uxbench.runs.curation import CURATION_DB, Curation
-from uxbench.runs.store import RunStore
-from uxbench.web.app import create_app
-from uxbench.web.catalog import build_catalog
-from uxbench.web.sample_index import SampleIndex
+from fastapi.testclient import TestClient  # noqa: E402
+from typer.testing import CliRunner  # noqa: E402
+from web_support import LOOPBACK  # noqa: E402
+from web_support_zh import write_recovery_run_zh  # noqa: E402
+
+from uxbench.cli.main import app as cli  # noqa: E402
+from uxbench.human.study import Study  # noqa: E402
+from uxbench.runs.curation import CURATION_DB, Curation  # noqa: E402
+from uxbench.runs.store import RunStore  # noqa: E402
+from uxbench.web.app import create_app  # noqa: E402
+from uxbench.web.catalog import build_catalog  # noqa: E402
+from uxbench.web.sample_index import SampleIndex  # noqa: E402
 
 
 @pytest.fixture

@@ -11,21 +11,20 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("fastapi")
-pytest.importorskip("nh3")
-pytest.importorskip("markdown_it")
-pytest.importorskip("httpx")
+from extra_skip import require_extra
 
-from fastapi.testclient import TestClient
-from typer.testing import CliRunner
+require_extra("web")
+
+from fastapi.testclient import TestClient  # noqa: E402
+from typer.testing import CliRunner  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "report"))
-from runs_support import write_eval_run
-from web_support import LOOPBACK
+from runs_support import write_eval_run  # noqa: E402
+from web_support import LOOPBACK  # noqa: E402
 
-from uxbench.cli.main import app
-from uxbench.web.app import create_app
-from uxbench.web.catalog import build_catalog
+from uxbench.cli.main import app  # noqa: E402
+from uxbench.web.app import create_app  # noqa: E402
+from uxbench.web.catalog import build_catalog  # noqa: E402
 
 JUDGE = "openai:judge-x"
 

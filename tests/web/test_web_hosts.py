@@ -8,19 +8,18 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import pytest
+from extra_skip import require_extra
 
-pytest.importorskip("fastapi")
-pytest.importorskip("httpx")
+require_extra("web")
 
-from fastapi.testclient import TestClient
-from web_support import LOOPBACK
+from fastapi.testclient import TestClient  # noqa: E402
+from web_support import LOOPBACK  # noqa: E402
 
-from uxbench.human.study import Study
-from uxbench.runs.curation import CURATION_DB
-from uxbench.web.app import create_app
-from uxbench.web.catalog import Catalog, build_catalog
-from uxbench.web.security import HostCheck, host_name
+from uxbench.human.study import Study  # noqa: E402
+from uxbench.runs.curation import CURATION_DB  # noqa: E402
+from uxbench.web.app import create_app  # noqa: E402
+from uxbench.web.catalog import Catalog, build_catalog  # noqa: E402
+from uxbench.web.security import HostCheck, host_name  # noqa: E402
 
 FOREIGN = "rebind.attacker.example"
 

@@ -11,20 +11,19 @@ from typing import Any
 
 import pytest
 
-pytest.importorskip("fastapi")
-pytest.importorskip("nh3")
-pytest.importorskip("markdown_it")
-pytest.importorskip("httpx")
+from extra_skip import require_extra
 
-from fastapi.testclient import TestClient
-from web_support import LOOPBACK, XSS_CASE
+require_extra("web")
 
-from uxbench.metrics.proportions import DEFAULT_N_BOOT
-from uxbench.runs.curation import CURATION_DB, Curation
-from uxbench.runs.store import RunStore
-from uxbench.web.app import create_app
-from uxbench.web.catalog import build_catalog
-from uxbench.web.render import cell_text
+from fastapi.testclient import TestClient  # noqa: E402
+from web_support import LOOPBACK, XSS_CASE  # noqa: E402
+
+from uxbench.metrics.proportions import DEFAULT_N_BOOT  # noqa: E402
+from uxbench.runs.curation import CURATION_DB, Curation  # noqa: E402
+from uxbench.runs.store import RunStore  # noqa: E402
+from uxbench.web.app import create_app  # noqa: E402
+from uxbench.web.catalog import build_catalog  # noqa: E402
+from uxbench.web.render import cell_text  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -231,7 +230,7 @@ def test_security_headers_and_static_files_from_the_package(client: TestClient) 
 
 
 def test_charts_from_report_plots_are_served_as_svg_images(client: TestClient, served: dict[str, Path]) -> None:
-    pytest.importorskip("matplotlib")
+    require_extra("plot")
     run = served["judge"].name
     html = client.get(f"/runs/{run}").text
     assert f'src="/runs/{run}/plots/scenario.svg"' in html and f'src="/runs/{run}/plots/reliability.svg"' in html

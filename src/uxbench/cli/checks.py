@@ -180,6 +180,10 @@ def check_mine_run_options(
     for log in logs:
         not_blank("LOGS", log, hint="give log files or directories")
     one_of("--engine", engine, ("local", "ray"))
+    if engine == "ray":
+        from uxbench.extras import require
+
+        require("ray", "uxbench mine run --engine ray")
     if engine != "ray":
         only_with({"--ray-address": ray_address}, "to --engine ray", fix="add --engine ray, or drop it")
     not_blank("--model", model, hint="name a model as PROVIDER:MODEL, or pass --no-llm")

@@ -45,7 +45,7 @@ def serve_study(
     from uxbench.web.serve import preflight
 
     preflight(host, port, None)
-    require_web()
+    require_web("uxbench human serve")
     from uxbench.human.study import Study
     from uxbench.web.catalog import Catalog
     from uxbench.web.serve import serve

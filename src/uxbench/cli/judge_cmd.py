@@ -178,6 +178,9 @@ def train(
     _positive("--learning-rate", learning_rate)
     if not device.startswith("cuda:"):
         _choice("--device", device, ("auto", "cpu", "cuda"))
+    from uxbench.extras import require
+
+    require("judge" if method == "lite" else "lora", f"uxbench judge train --method {method}")
     if method == "lite":
         from uxbench.judge_train.train import TrainOptions, train_lite
 
@@ -256,8 +259,9 @@ def eval_(
                                                                             "repeat.")] = None,
     skip_invalid: Annotated[bool, typer.Option("--skip-invalid", help="Skip invalid data rows (counted) instead "
                                                                       "of stopping.")] = False,
-    runs_root: Annotated[Path, typer.Option(metavar="DIR",
-                                            help="Where the judges' run directories go.")] = Path("runs"),
+    runs_root: Annotated[Path | None, typer.Option(
+        metavar="DIR", help="Where the judges' run directories go (`uxbench leaderboard` and `view` list them there).",
+        show_default="DIR/eval-runs of a judge trained by `uxbench judge train`, else runs")] = None,
     concurrency: Annotated[int | None, typer.Option(metavar="N", help="Parallel calls per judge.",
                                                     show_default="the judge's own")] = None,
     n_boot: Annotated[int, typer.Option(metavar="N", help="Bootstrap rounds of the CIs.")] = 2000,
@@ -270,7 +274,7 @@ def eval_(
 
     from uxbench.cli.judge_render import check_format, render
     from uxbench.cli.progress import RichProgress
-    from uxbench.judge_train.evaluate import default_baseline_rows, evaluate
+    from uxbench.judge_train.evaluate import default_baseline_rows, default_runs_root, evaluate
     from uxbench.models.registry import parse_model_args
 
     check_format(format)
@@ -284,11 +288,22 @@ def eval_(
     if against_arg and against is None:
         raise ConfigError("--against-arg needs --against")
     base_rows = None if no_baseline else (baseline_train or default_baseline_rows(judge))
+    from uxbench.models.registry import require_provider_extra
+
+    for spec in (judge, reference, against):
+        if spec is not None:
+            require_provider_extra(spec)
+    if base_rows is not None:  # the TF-IDF baseline is scikit-learn's
+        from uxbench.extras import require
+
+        require("judge", "uxbench judge eval (its TF-IDF baseline; --no-baseline leaves it out)")
+    runs_root = runs_root or default_runs_root(judge)
     console = Console(stderr=True)
     progress = RichProgress(console, enabled=not quiet)
     if not quiet:
         console.print(f"judge eval: {judge} on {data}" + (f", baseline trained on {base_rows}" if base_rows else
-                                                           ", no baseline"), highlight=False, markup=False)
+                                                           ", no baseline") + f"; its runs go to {runs_root}",
+                      highlight=False, markup=False)
     try:
         result = asyncio.run(evaluate(
             judge, data, judge_args=parse_model_args(judge_arg, option="--judge-arg"), reference=reference,

@@ -30,6 +30,7 @@ from uxbench.cli import (
 )
 from uxbench.cli.help_format import install as _install_help_format
 from uxbench.errors import UxbenchError
+from uxbench.extras import RUNNING_COMMAND
 
 _install_help_format()
 
@@ -77,6 +78,16 @@ class _ErrorsAsMessages(TyperGroup):
     """Every command's `UxbenchError` (bad input, config, data) and file-system error (a path that is a
     file, a directory without permission) becomes one `error:` line, under the test runner as in a shell."""
 
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        """Also note the command's full name (`uxbench mine run`) for the messages of a missing extra."""
+        name, command, rest = super().resolve_command(ctx, args)
+        words = [name]
+        subcommands = getattr(command, "commands", None)
+        if isinstance(subcommands, dict) and rest and rest[0] in subcommands:
+            words.append(rest[0])
+        RUNNING_COMMAND.set(" ".join(["uxbench", *(w for w in words if w)]))
+        return name, command, rest
+
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
@@ -89,6 +100,8 @@ class _ErrorsAsMessages(TyperGroup):
             fail(os_error_text(exc))
         except sqlite3.Error as exc:
             fail(sqlite_error_text(exc))
+        finally:
+            RUNNING_COMMAND.set(None)
 
 
 def _silence_stdout() -> None:

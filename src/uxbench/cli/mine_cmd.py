@@ -20,7 +20,7 @@ app = typer.Typer(no_args_is_help=True)
 @app.command("run", help="Mine logs: de-identify, gate, signals, dedup, then (with --model) the LLM agents and the "
                          "exported cases. Reruns resume from the checkpoints in OUT/work.")
 def run(
-    logs: Annotated[list[str], typer.Argument(help="Log files (.jsonl[.gz], .parquet) or directories of them.")],
+    logs: Annotated[list[str], typer.Argument(help="Log files (.jsonl[.gz], .parquet) or directories of them; demo: the bundled sample log.")],  # noqa: E501
     out: Annotated[Path, typer.Option("--out", "-o", help="Output directory (checkpoints in OUT/work).")],
     no_llm: Annotated[bool, typer.Option("--no-llm", help="Only the deterministic stages: no model needed.")] = False,
     llm_signals: Annotated[bool, typer.Option("--llm-signals", help="Also classify each follow-up message with the model.")] = False,  # noqa: E501
@@ -130,11 +130,19 @@ def run(
 
 
 def _sim_run_logs(logs: list[str], quiet: bool) -> list[str]:
-    """A `uxbench sim run` directory stands for its canonical log, sessions.jsonl (its other files are not logs)."""
+    """A `uxbench sim run` directory stands for its canonical log, sessions.jsonl (its other files are not logs);
+    `demo` (when no such file is here) for the sample chat log bundled with uxbench."""
+    from uxbench.mining.ingest import SAMPLE_LOG
     from uxbench.sim.store import SESSIONS_LOG, is_sim_run
 
     out = []
     for path in logs:
+        if path == "demo" and not Path(path).exists():
+            if not quiet:
+                typer.echo(f"demo: the sample chat log bundled with uxbench (38 conversations written by this project, "
+                           f"zh and en), {SAMPLE_LOG}", err=True)
+            out.append(str(SAMPLE_LOG))
+            continue
         if is_sim_run(path):
             log = Path(path) / SESSIONS_LOG
             if not log.is_file():

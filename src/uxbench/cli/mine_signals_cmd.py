@@ -60,6 +60,10 @@ def eval_signals(
 
         raise ConfigError("--model measures the LLM follow-up check, which gives labels, not scores: drop "
                           + ("--signals" if signals != "rules" else "--threshold") + " or --model")
+    if plot is not None and plot.suffix.lower() == ".png":
+        from uxbench.extras import require
+
+        require("plot", "uxbench mine eval-signals --plot OUT.png (OUT.svg needs nothing)")
     if model is None:
         result = evaluate_signals(labels, log, split=chosen, threshold=threshold, target_precision=target_precision,
                                   workdir=workdir, say=say, learned=parse_signals_option(signals))
@@ -120,6 +124,9 @@ def train_signals(
 
     if split == "held-out":
         raise ConfigError("train on dev or all: the held-out part is only for reporting")
+    from uxbench.extras import require
+
+    require("learn", "uxbench mine train-signals")
 
     def say(line: str) -> None:
         if not quiet:

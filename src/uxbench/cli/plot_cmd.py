@@ -32,5 +32,8 @@ def plot(
         from uxbench.errors import ConfigError
 
         raise ConfigError(f"--out {out}: the file name must end in .png or .svg.")
+    from uxbench.extras import require
+
+    require("plot", "uxbench plot")
     chart = chart_for(kind, paths, task=task, by=by, n_boot=n_boot, seed=seed)
     typer.echo(f"Wrote {write(chart, out)}")

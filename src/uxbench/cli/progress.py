@@ -117,8 +117,9 @@ def bar_display(console: Console, clock: Clock, note_field: str) -> Progress:
 
 
 class TokenTicks(logging.Handler):
-    """Shows an in-process model's tokens as they are written (`uxbench.models.generate` records), in the bar's
-    note: a batch on a CPU can take minutes before its first sample finishes."""
+    """Shows an in-process model's prompt tokens as they are read, then its tokens as they are written
+    (`uxbench.models.generate` records), in the bar's note: a batch on a CPU can take minutes before its first
+    sample finishes."""
 
     def __init__(self, show: Callable[[str], None]) -> None:
         super().__init__(logging.INFO)
@@ -129,6 +130,10 @@ class TokenTicks(logging.Handler):
         if ticks is not None:
             done, cap, batch = ticks
             self.show(f"{batch} {'reply' if batch == 1 else 'replies'} at {done}/{cap} tokens")  # fits 80 columns
+        read = getattr(record, "uxbench_prompt", None)
+        if read is not None:
+            done, total, batch = read
+            self.show(f"read {done:,}/{total:,} prompt tokens")  # of the batch's prompts; fits 80 columns
 
 
 class RichProgress:

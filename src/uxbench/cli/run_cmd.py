@@ -157,6 +157,8 @@ def run(
 
         system_prompt = resolve_system_prompt(system_prompt, PRESETS) or "none"
 
+    _check_extras(data, spec_model, judge_spec.model if judge_spec else None,
+                  strategy_spec.model if strategy_spec else None)
     _announce(console, spec_model, embedded, tasks, judge_spec, data)
     _announce_curation(console, data, curation)
     common = {"temperature": temperature, "max_tokens": max_tokens, "reasoning_effort": reasoning_effort,
@@ -189,6 +191,19 @@ def run(
         ))
     results = [_execute(console, spec, quiet) for spec in specs]
     _print_results(console, results, format)  # type: ignore[arg-type]  # checked by format_option
+
+
+def _check_extras(data: str | None, *models: str | None) -> None:
+    """A missing extra (of a model's provider, or the hub's for `--data hf:...`) is one error line before the
+    banner. Opening the data reads nothing yet."""
+    from uxbench.data.loaders import load_cases
+    from uxbench.models.registry import require_provider_extra
+
+    for spec in models:
+        if spec is not None:
+            require_provider_extra(spec)
+    if data is not None:
+        load_cases(data)
 
 
 def _announce_curation(console: Console, data: str | None, explicit: Path | None) -> None:

@@ -28,8 +28,10 @@ _RUN = "Run directory and runtime"
 _OUT = "Output"
 _MODES = ("structured", "free")
 _LANGS = ("zh", "en", "auto")
-EMBEDDED_MAX_TURNS = 4
-"""Replies per session when the embedded tiny model simulates the users: the offline demo takes minutes."""
+EMBEDDED_MAX_TURNS = 3
+EMBEDDED_PERSONAS = 4
+"""Replies per session, and personas, when the embedded tiny model simulates the users: the offline demo takes a
+few minutes on two idle cores (bench/demo.py --defaults); --full-panel runs every persona."""
 RUN_HELP = ("Simulated users talk to a model under test over many turns; session metrics with CIs over personas. "
             "Writes a run directory (sessions in the canonical log format, acts sidecar, summary); rerun the same "
             "command to resume.")
@@ -47,7 +49,8 @@ def run(
     judge: Annotated[str | None, typer.Option("--judge", "-j", help="PROVIDER:MODEL of an independent judge that rates each reply 1-5 (a second satisfaction curve).", show_default="none", rich_help_panel=_MODELS)] = None,  # noqa: E501
     judge_arg: Annotated[list[str] | None, typer.Option("--judge-arg", "-J", help="KEY=VALUE for the judge's provider.", show_default="none", rich_help_panel=_MODELS)] = None,  # noqa: E501
     trials: Annotated[int, typer.Option(min=1, help="Sessions per persona, each with its own seed (pass^k).", rich_help_panel=_SESSIONS)] = 1,  # noqa: E501
-    max_turns: Annotated[int | None, typer.Option(min=1, max=200, help="Assistant replies per session at most.", show_default="8; 4 with the embedded simulator", rich_help_panel=_SESSIONS)] = None,  # noqa: E501
+    full_panel: Annotated[bool, typer.Option("--full-panel", help=f"Every persona, also with the embedded simulator (whose demo runs the first {EMBEDDED_PERSONAS}).", rich_help_panel=_SESSIONS)] = False,  # noqa: E501
+    max_turns: Annotated[int | None, typer.Option(min=1, max=200, help="Assistant replies per session at most.", show_default=f"8; {EMBEDDED_MAX_TURNS} with the embedded simulator", rich_help_panel=_SESSIONS)] = None,  # noqa: E501
     mode: Annotated[str, typer.Option(help="structured (policy in code, the simulator only writes) or free (one prompt holds the whole persona, as tau-bench does).", rich_help_panel=_SESSIONS)] = "structured",  # noqa: E501
     lang: Annotated[str | None, typer.Option(help="zh | en: only the personas of that language; auto: all, each in its own.", show_default="auto; en with the embedded simulator (an English model)", rich_help_panel=_SESSIONS)] = None,  # noqa: E501
     seed: Annotated[int, typer.Option(help="Seed of the users' policy and of every model call.", rich_help_panel=_SESSIONS)] = 0,  # noqa: E501
@@ -98,11 +101,17 @@ def run(
         assessor=RoleSpec(model=assessor, args=parse_model_args(assessor_arg, option="--assessor-arg")),
         judge=RoleSpec(model=judge, args=parse_model_args(judge_arg, option="--judge-arg")) if judge else None,
         mode=mode, trials=trials, max_turns=max_turns, lang=lang, seed=seed,  # type: ignore[arg-type]
+        max_personas=EMBEDDED_PERSONAS if embedded_sim and not full_panel else None,
         temperature=temperature, max_tokens=max_tokens if not embedded_model else (max_tokens or 64),
         sim_temperature=sim_temperature, sim_max_tokens=sim_max_tokens if not embedded_sim else min(sim_max_tokens, 64),
         concurrency=concurrency, procs=procs, demo=demo, out=out, fresh=fresh, use_cache=not no_cache,
         cache_path=cache_path, max_attempts=max_attempts, timeout_s=timeout, n_boot=n_boot, ci_seed=ci_seed,
     )
+    from uxbench.models.registry import require_provider_extra
+
+    for role in (spec.model, spec.simulator, spec.judge, spec.assessor if assessor != "rules" else None):
+        if role is not None:
+            require_provider_extra(role.model)  # a missing extra: one line, before the banner
     _announce(console, spec, embedded_model, embedded_sim)
     result = _execute(console, spec, quiet)
     typer.echo(render_sim_summary(result.summary, format), nl=False)  # type: ignore[arg-type]
@@ -124,10 +133,13 @@ def _announce(console: Console, spec: SimSpec, embedded_model: bool, embedded_si
     if embedded_model or embedded_sim:
         roles = " and ".join(r for r, e in (("the assistant", embedded_model), ("the simulated users", embedded_sim))
                              if e)
+        lang = {"en": "English", "zh": "Chinese"}.get(spec.lang, "all")
+        panel = (f"the first {spec.max_personas} {lang} personas, --full-panel runs every one" if spec.max_personas
+                 else f"{lang} personas")
         console.print(f"[bold yellow]DEMO:[/] the embedded SmolLM2-135M-Instruct plays {roles}, in-process on the CPU "
-                      "(short replies; English personas and at most 4 replies unless --lang and --max-turns say "
-                      "otherwise). Its sessions show the machinery, not a model's quality; name real models with "
-                      "--model and --simulator.")
+                      f"(short replies; {panel}; at most {spec.max_turns} replies each, --max-turns sets more). Its "
+                      "sessions show the machinery, not a model's quality; name real models with --model and "
+                      "--simulator.")
     console.print(f"[bold]Model under test:[/] {spec.model.model}   [bold]Simulator:[/] {spec.simulator.model} "
                   f"({spec.mode})   [bold]Assessor:[/] {spec.assessor.model}"
                   + (f"   [bold]Judge:[/] {spec.judge.model}" if spec.judge else ""))

@@ -1,6 +1,7 @@
 """Progress of `uxbench sim run` on the terminal: one bar in sessions (counts, elapsed, ETA) with the turns done,
 the running success rate and the sessions ended by errors; then a bar for the judge step. Built on the project's
-bar display (`cli/progress.py`): the same columns, the same ETA rule, lines above the bar while a model loads."""
+bar display (`cli/progress.py`): the same columns, the same ETA rule, lines above the bar while a model loads, and
+an in-process model's prompt tokens read and tokens written between messages."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from uxbench.cli.progress import Clock, LoadLines, bar_display
+from uxbench.cli.progress import Clock, LoadLines, TokenTicks, bar_display
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -37,6 +38,8 @@ class SimProgress:
         self._task: TaskID | None = None
         self._start_done = 0
         self._loads: LoadLines | None = None
+        self._ticks: TokenTicks | None = None
+        self._note = ""
 
     def __call__(self, event: SimEvent) -> None:
         if event.kind in ("start", "judge_start"):
@@ -49,10 +52,11 @@ class SimProgress:
             if self.enabled:
                 self._begin("sessions" if event.kind == "start" else "judged", event)
         elif event.kind == "turn" and self._progress is not None and self._task is not None:
-            self._progress.update(self._task, note=note_text(event, self._start_done))
+            self._note = note_text(event, self._start_done)
+            self._progress.update(self._task, note=self._note)
         elif event.kind in ("session", "judge") and self._progress is not None and self._task is not None:
-            self._progress.update(self._task, completed=event.done, eta_at=self.clock(),
-                                  note=note_text(event, self._start_done) if event.kind == "session" else "")
+            self._note = note_text(event, self._start_done) if event.kind == "session" else ""
+            self._progress.update(self._task, completed=event.done, eta_at=self.clock(), note=self._note)
         elif event.kind == "end":
             self.stop()
 
@@ -65,11 +69,22 @@ class SimProgress:
                                        note=f"turns {event.turns}" if label == "sessions" else "",
                                        eta_origin=self.clock(), eta_base=event.done, eta_at=None)
         self._progress = progress
+        self._note = f"turns {event.turns}" if label == "sessions" else ""
         if self._loads is None:
             self._loads = LoadLines(self.console, self._restart_pace)
             logger = logging.getLogger("uxbench.models.load")
             logger.addHandler(self._loads)
             logger.setLevel(logging.INFO)
+        if self._ticks is None:
+            self._ticks = TokenTicks(self._show_activity)
+            logger = logging.getLogger("uxbench.models.generate")
+            logger.addHandler(self._ticks)
+            logger.setLevel(logging.INFO)
+
+    def _show_activity(self, text: str) -> None:
+        """Between messages: what an in-process model is doing now, after the running figures."""
+        if self._progress is not None and self._task is not None:
+            self._progress.update(self._task, note=f"{self._note} · {text}" if self._note else text)
 
     def _restart_pace(self) -> None:
         if self._progress is not None and self._task is not None:
@@ -88,3 +103,8 @@ class SimProgress:
             logger.removeHandler(self._loads)
             logger.setLevel(logging.NOTSET)
             self._loads = None
+        if self._ticks is not None:
+            logger = logging.getLogger("uxbench.models.generate")
+            logger.removeHandler(self._ticks)
+            logger.setLevel(logging.NOTSET)
+            self._ticks = None

@@ -26,7 +26,7 @@ def build(
 ) -> None:
     from uxbench.cli.view_cmd import require_web
 
-    require_web()
+    require_web("uxbench site build")
     from uxbench.data.model_meta import ModelTable
     from uxbench.metrics.proportions import DEFAULT_N_BOOT
     from uxbench.web.site import build_site

@@ -7,20 +7,12 @@ from typing import Annotated
 
 import typer
 
-WEB_EXTRA = "uxbench view needs the web extra: pip install 'uxbench[web]'"
 
+def require_web(command: str = "uxbench view") -> None:
+    """One line naming `command` and the web extra when the extra is not installed."""
+    from uxbench.extras import require
 
-def require_web() -> None:
-    try:
-        import fastapi  # noqa: F401
-        import jinja2  # noqa: F401
-        import markdown_it  # noqa: F401
-        import nh3  # noqa: F401
-        import uvicorn  # noqa: F401
-    except ImportError as exc:
-        from uxbench.errors import ConfigError
-
-        raise ConfigError(f"{WEB_EXTRA} ({exc.name} is missing).") from exc
+    require("web", command)
 
 
 ALLOW_HOST_HELP = ("Another name this server may be reached by (repeatable; `*.example.org` for every name under it). "

@@ -344,6 +344,9 @@ def _file_part(path: Path, root: Path | None, *, explicit: bool) -> _Part:
 
 
 def _hub_parts(spec: str, task: TaskName | None, split: str) -> tuple[list[_Part], str]:
+    from uxbench.extras import require
+
+    require("hub", f"hf:{spec}")  # before anything is read or written
     repo, config = spec, None
     if ":" in spec and not Path(spec).exists():
         repo, config = spec.rsplit(":", 1)
@@ -370,6 +373,30 @@ def _hub_parts(spec: str, task: TaskName | None, split: str) -> tuple[list[_Part
         )
     names = ", ".join(c for c in configs if c) or repo
     return parts, f"hf:{repo} [{names}] split={split}"
+
+
+MINING_SIGNALS, MINING_CASES = "signals.parquet", "cases"
+"""What marks a `uxbench mine run` output directory, and its folder of test cases (written with --model only)."""
+
+
+def mining_cases(path: Path) -> Path:
+    """A `uxbench mine run` output directory stands for its `cases/` folder; an output without one (or its
+    missing `cases/`) is an error that says why: only the LLM agents of `mine run --model` write test cases."""
+    output = path if (path / MINING_SIGNALS).is_file() else path.parent if path.name == MINING_CASES else None
+    if output is None or not (output / MINING_SIGNALS).is_file():
+        return path
+    cases = output / MINING_CASES
+    if cases.is_dir():
+        return cases
+    raise DataError(
+        f"is the output of `uxbench mine run` without test cases: there is no {cases}. Only `mine run --model "
+        "PROVIDER:MODEL` writes them (its agents turn the flagged replies into Task 1/2/3 cases; --no-llm stops at "
+        f"the signals in {output / MINING_SIGNALS})",
+        source=str(output),
+        hint=f"rerun `uxbench mine run LOGS --out {output} --model PROVIDER:MODEL` (it resumes after the stages "
+             f"done), then `uxbench run --data {cases}`; or train a judge on the signals: `uxbench judge train "
+             f"--data {output}`",
+    )
 
 
 def load_cases(
@@ -401,6 +428,7 @@ def load_cases(
         parts, description = _hub_parts(text[3:].strip(), task, split)
         return make(parts, description)
     path = Path(text).expanduser()
+    path = mining_cases(path)
     if path.is_file():
         if file_kind(path) is None:
             raise DataError(

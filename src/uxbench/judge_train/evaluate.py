@@ -106,6 +106,13 @@ def _judge_dir(spec: str) -> Path | None:
     return None
 
 
+def default_runs_root(spec: str) -> Path:
+    """Where `judge eval` writes its runs: `DIR/eval-runs` of a judge trained by `uxbench judge train` (beside the
+    judge, out of the user's `runs/`, where `leaderboard` and `view` would list them), else `runs`."""
+    found = _judge_dir(spec)
+    return found / "eval-runs" if found is not None else Path("runs")
+
+
 def default_baseline_rows(spec: str) -> str | None:
     """`DIR/train.jsonl` of a judge trained by `uxbench judge train`, else None."""
     found = _judge_dir(spec)

@@ -25,6 +25,9 @@ from uxbench.metrics.ranking import bootstrap_test
 DISSATISFIED_ACTS = ("complain", "rephrase", "repeat", "dismiss", "abandon_topic", "leave")
 """The user acts that signal dissatisfaction (with `skim`, a timing signal, counted apart)."""
 ABANDON_REASONS = ("patience_exhausted", "max_turns", "out_of_scope", "error")
+PER_TURN = (0.0, 1.0)
+"""The range of a count per assistant turn (acts, thumbs, skims): a user's act answers one reply, so at most one a
+turn, 100 per 100 turns; an interval never leaves it, the few-cluster widening included."""
 
 
 @dataclass(frozen=True)
@@ -171,7 +174,7 @@ def session_metrics(outcomes: Sequence[SessionOutcome], *, n_boot: int = 2000, s
         "n_personas": len({o.cluster for o in outcomes}),
         "success_rate": _ratio(outcomes, lambda o: float(o.success), lambda o: 1.0, **kw),
         "turns_to_success": {
-            **_cluster_stat(successes, lambda s: _median([o.assistant_turns for o in s]), **kw),
+            **_at_least_one(_cluster_stat(successes, lambda s: _median([o.assistant_turns for o in s]), **kw)),
             "statistic": "median assistant turns among successful sessions",
             "mean": _mean(turns), "n": len(turns),
             "distribution": {str(t): turns.count(t) for t in sorted(set(turns))},
@@ -187,17 +190,17 @@ def session_metrics(outcomes: Sequence[SessionOutcome], *, n_boot: int = 2000, s
         judged, lambda o: [v for v in o.judge if v is not None], "independent judge, per assistant turn", **kw)
     per100 = {"n": sum(o.assistant_turns for o in outcomes), "denominator": "assistant turns", "per": 100}
     rates = {act: _ratio(outcomes, _count_of(act), lambda o: float(o.assistant_turns),
-                         scale=100.0, bounds=(0.0, math.inf), **kw) for act in DISSATISFIED_ACTS}
+                         scale=100.0, bounds=PER_TURN, **kw) for act in DISSATISFIED_ACTS}
     rates["any_dissatisfied"] = _ratio(
         outcomes, lambda o: float(sum(o.acts.count(a) for a in DISSATISFIED_ACTS)),
-        lambda o: float(o.assistant_turns), scale=100.0, bounds=(0.0, math.inf), **kw)
+        lambda o: float(o.assistant_turns), scale=100.0, bounds=PER_TURN, **kw)
     rates["skim"] = _ratio(outcomes, lambda o: float(o.skims), lambda o: float(o.assistant_turns), scale=100.0,
-                           bounds=(0.0, math.inf), **kw)
+                           bounds=PER_TURN, **kw)
     out["signal_rates"] = {**per100, "rates": rates}
     out["feedback"] = {**per100, "like": _ratio(outcomes, lambda o: float(o.likes), lambda o: float(o.assistant_turns),
-                                                scale=100.0, bounds=(0.0, math.inf), **kw),
+                                                scale=100.0, bounds=PER_TURN, **kw),
                        "dislike": _ratio(outcomes, lambda o: float(o.dislikes), lambda o: float(o.assistant_turns),
-                                         scale=100.0, bounds=(0.0, math.inf), **kw)}
+                                         scale=100.0, bounds=PER_TURN, **kw)}
     n_chains = sum(len(o.chains) for o in outcomes)
     out["recovery"] = {
         "n": n_chains, "denominator": "recovery chains (a failed reply and what followed)",
@@ -208,6 +211,13 @@ def session_metrics(outcomes: Sequence[SessionOutcome], *, n_boot: int = 2000, s
     }
     out["pass_k"] = _pass_k(outcomes, **kw)
     return out
+
+
+def _at_least_one(cell: dict[str, Any]) -> dict[str, Any]:
+    """Turns to success: a success takes one reply at least, so the interval starts there at the lowest."""
+    if cell.get("ci_low") is not None:
+        cell["ci_low"] = max(1.0, cell["ci_low"])
+    return cell
 
 
 def _curve_summary(outcomes: Sequence[SessionOutcome], curve: Callable[[SessionOutcome], list[float]], what: str,

@@ -32,6 +32,9 @@ T = TypeVar("T")
 MAX_REPORTED_ERRORS = 20
 JSONL_SUFFIXES = (".jsonl", ".ndjson", ".json")
 PARQUET_SUFFIXES = (".parquet", ".pq")
+SAMPLE_LOG = Path(__file__).resolve().parent / "resources" / "sample_chat_log.jsonl"
+"""A small chat log written by this project (38 conversations, zh and en, with thumbs, a regeneration, repeats,
+a rephrase, complaints, a dismissal and names, phone numbers and e-mails to de-identify): `mine run demo`."""
 
 
 class InvalidRow(BaseModel):

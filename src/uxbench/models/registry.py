@@ -21,6 +21,8 @@ _PROVIDER_MODULES: dict[str, str] = {
     "lite": "uxbench.models.providers.lite",
 }
 _REGISTRY: dict[str, type[ModelAPI]] = {}
+PROVIDER_EXTRAS: dict[str, str] = {"anthropic": "anthropic", "google": "google", "hf": "local", "lite": "judge"}
+"""The extra of pyproject.toml each provider needs (the others need only the core install)."""
 
 P = TypeVar("P", bound=type[ModelAPI])
 
@@ -97,7 +99,20 @@ def validate_provider_args(
     from uxbench.models.providers._args import parse_provider_args
 
     name = parse_model_spec(provider)[0] if ":" in provider else provider
-    return parse_provider_args(provider_args_model(name), args or {}, provider=name, option=option)
+    checked = parse_provider_args(provider_args_model(name), args or {}, provider=name, option=option)
+    require_provider_extra(provider)  # after the arguments: a typo is said whether the extra is installed or not
+    return checked
+
+
+def require_provider_extra(spec: str) -> None:
+    """A one-line error naming the command, the model and the extra when `spec`'s provider needs an extra that is
+    not installed (`uxbench run: hf:embedded needs the local extra ...`)."""
+    from uxbench.extras import require
+
+    name = parse_model_spec(spec)[0] if ":" in spec else spec
+    extra = PROVIDER_EXTRAS.get(name)
+    if extra is not None:
+        require(extra, spec if ":" in spec else f"the {name} provider")
 
 
 MODEL_NAMES = {
@@ -110,7 +125,9 @@ MODEL_NAMES = {
                "openai:Qwen/Qwen2.5-7B-Instruct -M base_url=http://localhost:8000/v1  (vLLM, SGLang, Ollama, "
                "llama.cpp: the name the server serves)"],
     "replay": ["replay:/path/answers.jsonl"],
-    "scripted": ["scripted:always-good, scripted:oracle, scripted:file:/path/script.jsonl"],
+    "scripted": ["scripted:always-good, scripted:always-bad, scripted:echo, scripted:oracle",
+                 'scripted:file:/path/rules.json  (a JSON list of {"pattern": REGEX, "response": TEXT}; the first '
+                 "pattern found in the last user message answers)"],
 }
 """How to name a model of each provider on the command line (`uxbench providers`)."""
 
@@ -146,4 +163,6 @@ def provider_help(width: int | None = None) -> str:
 
 def create_model_api(spec: str, args: dict[str, str] | None = None) -> ModelAPI:
     provider, model = parse_model_spec(spec)
-    return get_provider(provider)(model, args or {})
+    cls = get_provider(provider)
+    require_provider_extra(spec)
+    return cls(model, args or {})

@@ -5,10 +5,27 @@ failing one by one after the model loaded, and left an empty run directory behin
 
 from __future__ import annotations
 
+import re
+
 from uxbench.errors import ConfigError, FatalModelError
 
 Role = tuple[str, str, dict[str, str]]
 """(the option that named the model, PROVIDER:MODEL, its provider arguments)."""
+
+ARG_OPTIONS = {"--model": ("-M", "--model-arg"), "--judge": ("-J", "--judge-arg"),
+               "--strategy-model": ("--strategy-arg", "--strategy-arg"),
+               "--deid-model": ("--deid-model-arg", "--deid-model-arg"), "--simulator": ("-S", "--simulator-arg"),
+               "--assessor": ("--assessor-arg", "--assessor-arg"),
+               "--reference": ("--reference-arg", "--reference-arg"), "--against": ("--against-arg", "--against-arg")}
+"""The option that takes each role's provider arguments (short form, long form)."""
+_SHORT_M = re.compile(r"(?<![\w-])-M(?= )")
+
+
+def for_role(text: str, option: str) -> str:
+    """A provider's message names its arguments as `--model` takes them (`-M base_url=...`); for another role,
+    the option that role takes (`-J base_url=...` for a judge)."""
+    short, long = ARG_OPTIONS.get(option, ARG_OPTIONS["--model"])
+    return _SHORT_M.sub(short, text).replace("--model-arg", long)
 
 
 async def check_models(roles: list[Role]) -> None:
@@ -19,9 +36,7 @@ async def check_models(roles: list[Role]) -> None:
         api = create_model_api(spec, args)
         try:
             await api.preflight()
-        except FatalModelError as err:
-            raise ConfigError(f"{option} {spec}: {err}") from None
-        except ConfigError as err:
-            raise ConfigError(f"{option} {spec}: {err}") from None
+        except (FatalModelError, ConfigError) as err:
+            raise ConfigError(f"{option} {spec}: {for_role(str(err), option)}") from None
         finally:
             await api.aclose()

@@ -53,6 +53,8 @@ class SimSpec(BaseModel):
     """An independent judge of per-turn satisfaction (never enters the run id)."""
     mode: Mode = "structured"
     trials: int = Field(default=1, ge=1)
+    max_personas: int | None = Field(default=None, ge=1)
+    """Run only the first N personas (after the language filter, in file order); None: every one."""
     max_turns: int = Field(default=8, ge=1, le=200)
     """Assistant replies per session at most."""
     lang: Literal["zh", "en", "auto"] = "auto"
@@ -100,6 +102,8 @@ def select_personas(spec: SimSpec) -> list[LoadedPersona]:
             raise ConfigError(f"--lang {spec.lang}: none of the {len(loaded)} personas in {', '.join(spec.personas)} "
                               f"is in that language (they are {', '.join(langs)}); use --lang auto.")
         loaded = kept
+    if spec.max_personas is not None:
+        loaded = loaded[:spec.max_personas]
     if spec.assessor.model == "rules":
         for item in loaded:
             for goal in item.persona.goal:

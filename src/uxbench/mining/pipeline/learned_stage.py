@@ -38,6 +38,9 @@ def parse_signals_option(value: str) -> str | None:
     if value == "rules":
         return None
     if value.startswith(PREFIX) and value[len(PREFIX):]:
+        from uxbench.extras import require
+
+        require("learn", f"--signals {value}")
         directory = value[len(PREFIX):]
         FollowupClassifier.load(directory)  # a clear error now, not in a worker
         return directory

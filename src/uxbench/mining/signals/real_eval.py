@@ -1,11 +1,11 @@
 """Precision and recall of the signals on real, labelled follow-ups (`uxbench mine eval-signals`).
 
-Labels (one JSON object a line, the format of `../shared/data/signals_dev/labels.jsonl`): `conversation_id`,
-`u2_turn_index` (the user's follow-up), `label` (one of `LABELS`), optional `dissatisfied` (it must agree with
-the label), `stratum`, `confidence`, `why`. The labelled reply is the assistant turn at `u2_turn_index - 1`:
-its row of the signal table (`signals.parquet`) is compared with the label. An item whose reply has no row, or
-whose row is followed by another user turn than the labelled one, is **missing**: it counts as a negative
-prediction (a miss when the item is dissatisfied), never skipped, and its reason is listed.
+Labels (one JSON object a line, as docs/MINING.md describes; the project's development set has this form):
+`conversation_id`, `u2_turn_index` (the user's follow-up), `label` (one of `LABELS`), optional `dissatisfied` (it
+must agree with the label), `stratum`, `confidence`, `why`. The labelled reply is the assistant turn at
+`u2_turn_index - 1`: its row of the signal table (`signals.parquet`) is compared with the label. An item whose
+reply has no row, or whose row is followed by another user turn than the labelled one, is **missing**: it counts
+as a negative prediction (a miss when the item is dissatisfied), never skipped, and its reason is listed.
 
 `score_items` is a pure function of the items and one `Prediction` per item, so the rules, a learned
 classifier and the LLM check are scored by the same code.
@@ -85,7 +85,8 @@ class Prediction:
 
 def _bad(path: Path, line: int, field_name: str, message: str) -> DataError:
     return DataError(message, source=str(path), line=line, field=field_name,
-                     hint="see ../shared/data/signals_dev/README.md for the label format")
+                     hint='a label line is {"conversation_id": ..., "u2_turn_index": N (the user\'s follow-up turn), '
+                          f'"label": one of {", ".join(LABELS)}}}; docs/MINING.md, "uxbench mine eval-signals"')
 
 
 def load_labels(path: Path | str) -> list[LabelItem]:

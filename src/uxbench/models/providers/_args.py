@@ -44,6 +44,9 @@ def _json_object(value: Any) -> Any:
 
 def _http_url(value: str) -> str:
     value = value.strip().rstrip("/")
+    if not value:
+        raise ValueError("is empty (an unset shell variable, such as $GRM_URL?): give the server's address, e.g. "
+                         "http://HOST:8000/v1, or leave base_url out for the default")
     if not value.startswith(("http://", "https://")):
         raise ValueError("must start with http:// or https://")
     return value

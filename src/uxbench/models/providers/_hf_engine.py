@@ -112,21 +112,6 @@ def check_device(device: str) -> None:
         raise ConfigError("-M device=mps: the Apple GPU (MPS) is not available here. Use -M device=cpu or auto.")
 
 
-def check_hub_cache(repo: str) -> None:
-    """A ConfigError unless the hub model `repo` is in the local Hugging Face cache (loads are offline)."""
-    try:
-        from huggingface_hub import try_to_load_from_cache
-    except ImportError:
-        return  # transformers brings it; without it the load itself says what is missing
-    try:
-        found = try_to_load_from_cache(repo, "config.json")
-    except Exception:  # a malformed repo id: the load's own error names it
-        return
-    if not isinstance(found, str):
-        raise ConfigError(f"hf:{repo} is not in the Hugging Face cache of this machine, and downloads are off: "
-                          f"download it first (`huggingface-cli download {repo}`) or pass -M allow_download=true.")
-
-
 def pick_dtype(dtype: str, device: str) -> Any:
     import torch
 
@@ -152,8 +137,10 @@ LOAD_LOG = logging.getLogger("uxbench.models.load")
 show: records carry `uxbench_load` = "start" | "done" and, when done, `seconds`."""
 _ANNOUNCED: set[tuple[str, str | None, str, str]] = set()
 GEN_LOG = logging.getLogger("uxbench.models.generate")
-"""While a batch generates, about once a second: records with `uxbench_tokens` = (tokens written so far, the
-cap, replies in the batch), for a display to show between finished samples (a CPU batch can take minutes)."""
+"""While a batch generates, about once a second: records with `uxbench_prompt` = (prompt tokens read so far, the
+batch's prompt tokens, replies in the batch) while the prompts are read, then `uxbench_tokens` = (tokens written
+so far, the cap, replies in the batch), for a display to show between finished samples (a CPU batch of long
+prompts reads for minutes before its first token)."""
 TICK_EVERY_S = 1.0
 
 
@@ -206,10 +193,11 @@ def _load(source: ModelSource, dtype: str, device: str, allow_download: bool) ->
             if "accelerate" in str(err):
                 raise MissingDependencyError("accelerate", "local", "Loading GGUF weights") from None
             hint = (
-                "it is neither a local directory nor in the Hugging Face cache; download it first "
-                "(huggingface-cli download NAME) or pass --model-arg allow_download=true"
-                if not source.local
-                else "check that the directory holds a transformers model (config.json, weights, tokenizer)"
+                "check that the directory holds a transformers model (config.json, weights, tokenizer)" if source.local
+                else "the download failed: check the network and the name, or download it first "
+                     "(huggingface-cli download NAME)" if allow_download
+                else "it is neither a local directory nor in the Hugging Face cache; download it first "
+                     "(huggingface-cli download NAME) or pass --model-arg allow_download=true"
             )
             raise FatalModelError(f"Could not load model '{source.label}': {err} ({hint})") from None
         finally:
@@ -285,6 +273,39 @@ class _TokenTicks:
         return scores
 
 
+class _PromptTicks:
+    """Forward hooks on the decoder layers that report how far the pass over the prompts has got (the share of
+    layers done, as prompt tokens read) on `GEN_LOG`, at most once per `TICK_EVERY_S`; silent once the first
+    token is written (`_TokenTicks` reports from there)."""
+
+    def __init__(self, tokens: int, batch: int, written: _TokenTicks) -> None:
+        self.tokens, self.batch, self.written = tokens, batch, written
+        self.layers, self.done = 0, 0
+        self.last = time.monotonic()
+
+    def attach(self, model: Any) -> list[Any]:
+        """Hook every decoder layer (the module list as long as the config's layer count); the hook handles."""
+        import torch
+
+        count = getattr(model.config, "num_hidden_layers", None)
+        layers = next((m for m in model.modules() if isinstance(m, torch.nn.ModuleList) and len(m) == count), None)
+        if layers is None:
+            return []
+        self.layers = len(layers)
+        return [layer.register_forward_hook(self._layer_done) for layer in layers]
+
+    def _layer_done(self, module: Any, args: Any, output: Any) -> None:
+        if self.written.steps:
+            return
+        self.done += 1
+        now = time.monotonic()
+        if now - self.last >= TICK_EVERY_S or self.done == self.layers:
+            self.last = now
+            read = round(self.tokens * self.done / self.layers)
+            GEN_LOG.info("%d of %d prompt tokens read for %d replies", read, self.tokens, self.batch,
+                         extra={"uxbench_prompt": (read, self.tokens, self.batch)})
+
+
 def generate_batch(
     loaded: LoadedModel,
     prompts: list[list[dict[str, str]]],
@@ -325,12 +346,19 @@ def generate_batch(
     if config.top_logprobs is not None or config.choices:
         capture = _Capture(max(1, config.logprob_tokens))
         processors.append(capture)
+    hooks: list[Any] = []
     if GEN_LOG.isEnabledFor(logging.INFO):  # someone shows progress
-        processors.append(_TokenTicks(gen["max_new_tokens"], len(prompts)))
+        written = _TokenTicks(gen["max_new_tokens"], len(prompts))
+        processors.append(written)
+        hooks = _PromptTicks(int(enc["attention_mask"].sum()), len(prompts), written).attach(model)
     if processors:
         gen["logits_processor"] = LogitsProcessorList(processors)
-    with torch.inference_mode():
-        out = model.generate(**enc, **gen)
+    try:
+        with torch.inference_mode():
+            out = model.generate(**enc, **gen)
+    finally:
+        for hook in hooks:
+            hook.remove()
     latency = time.perf_counter() - start
     input_len = enc["input_ids"].shape[1]
     new_ids = out.sequences[:, input_len:].tolist()

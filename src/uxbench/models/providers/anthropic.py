@@ -61,6 +61,7 @@ def parse_message(message: Any, latency: float, fallback_model: str) -> ModelOut
 
 
 class AnthropicArgs(ProviderArgs):
+    keep_blank = frozenset({"base_url"})  # empty: an error (an unset variable must not send the calls elsewhere)
     api_key_env: EnvVarName = "ANTHROPIC_API_KEY"
     """Name of the environment variable that holds the API key."""
     base_url: HttpUrl | None = None

@@ -112,6 +112,7 @@ def _logprobs(result: Any, n_tokens: int) -> list[TokenLogprobs] | None:
 
 
 class GoogleArgs(ProviderArgs):
+    keep_blank = frozenset({"base_url"})  # empty: an error (an unset variable must not send the calls elsewhere)
     api_key_env: EnvVarName | None = None
     """Name of the environment variable that holds the API key (default GOOGLE_API_KEY, then
     GEMINI_API_KEY)."""

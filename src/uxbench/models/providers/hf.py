@@ -24,6 +24,7 @@ from uxbench.data.schema import Message
 from uxbench.errors import ConfigError, FatalModelError, TransientModelError, UxbenchError
 from uxbench.models.api import GenerateConfig, ModelAPI, ModelOutput, ProviderArgs
 from uxbench.models.providers import _hf_engine as engine
+from uxbench.models.providers import _hf_hub as hub
 from uxbench.models.providers._args import parse_provider_args
 from uxbench.models.registry import register_provider
 from uxbench.redact import remember_secret
@@ -143,8 +144,10 @@ class HFModel(ModelAPI):
     async def preflight(self) -> None:
         """The device exists and the weights are on this machine (or may be downloaded), before they load."""
         engine.check_device(self.device)
-        if not self.source.local and not self.allow_download:
-            engine.check_hub_cache(self.source.path)
+        if not self.source.local and not self.params.allow_download:
+            hub.check_hub_cache(self.source.path)
+        elif not self.source.local:  # asked for: said at once when it cannot happen ($HF_HUB_OFFLINE, no network)
+            hub.check_hub_reachable(self.source.path, offline=not self.allow_download)
 
     def run_batch(self, prompts: list[list[dict[str, str]]], config: GenerateConfig) -> list[ModelOutput]:
         """Worker-thread entry point: load on first use, then generate one batch."""

@@ -45,6 +45,7 @@ PREFLIGHT_TIMEOUT_S = 10.0
 
 
 class OpenAIArgs(ProviderArgs):
+    keep_blank = frozenset({"base_url"})  # empty: an error (an unset variable must not send the calls elsewhere)
     base_url: HttpUrl | None = None
     """Server URL (default $OPENAI_BASE_URL, else the OpenAI API). `http://user:password@host/v1` sends
     them as basic auth (an error when the API key variable is set too: one Authorization per request)."""

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import orjson
 
+from uxbench.data import user_files
 from uxbench.fileio import atomic_write_bytes, atomic_write_lines
 from uxbench.metrics.session import cluster_ratio
 from uxbench.sim.fidelity_code import ItemResult, code_results
@@ -247,8 +248,8 @@ def read_fidelity(run_dir: Path, judge: str | None = None) -> dict[str, Any] | N
     path = run_dir / FIDELITY_FILE
     if not path.is_file():
         return None
-    data = orjson.loads(path.read_bytes())
-    passes = data.get("passes") or {}
+    data = user_files.parse_json(user_files.read_bytes(path), str(path))
+    passes = (data.get("passes") if isinstance(data, dict) else None) or {}
     if judge is None:
         key = data.get("latest")
     else:

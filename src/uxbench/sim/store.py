@@ -27,7 +27,8 @@ from typing import Any
 
 import orjson
 
-from uxbench.errors import UxbenchError
+from uxbench.data import user_files
+from uxbench.errors import DataError, UxbenchError
 from uxbench.fileio import atomic_write_bytes, atomic_write_lines, connect_sqlite
 from uxbench.redact import scrubbed_json
 from uxbench.runtime.cache import enable_wal
@@ -76,8 +77,8 @@ def is_sim_run(path: str | Path) -> bool:
     if not manifest.is_file():
         return False
     try:
-        data = json.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = user_files.parse_json(user_files.read_bytes(manifest), str(manifest))
+    except (OSError, DataError):
         return False
     return isinstance(data, dict) and data.get("kind") == KIND
 
@@ -92,6 +93,7 @@ class SimStore:
     @classmethod
     def open_existing(cls, path: str | Path) -> SimStore:
         if not is_sim_run(path):
+            _read_json(Path(path) / MANIFEST)  # a damaged manifest: say so, with what to do
             raise UxbenchError(f"{path} is not a `uxbench sim run` directory (no {MANIFEST} of kind 'sim'). "
                                "Pass a directory printed by `uxbench sim run`.")
         return cls(path)
@@ -234,15 +236,13 @@ def canonical_rows(record: SessionRecord) -> Iterator[dict[str, Any]]:
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
-    if not path.is_file():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise UxbenchError(f"{path} is not valid JSON ({exc}); the run directory may be damaged.") from exc
-    if not isinstance(data, dict):
-        raise UxbenchError(f"{path} should hold a JSON object.")
-    return data
+    if path.name == MANIFEST:
+        fix = (f"it holds the run's configuration; the sessions are in {path.parent / SIM_DB}. Move it aside and rerun "
+               "the `uxbench sim run` command that made the run with the same --out: it writes a new manifest and "
+               "keeps every session made with that configuration")
+    else:
+        fix = "rerun the `uxbench sim run` command that made the run: it rewrites the file from the stored sessions"
+    return user_files.read_json_object(path, fix=fix)
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:

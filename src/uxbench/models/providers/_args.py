@@ -12,11 +12,11 @@ import typing
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, TypeVar
 
-import orjson
 from pydantic import AfterValidator, BeforeValidator, ValidationError
 from pydantic_core import PydanticUndefined
 
-from uxbench.errors import ConfigError
+from uxbench.data import user_files
+from uxbench.errors import ConfigError, DataError
 from uxbench.models.api import ProviderArgs
 from uxbench.redact import REDACTED, remember_args, remember_secret, scrub
 
@@ -34,9 +34,9 @@ _SHOWN_CHARS = 60
 def _json_object(value: Any) -> Any:
     if isinstance(value, str):
         try:
-            value = orjson.loads(value)
-        except orjson.JSONDecodeError as err:
-            raise ValueError(f'must be a JSON object, e.g. \'{{"k": "v"}}\' ({err})') from None
+            value = user_files.parse_json(value, "the value")
+        except DataError as err:
+            raise ValueError(f'must be a JSON object, e.g. \'{{"k": "v"}}\' ({err.reason})') from None
     if not isinstance(value, dict):
         raise ValueError(f"must be a JSON object, got {type(value).__name__}")
     return value

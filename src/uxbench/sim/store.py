@@ -190,6 +190,12 @@ class SimStore:
         rows = self._conn().execute("SELECT session_id FROM judgements WHERE judge = ? AND status = 'ok'", (judge,))
         return {row[0] for row in rows}
 
+    def failed_judgements(self, judge: str) -> dict[str, dict[str, Any]]:
+        """session_id -> body of the judge's failed answers (`{"error": ...}`)."""
+        rows = self._conn().execute("SELECT session_id, body FROM judgements WHERE judge = ? AND status = 'error'",
+                                    (judge,))
+        return {sid: orjson.loads(body) for sid, body in rows}
+
     def judges(self) -> list[str]:
         return [row[0] for row in self._conn().execute("SELECT DISTINCT judge FROM judgements ORDER BY judge")]
 

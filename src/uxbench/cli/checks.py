@@ -32,14 +32,14 @@ def one_of(option: str, value: str | None, choices: Collection[str]) -> None:
 
 def at_least(option: str, value: float | None, minimum: float, *, what: str = "") -> None:
     """`value` >= `minimum` (None: not given). `what` says what the number counts, for the message."""
-    if value is not None and value < minimum:
+    if value is not None and not value >= minimum:  # NaN fails too
         counted = f" ({what})" if what else ""
         raise ConfigError(f"{option} must be at least {minimum:g}{counted}, not {value:g}.")
 
 
 def positive(option: str, value: float | None, *, what: str = "") -> None:
     """`value` > 0 (None: not given)."""
-    if value is not None and value <= 0:
+    if value is not None and not value > 0:  # NaN fails too
         counted = f" ({what})" if what else ""
         raise ConfigError(f"{option} must be more than 0{counted}, not {value:g}.")
 

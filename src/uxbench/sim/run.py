@@ -76,7 +76,7 @@ def validate(spec: SimSpec) -> None:
     elif spec.simulator.args:
         raise ConfigError(f"--simulator-arg does not apply to {spec.simulator.model} (code, not a model).")
     if spec.assessor.model != "rules":
-        validate_provider_args(spec.assessor.model, spec.assessor.args, option="--assessor-arg")
+        _check_assessor(spec.assessor.model, spec.assessor.args)
     elif spec.assessor.args:
         raise ConfigError("--assessor-arg needs --assessor PROVIDER:MODEL (the rules assessor has no arguments).")
     if spec.judge is not None:
@@ -84,6 +84,24 @@ def validate(spec: SimSpec) -> None:
     if spec.simulator.model == "scripted:user-leaky" and spec.mode != "free":
         raise ConfigError("scripted:user-leaky is a free-mode simulator (it states every fact in its first message); "
                           "add --mode free.")
+
+
+def _check_assessor(spec: str, args: dict[str, str]) -> None:
+    """--assessor is `rules` or PROVIDER:MODEL: an error names the option and both forms."""
+    import difflib
+
+    from uxbench.models.registry import validate_provider_args
+
+    forms = "rules (code: the goal items' literal checks) or PROVIDER:MODEL (`uxbench providers`)"
+    if ":" not in spec:
+        hint = " Did you mean 'rules'?" if difflib.get_close_matches(spec.lower(), ["rules"], n=1) else ""
+        raise ConfigError(f"--assessor takes {forms}, not '{spec}'.{hint}")
+    try:
+        validate_provider_args(spec, args, option="--assessor-arg")
+    except ConfigError as err:
+        if "--assessor" in str(err):
+            raise
+        raise ConfigError(f"--assessor '{spec}': {err} (--assessor takes {forms})") from None
 
 
 def _check_scripted_user(simulator: str) -> None:

@@ -113,10 +113,10 @@ def plan(task: str, difference: float, *, pilots: Sequence[str | Path] = (), rat
     else:
         from uxbench.sim.store import is_sim_run
 
-        for p in pilots:
-            if is_sim_run(p):
-                raise ConfigError(f"--pilot {p} is a `uxbench sim run` directory (simulated sessions), not a run of "
-                                  "Tasks 1-3, whose per-case outcomes `uxbench plan` pairs. For sim runs, `uxbench "
+        for pilot in pilots:
+            if is_sim_run(pilot):
+                raise ConfigError(f"--pilot {pilot} is a `uxbench sim run` directory (simulated sessions), not a run "
+                                  "of Tasks 1-3, whose per-case outcomes `uxbench plan` pairs. For sim runs, `uxbench "
                                   "sim compare A B` gives the paired difference and its CI.")
         runs = [load_run_data(p) for p in pilots]
         wrong = [str(r.path) for r in runs if r.task != task]

@@ -22,7 +22,7 @@ from typing import Any
 from uxbench.data import user_files
 from uxbench.errors import UxbenchError
 from uxbench.fileio import atomic_write_bytes, atomic_write_lines, connect_sqlite, is_damage, sqlite_damaged
-from uxbench.redact import scrubbed_json
+from uxbench.redact import has_secret, scrub, scrubbed_json
 from uxbench.runs.records import SampleRecord, ScoreRecord
 from uxbench.runtime.cache import enable_wal
 
@@ -192,6 +192,8 @@ class RunStore:
 
         The case makes the run self-contained: re-scoring and viewers read it from here, not from the input."""
         record, body = scrubbed_json(record, keep=_ID_FIELDS, urls=False)  # no secret in play reaches the file
+        if case_json is not None and has_secret(case_json, urls=False):  # a key pasted into the data, too
+            case_json = scrub(case_json.decode("utf-8"), urls=False).encode("utf-8")
         self._conn().execute(
             "INSERT OR REPLACE INTO records(sample_id, idx, status, body, case_json) VALUES (?, ?, ?, ?, ?)",
             (record.sample_id, record.index, record.status, body, case_json),

@@ -182,7 +182,11 @@ def _price(model: Any) -> Any:
 
 
 async def execute(spec: SimSpec, progress: ProgressFn | None = None) -> SimResult:
+    from uxbench.redact import remember_environment_keys
+
     validate(spec)
+    remember_environment_keys(r.args["api_key_env"] for r in (spec.model, spec.simulator, spec.assessor, spec.judge)
+                              if r is not None and r.args.get("api_key_env"))
     prepared = prepare(spec)
     with hold_dir_lock(prepared.run_dir, command="uxbench sim run", what="run directory"):
         return await _execute_locked(spec, prepared, progress or (lambda _e: None))

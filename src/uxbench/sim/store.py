@@ -167,8 +167,10 @@ class SimStore:
         db.execute("BEGIN")
         try:
             db.execute("DELETE FROM personas")
-            db.executemany("INSERT INTO personas(persona_id, persona_hash, body) VALUES (?, ?, ?)",
-                           [(p.id, p.content_hash(), p.model_dump_json().encode()) for p in personas])
+            # the persona's hash is of what it was (its identity); its text is stored without any secret in it
+            rows = [(p.id, p.content_hash(), scrubbed_json(p, keep=(*_ID_FIELDS, "id"), urls=False)[1])
+                    for p in personas]
+            db.executemany("INSERT INTO personas(persona_id, persona_hash, body) VALUES (?, ?, ?)", rows)
         except BaseException:
             db.execute("ROLLBACK")
             raise

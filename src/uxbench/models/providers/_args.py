@@ -6,6 +6,7 @@ caller passes its option name so the error says which option to fix."""
 from __future__ import annotations
 
 import difflib
+import os
 import re
 import types
 import typing
@@ -73,6 +74,8 @@ def _env_name(value: str) -> str:
     if not _ENV_NAME.fullmatch(value):
         raise ValueError("must be the name of an environment variable (letters, digits and _, not starting with a "
                          "digit), e.g. api_key_env=MY_GATEWAY_KEY")
+    if value not in os.environ and len(value) >= 12 and all(re.search(p, value) for p in ("[a-z]", "[A-Z]", "[0-9]")):
+        remember_secret(value)  # names no variable and reads like a short key: scrubbed wherever it turns up
     return value
 
 

@@ -61,6 +61,10 @@ CREATE TABLE IF NOT EXISTS personas (
     persona_hash TEXT NOT NULL,
     body BLOB NOT NULL
 );
+CREATE TABLE IF NOT EXISTS sent (
+    party TEXT PRIMARY KEY,
+    requests INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS judgements (
     session_id TEXT NOT NULL,
     judge TEXT NOT NULL,
@@ -191,6 +195,16 @@ class SimStore:
     def judged_ids(self, judge: str) -> set[str]:
         rows = self._conn().execute("SELECT session_id FROM judgements WHERE judge = ? AND status = 'ok'", (judge,))
         return {row[0] for row in rows}
+
+    def count_sent(self, party: str) -> None:
+        """One more request sent by `party`, committed at once: requests in flight when the run is killed are
+        counted too (their answers are lost, their cost may not be)."""
+        self._conn().execute("INSERT INTO sent(party, requests) VALUES (?, 1) "
+                             "ON CONFLICT(party) DO UPDATE SET requests = requests + 1", (party,))
+
+    def sent(self) -> dict[str, int]:
+        """Requests sent per party, over every invocation on this directory (empty for older runs)."""
+        return {str(p): int(n) for p, n in self._conn().execute("SELECT party, requests FROM sent")}
 
     def failed_judgements(self, judge: str) -> dict[str, dict[str, Any]]:
         """session_id -> body of the judge's failed answers (`{"error": ...}`)."""

@@ -97,20 +97,34 @@ def _deep_line(data: bytes, depth: int) -> int | None:
     return None
 
 
+def _flat(container: Any) -> bool:
+    for item in (container.values() if isinstance(container, dict) else container):
+        if isinstance(item, (dict, list)):
+            return False
+    return True
+
+
 def depth_exceeds(value: Any, max_depth: int) -> bool:
-    """Whether lists and mappings nest deeper than `max_depth` (a walk without recursion)."""
+    """Whether lists and mappings nest deeper than `max_depth` (a walk without recursion; a flat row, the common
+    case, is settled by one look at its values)."""
+    if isinstance(value, dict):
+        top: Any = value.values()
+    elif isinstance(value, list):
+        top = value
+    else:
+        return False
+    if _flat(value):  # the common row: text and numbers only
+        return max_depth < 1
+    if all(_flat(child) for child in top if isinstance(child, (dict, list))):  # a few flat lists or mappings
+        return max_depth < 2
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         node, level = stack.pop()
-        if isinstance(node, dict):
-            children: Any = node.values()
-        elif isinstance(node, list):
-            children = node
-        else:
-            continue
         if level > max_depth:
             return True
-        stack.extend((child, level + 1) for child in children if isinstance(child, (dict, list)))
+        for child in (node.values() if isinstance(node, dict) else node):
+            if isinstance(child, (dict, list)):
+                stack.append((child, level + 1))
     return False
 
 

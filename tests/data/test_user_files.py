@@ -5,9 +5,11 @@ the file, the limit and the line; what a file may legitimately hold (merge keys,
 from __future__ import annotations
 
 import resource
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from uxbench.data import user_files
 from uxbench.data.user_files import Limits, load_file, parse_json, parse_yaml, parse_yaml_documents
@@ -15,6 +17,16 @@ from uxbench.errors import DataError
 
 BOMB = "base: 1\n" + "".join(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9 if i else ['"lol"'] * 9) + "]\n"
                              for i in range(10))
+
+
+@pytest.fixture(params=["libyaml", "python"], autouse=True)
+def loader(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Every test with libyaml's parser and loader (where PyYAML has it) and with the pure-Python ones."""
+    if request.param == "libyaml" and not getattr(yaml, "__with_libyaml__", False):
+        pytest.skip("PyYAML was built without libyaml here")
+    if request.param == "python":
+        monkeypatch.setattr(user_files, "_Loader", yaml.SafeLoader)
+    yield request.param
 
 
 def _refused(call: object, *needles: str) -> DataError:
@@ -43,8 +55,8 @@ def test_a_few_aliases_and_merge_keys_load() -> None:
     assert data["m1"] == {"org": "A", "family": "F", "size": 1} and data["list"][1]["org"] == "A"
 
 
-@pytest.mark.parametrize("depth", [65, 300, 5000, 100_000])
-def test_deep_yaml_is_refused_while_it_is_composed(depth: int) -> None:
+@pytest.mark.parametrize("depth", [65, 300, 999, 1001, 5000, 100_000])
+def test_deep_yaml_is_refused_before_it_is_composed(depth: int) -> None:
     text = "a: 1\nb:\n  x: " + "[" * depth + "]" * depth + "\n"
     err = _refused(lambda: parse_yaml(text, "r.yaml"), "r.yaml, line 3", "deeper than 64 levels")
     assert err.line == 3

@@ -4,9 +4,9 @@
 A hostile or broken file meets three limits, each refusal naming the file, the limit and the line:
 
 - **size**: the file is measured before it is read (a 10 GB file is refused, not loaded);
-- **nesting**: at most `max_depth` levels of lists and mappings, checked while YAML is composed (before any
-  object is built: 5,000 nested lists would otherwise exhaust Python's recursion) and, for JSON, by orjson
-  (which stops at 1,024 levels) and then by a walk without recursion;
+- **nesting**: at most `max_depth` levels of lists and mappings, checked on YAML's parser events before anything
+  is composed (5,000 nested lists would otherwise exhaust Python's recursion) and, for JSON, by orjson (which
+  stops at 1,024 levels) and then by a walk without recursion;
 - **aliases**: a YAML alias repeats everything its anchor holds, so ten aliases of ten aliases of ... ("billion
   laughs": 2 KB) stand for a billion values once anything serialises them. Aliases are allowed (merge keys are
   useful in a model table) while the values they repeat, counted in full, stay under `max_alias_nodes`; an alias
@@ -32,16 +32,18 @@ MiB = 1024 * 1024
 @dataclass(frozen=True)
 class Limits:
     max_bytes: int = 64 * MiB
-    """Largest file read (a persona set of ~30,000 personas is ~60 MiB of JSON Lines)."""
+    """Largest file read (about 50,000 personas of `personas build`, ~1.2 KB each as JSON Lines)."""
     max_depth: int = 64
-    """Levels of lists and mappings (the deepest of the project's own files has 6); orjson writes at most 255."""
+    """Levels of lists and mappings (the deepest of the project's own YAML files has 7); orjson writes at most
+    255, so a value read here can always be hashed and stored."""
     max_alias_nodes: int = 100_000
     """Values that YAML aliases may repeat in all, each alias counted with everything its anchor holds."""
 
 
 DEFAULT = Limits()
-YAML_LIMITS = Limits(max_bytes=16 * MiB)
-"""YAML is parsed in Python (about 1 MiB/s, ~20x its size in memory): a smaller bound."""
+YAML_LIMITS = Limits(max_bytes=8 * MiB)
+"""YAML is parsed in Python (PyYAML's safe loader: tens to hundreds of KiB/s, ~60x its size in memory at the peak,
+measured on the bundled personas): a smaller bound, ~6,000 personas; larger sets are JSON Lines."""
 _HINT = "a limit on files uxbench reads, against malformed or hostile files"
 
 
@@ -153,50 +155,54 @@ def parse_json(data: str | bytes, source: str, *, line: int | None = None, limit
 
 # -- YAML -----------------------------------------------------------------------------------------------------
 
-class _BoundedLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML has no type stubs here
-    """`yaml.SafeLoader` that counts nesting and alias expansion while it composes the node tree."""
+_FAST = bool(getattr(yaml, "__with_libyaml__", False))
+_Loader: Any = yaml.CSafeLoader if _FAST else yaml.SafeLoader
+"""libyaml's safe loader where PyYAML was built with it (some 50x faster), else the pure-Python one: the same
+safe types either way."""
+_LIBYAML_DEPTH = "exceeded maximum nesting depth"
 
-    def __init__(self, stream: str, source: str, limits: Limits) -> None:
-        super().__init__(stream)
-        self.source = source
-        self.limits = limits
-        self.depth = 0
-        self.expanded = 0
-        self.sizes: dict[int, int] = {}
-        """id(node) -> the values it holds, counted in full (its aliases' anchors included)."""
 
-    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node:
-        if self.check_event(yaml.AliasEvent):
-            event = self.peek_event()
-            target = self.anchors.get(event.anchor)
-            if target is not None:
-                size = self.sizes.get(id(target))
-                if size is None:
+def _check_events(text: str, source: str, limits: Limits) -> None:
+    """A pass over the parser's events (no node is built, no recursion) that refuses nesting past the limit and
+    aliases that repeat too much: each alias counts every value of its anchor, so the count is what serialising
+    the loaded value would produce. Only then is the text composed and constructed."""
+    depth = expanded = 0
+    open_sizes: list[list[Any]] = []  # [values so far, anchor] of each collection not yet closed
+    sizes: dict[str, int] = {}  # anchor -> the values it holds, counted in full
+    for event in yaml.parse(text, Loader=_Loader):
+        if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            depth += 1
+            if depth > limits.max_depth:
+                raise _too_deep(source, event.start_mark.line + 1, limits)
+            open_sizes.append([1, event.anchor])
+            continue
+        if isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            depth -= 1
+            size, anchor = open_sizes.pop()
+        elif isinstance(event, yaml.ScalarEvent):
+            size, anchor = 1, event.anchor
+        elif isinstance(event, yaml.AliasEvent):
+            anchor, size = None, sizes.get(event.anchor)
+            if size is None:
+                if any(a == event.anchor for _, a in open_sizes):
                     raise DataError(f"the alias *{event.anchor} is inside its own anchor (an endless value)",
-                                    source=self.source, line=event.start_mark.line + 1)
-                self.expanded += size
-                if self.expanded > self.limits.max_alias_nodes:
-                    raise DataError(
-                        f"its aliases repeat more than {self.limits.max_alias_nodes:,} values (each alias stands "
-                        f"for everything its anchor holds; *{event.anchor} alone holds {size:,})",
-                        source=self.source, line=event.start_mark.line + 1,
-                        hint="write the values out, or use fewer aliases")
-            return super().compose_node(parent, index)
-        self.depth += 1
-        if self.depth > self.limits.max_depth:
-            raise _too_deep(self.source, self.peek_event().start_mark.line + 1, self.limits)
-        try:
-            node = super().compose_node(parent, index)
-        finally:
-            self.depth -= 1
-        if isinstance(node, yaml.SequenceNode):
-            size = 1 + sum(self.sizes.get(id(child), 1) for child in node.value)
-        elif isinstance(node, yaml.MappingNode):
-            size = 1 + sum(self.sizes.get(id(k), 1) + self.sizes.get(id(v), 1) for k, v in node.value)
+                                    source=source, line=event.start_mark.line + 1)
+                continue  # an undefined alias: the composer names it
+            expanded += size
+            if expanded > limits.max_alias_nodes:
+                raise DataError(f"its aliases repeat more than {limits.max_alias_nodes:,} values (each alias stands "
+                                f"for everything its anchor holds; *{event.anchor} alone holds {size:,})",
+                                source=source, line=event.start_mark.line + 1,
+                                hint="write the values out, or use fewer aliases")
+        elif isinstance(event, yaml.DocumentEndEvent):
+            sizes.clear()  # anchors are per document
+            continue
         else:
-            size = 1
-        self.sizes[id(node)] = size
-        return node
+            continue
+        if anchor:
+            sizes[anchor] = size
+        if open_sizes:
+            open_sizes[-1][0] += size
 
 
 def _yaml_error(err: yaml.YAMLError, source: str) -> DataError:
@@ -208,19 +214,24 @@ def _yaml_error(err: yaml.YAMLError, source: str) -> DataError:
 
 def parse_yaml_documents(text: str, source: str, *, limits: Limits = YAML_LIMITS) -> list[tuple[yaml.Node, Any]]:
     """Every document of YAML text: (its node, for line numbers; its value). Empty documents are left out."""
-    loader = _BoundedLoader(text, source, limits)
     out: list[tuple[yaml.Node, Any]] = []
     try:
-        while loader.check_node():
-            node = loader.get_node()
-            if node is not None:
-                out.append((node, loader.construct_document(node)))
+        _check_events(text, source, limits)
+        loader = _Loader(text)
+        try:
+            while loader.check_node():
+                node = loader.get_node()
+                if node is not None:
+                    out.append((node, loader.construct_document(node)))
+        finally:
+            loader.dispose()
     except yaml.YAMLError as err:
+        if _LIBYAML_DEPTH in str(err):  # libyaml stops at 1,000 levels on its own
+            mark = getattr(err, "problem_mark", None)
+            raise _too_deep(source, mark.line + 1 if mark is not None else None, limits) from None
         raise _yaml_error(err, source) from None
     except (ValueError, OverflowError) as err:  # a value YAML reads but Python cannot hold (an int of 5,000 digits)
         raise DataError(f"holds a value that cannot be read: {err}", source=source) from None
-    finally:
-        loader.dispose()
     return out
 
 

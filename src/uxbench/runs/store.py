@@ -31,6 +31,8 @@ SAMPLES_DB = "samples.sqlite"
 SAMPLES_JSONL = "samples.jsonl"
 SCORES_JSONL = "scores.jsonl"
 SUMMARY = "summary.json"
+MINING_MARKERS = ("stage_counts.json", "signals.parquet", "work")
+"""Entries of a `uxbench mine run` output directory (which also has a manifest.json)."""
 _ID_FIELDS = ("sample_id", "case_id", "judge")  # hashes and ids: never scrubbed (a short secret could match)
 
 _SCHEMA = """
@@ -90,12 +92,22 @@ class RunStore:
     # -- lifecycle -------------------------------------------------------------------------
     @classmethod
     def open_existing(cls, path: str | Path) -> RunStore:
+        """A run directory to read (or score): refused, before any file is created in it, when it is none, or is
+        a mining output or a sim run (which have a manifest.json too)."""
         store = cls(path)
         if not (store.path / MANIFEST).is_file():
             raise UxbenchError(
                 f"{store.path} is not a uxbench run directory (no {MANIFEST}). "
                 "Pass a directory printed by `uxbench run`."
             )
+        if not (store.path / SAMPLES_DB).exists() and not (store.path / SAMPLES_JSONL).exists():
+            if any((store.path / m).exists() for m in MINING_MARKERS):
+                raise UxbenchError(f"{store.path} is the output of `uxbench mine run`, not a run directory: use "
+                                   f"`uxbench mine report {store.path}`, or run its cases with `uxbench run --data "
+                                   f"{store.path / 'cases'}`.")
+            if (store.path / "sim.sqlite").exists():
+                raise UxbenchError(f"{store.path} is a `uxbench sim run` directory (simulated sessions), not a run "
+                                   "of Tasks 1-3: `uxbench report` and the `uxbench sim` commands read it.")
         return store
 
     def _conn(self) -> sqlite3.Connection:

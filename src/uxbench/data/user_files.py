@@ -261,8 +261,8 @@ def read_json_object(path: Path, *, fix: str) -> dict[str, Any] | None:
     try:
         data = parse_json(read_bytes(path), str(path))
     except DataError as err:
-        raise DataError(f"is damaged ({err.reason.removeprefix('is ')})", source=str(path), line=err.line,
-                        hint=fix) from None
+        said = f"it {err.reason}" if err.reason.startswith("is ") else err.reason
+        raise DataError(f"is damaged: {said}", source=str(path), line=err.line, hint=fix) from None
     if not isinstance(data, dict):
         raise DataError(f"should hold a JSON object, not {type(data).__name__}", source=str(path), hint=fix)
     return data

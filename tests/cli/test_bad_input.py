@@ -740,6 +740,7 @@ def test_bad_input_is_refused_clearly(name: str, files: dict[str, str], tmp_path
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("UXBENCH_CACHE_DIR", str(tmp_path / "cache"))  # never the user's cache, shared by every row
     for where in ("uvicorn.run", "aiohttp.web.TCPSite.start"):
         monkeypatch.setattr(where, _would_serve)  # in-process rows must refuse before serving, never hang
     if row.server:

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from uxbench.mining.pipeline.config import MineConfig
 from uxbench.redact import (
+    NOT_SET,
     REDACTED,
     forget_secrets,
     has_secret,
@@ -53,7 +54,8 @@ def test_names_that_change_the_answer_are_not_credentials(name: str) -> None:
     assert not is_secret_key(name)
 
 
-def test_redact_args_nested_headers_urls_and_kept_arguments() -> None:
+def test_redact_args_nested_headers_urls_and_kept_arguments(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MY_KEY", "set")
     args = {
         "extra_headers": json.dumps({"api-key": "hdr-secret-1", "X-Trace": "trace-value-1"}),
         "extra_body": json.dumps({"api_key": "body-secret-1", "top_k": 20,
@@ -75,6 +77,18 @@ def test_redact_args_nested_headers_urls_and_kept_arguments() -> None:
     assert body["nested"]["list"] == [{"token": REDACTED}]
     assert json.loads(out["extra_headers"]) == {"api-key": REDACTED, "X-Trace": REDACTED}
     assert redact_args({"api_key": "sk-x"}) == {"api_key": REDACTED}
+
+
+def test_an_api_key_env_is_written_only_when_it_names_a_variable_that_is_set(monkeypatch: pytest.MonkeyPatch
+                                                                            ) -> None:
+    """An 18-character value given as api_key_env may be a short key pasted in its place: a manifest or run id
+    keeps it only when it names a variable that is set (issue 28)."""
+    short_key = "aB3dE5gH7jK9mN1pQr"
+    monkeypatch.delenv(short_key, raising=False)
+    assert redact_args({"api_key_env": short_key}) == {"api_key_env": NOT_SET}
+    assert redact_args({"api_key_env": "not a name"}) == {"api_key_env": NOT_SET}
+    monkeypatch.setenv("GATEWAY_KEY", "v")
+    assert redact_args({"api_key_env": "GATEWAY_KEY"}) == {"api_key_env": "GATEWAY_KEY"}
 
 
 def test_max_new_tokens_changes_the_run_id_and_a_key_does_not() -> None:

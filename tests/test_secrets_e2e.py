@@ -168,3 +168,59 @@ def test_a_mine_run_keeps_every_secret_out_of_files_and_terminal(
     manifest = (tmp_path / "mine-env" / "manifest.json").read_text("utf-8")
     assert "top_k" in manifest and "<redacted>" in manifest
     assert leaks(tmp_path / "mine-env", tmp_path / "mine-url", tmp_path / "cache", printed=out) == []
+
+
+def _persona_with_key(key: str) -> dict[str, object]:
+    """A persona whose own text holds the process's API key: in its profile, opener, a fact and free meta."""
+    return {
+        "id": "leaky-persona", "lang": "en",
+        "profile": {"description": f"Keeps the gateway key {key} on a sticky note."},
+        "opener": f"my key is {key} and the blender is broken, i want a refund",
+        "goal": [{"id": "refund", "request": f"get a refund (key {key})", "check": {"any_of": ["refund"]},
+                  "needs": ["order"]}],
+        "facts": [{"id": "order", "label": "order number", "value": key, "disclose": "opening",
+                   "ask_patterns": ["order"]}],
+        "patience": {"session": 2},
+        "meta": {"notes": [key, {"nested": key}]},
+    }
+
+
+def test_a_sim_run_keeps_the_processes_own_key_out_of_every_file(
+        tmp_path: Path, env: Path, server: LoopbackServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 28: a persona holding the process's own key (OPENAI_API_KEY) is shown <redacted> in sessions.jsonl,
+    and is so in sim.sqlite's persona snapshot as well; every file of the run (SQLite and its WAL included), of
+    the fidelity pass and of the cache, and everything printed, is searched."""
+    monkeypatch.setenv("OPENAI_API_KEY", ENV_KEY)
+    personas = tmp_path / "personas.jsonl"
+    personas.write_text(json.dumps(_persona_with_key(ENV_KEY)) + "\n", encoding="utf-8")
+    run_dir = tmp_path / "sim-run"
+    run = invoke("sim", "run", "--personas", str(personas), "--model", "openai:loopback", "-M",
+                 f"base_url={server.base_url}", "--simulator", "scripted:user", "--max-turns", "2", "--trials", "2",
+                 "--out", str(run_dir), "--quiet", "--n-boot", "50")
+    assert run.exit_code in (0, 1), printed(run)
+    assert server.stats.requests > 0
+    fidelity = invoke("sim", "fidelity", str(run_dir), "--judge", "openai:loopback", "-J",
+                      f"base_url={server.base_url}", "--quiet", "--n-boot", "50", "--format", "json")
+    out = printed(run) + printed(fidelity)
+    assert "<redacted>" in (run_dir / "sessions.jsonl").read_text("utf-8")
+    import sqlite3
+
+    with sqlite3.connect(run_dir / "sim.sqlite") as db:
+        (body,) = db.execute("SELECT body FROM personas").fetchone()
+    assert b"<redacted>" in body  # the snapshot is there, scrubbed
+    assert leaks(run_dir, tmp_path / "cache", printed=out) == []
+
+
+def test_a_short_key_given_as_api_key_env_is_written_nowhere(
+        tmp_path: Path, env: Path, server: LoopbackServer) -> None:
+    """Issue 28: an 18-character value with no key prefix, given as api_key_env (a short key pasted in place of a
+    variable's name), names no variable: the manifest records `<not set>`, and the value reaches no file and no
+    printed line."""
+    short_key = "aB3dE5gH7jK9mN1pQr"
+    run = invoke("run", "--model", "openai:loopback", "--data", str(env), "--out", str(tmp_path / "run"),
+                 "-M", f"base_url={server.base_url}", "-M", f"api_key_env={short_key}", "--quiet")
+    assert run.exit_code in (0, 1), printed(run)
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text("utf-8"))
+    assert manifest["model"]["args"]["api_key_env"] == "<not set>"
+    found = [str(p) for p in (tmp_path / "run").rglob("*") if p.is_file() and short_key.encode() in readable(p)]
+    assert found == [] and short_key not in printed(run)

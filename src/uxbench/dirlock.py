@@ -154,7 +154,7 @@ def _read_holder(fd: int) -> dict[str, Any]:
     try:
         raw = os.pread(fd, 4096, 0)
         data = json.loads(raw.decode("utf-8")) if raw.strip() else {}
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # a damaged or hostile lock file holds nobody
         return {}
     return data if isinstance(data, dict) else {}
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
 import threading
 from collections.abc import Collection, Iterable, Mapping
@@ -32,6 +33,10 @@ import orjson
 from pydantic import BaseModel
 
 REDACTED = "<redacted>"
+NOT_SET = "<not set>"
+"""What a manifest records for an `api_key_env` that names no variable set in the environment."""
+ENV_NAME_ARGS = frozenset({"api_key_env"})
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MIN_SECRET_CHARS = 4
 """Shortest API key, password or credential-keyed value scrubbed by value."""
 EDGE_CHARS = 4
@@ -141,6 +146,10 @@ def redact_args(args: Mapping[str, str]) -> dict[str, str]:
         if is_secret_key(key):
             out[key] = REDACTED
             continue
+        if key in ENV_NAME_ARGS:  # a variable's name, written only when it names one that is set: a value given
+            # there that names none may be a key pasted in its place
+            out[key] = str(value) if _ENV_NAME.fullmatch(str(value)) and str(value) in os.environ else NOT_SET
+            continue
         text = str(value)
         parsed = _as_json(text)
         if parsed is not None:
@@ -204,6 +213,18 @@ def remember_basic_auth(user: str, password: str) -> None:
         return
     token = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
     remember_secret(token)
+
+
+def remember_environment_keys(names: Iterable[str] = ()) -> None:
+    """The keys this process may send, before anything is written: the variables `names` (the roles'
+    `api_key_env`) and every credential-named variable of the environment (OPENAI_API_KEY, HF_TOKEN ...) whose
+    value reads like a key (16 characters or more, no spaces). A store that writes user text before a model is
+    created (a sim run's persona snapshot) scrubs them from then on."""
+    for name in names:
+        remember_secret(os.environ.get(name))
+    for name, value in os.environ.items():
+        if is_secret_key(name) and len(value) >= 16 and not any(c.isspace() for c in value):
+            remember_secret(value)
 
 
 def remember_args(args: Mapping[str, Any]) -> None:

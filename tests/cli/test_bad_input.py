@@ -18,6 +18,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,7 +43,8 @@ class Row:
     needle: str | None = None
     """Text the message must hold (what is wrong, or what to do)."""
     server: bool = False
-    """Run as a real process with a timeout (the command would serve if it did not refuse)."""
+    """Run as a real process with a timeout and a memory limit (the command would serve if it did not refuse, or
+    could run away on a hostile file)."""
     env: dict[str, str] = field(default_factory=dict)
 
 
@@ -418,6 +420,98 @@ add("sim-rubric-agreement-missing", R("sim", "rubric-agreement", "--real", "{tmp
 add("view-missing", R("view", "{tmp}/nope", "--port", "0"))
 add("view-port-bad", R("view", "{eval_run}", "--port", "70000"))
 
+# -- issue 28: hostile files and failing judges on the new surfaces ---------------------------------------------
+# Item 1: every YAML or JSON a user hands in, an alias bomb ("billion laughs", 1 KB) and deep nesting (5,000
+# levels); run as processes under a memory limit (`_serve`), so a runaway fails the row, not the machine.
+SIM = ("sim", "run", "--model", "scripted:always-good", "--simulator", "scripted:user", "--out", "{tmp}/sim")
+RUBRIC = (*T1, "--formulation", "rubric", "--rubric")
+for kind, bomb, needle in (("alias-bomb", "{persona_bomb}", "aliases repeat more than"),
+                           ("deep", "{persona_deep}", "deeper than 64 levels")):
+    add(f"personas-validate-{kind}", R("personas", "validate", bomb, codes=(1,), needle=needle, server=True))
+    add(f"personas-list-{kind}", R("personas", "list", bomb, needle=needle, server=True))
+    add(f"sim-run-personas-{kind}", R(*SIM, "--personas", bomb, needle=needle, server=True))
+    add(f"rubric-file-{kind}", R(*RUBRIC, bomb, needle=needle, server=True))
+    add(f"rubric-agreement-general-{kind}", R("sim", "rubric-agreement", "--real", "{mined}", "--personas", "demo",
+                                              "--judge", "scripted:always-good", "--general", bomb, needle=needle,
+                                              server=True))
+    add(f"leaderboard-models-{kind}", R("leaderboard", "{t1_run}", "--models", bomb, needle=needle, server=True))
+    add(f"bias-models-{kind}", R("bias", "{eval_run}", "--models", bomb, needle=needle, server=True))
+    add(f"env-models-{kind}", R("leaderboard", "{t1_run}", needle=needle, server=True, UXBENCH_MODELS=bomb))
+    add(f"env-prices-{kind}", R(*T1, needle=needle, server=True, UXBENCH_PRICES=bomb))
+add("personas-list-deep-jsonl", R("personas", "list", "{persona_deep_jsonl}", needle="deeper than 64", server=True))
+add("personas-meta-not-json", R("personas", "validate", "{persona_binary_meta}", codes=(1,), needle="cannot be written",
+                                server=True))
+add("personas-list-meta-not-json", R("personas", "list", "{persona_binary_meta}", needle="cannot be written",
+                                     server=True))
+add("personas-nesting-300", R("personas", "list", "{persona_300}", needle="deeper than 64", server=True))
+add("env-prices-deep-json", R(*T1, needle="deeper than 64", server=True, UXBENCH_PRICES="{deep_json}"))
+add("scripted-rules-deep", R(*T1[:3], "--model", "scripted:file:{deep_json}", "--data", "{judge}", "--out",
+                             "{tmp}/run", needle="deeper than 64", server=True))
+add("replay-deep", R(*T1[:3], "--model", "replay:{deep_jsonl}", "--data", "{judge}", "--out", "{tmp}/run",
+                     needle="deeper than 64", server=True))
+add("M-extra-body-deep", R("run", "--model", "openai:m", "-M", "extra_body=" + "[" * 5000 + "]" * 5000, "--data",
+                           "{judge}", "--out", "{tmp}/r", needle="deeper than 64", server=True))
+add("data-nesting-300", R(*T1[:3], "--data", "{data_300}", "--out", "{tmp}/run", needle="deeper than 64",
+                          server=True))
+add("calibration-manifest-deep", R(*EVAL, "--judge", "scripted:always-good", "--calibration", "{deep_manifest_run}",
+                                   needle="deeper than 64", server=True))
+add("eval-signals-labels-deep", R("mine", "eval-signals", "--labels", "{deep_jsonl}", "--log", "{log}",
+                                  needle="deeper than 64", server=True))
+add("signals-learned-deep", R("mine", "run", "{log}", "--out", "{tmp}/mine", "--no-llm", "--signals",
+                              "learned:{deep_model_dir}", needle="deeper than 64", server=True))
+# Item 2: a judge that fails is a failure (exit 2 with the reason, the 401 named), never figures computed without it
+for name, url, needle in (("401", "{judge_401_url}", "HTTP 401"), ("no-format", "{judge_text_url}", "answered none")):
+    add(f"sim-fidelity-judge-{name}", R("sim", "fidelity", "{sim_run}", "--judge", "openai:j", "-J",
+                                        f"base_url={url}", "-J", "api_key_env=UXBENCH_NO_KEY", "--quiet",
+                                        needle=needle))
+add("rubric-agreement-judge-401", R("sim", "rubric-agreement", "--real", "{ra_mined}", "--personas",
+                                    "{ra_personas}", "--judge", "openai:j", "-J", "base_url={judge_401_url}", "-J",
+                                    "api_key_env=UXBENCH_NO_KEY", "--quiet", needle="HTTP 401"))
+add("rubric-agreement-judge-no-format", R("sim", "rubric-agreement", "--real", "{ra_mined}", "--personas",
+                                          "{ra_personas}", "--judge", "openai:j", "-J", "base_url={judge_text_url}",
+                                          "-J", "api_key_env=UXBENCH_NO_KEY", "--quiet", needle="scored none"))
+# Item 3: values that make numbers silently wrong
+add("sim-run-temperature-neg", R(*SIM, "--temperature", "-2", needle="--temperature"))
+add("sim-run-sim-temperature-neg", R(*SIM, "--sim-temperature", "-1", needle="--sim-temperature"))
+add("sim-run-temperature-nan", R(*SIM, "--temperature", "nan", needle="--temperature"))
+add("sim-run-timeout-0", R(*SIM, "--timeout", "0", needle="--timeout"))
+add("rubric-weight-inf", R(*RUBRIC, "{rubric_inf}", needle="weight"))
+add("rubric-weight-nan", R(*RUBRIC, "{rubric_nan}", needle="weight"))
+add("sim-sensitivity-one-simulator-each", R("sim", "sensitivity", "{sim_run}", "{sim_run_other}",
+                                            needle="missing under"))
+add("leaderboard-calibration-measured-none", R("leaderboard", "{eval_run}", "--calibration", "{t1_run_b}",
+                                               codes=(0,), needle="scored none of these runs"))
+add("human-new-pairwise-same-run", R("human", "new", "--from", "{eval_run}", "--from", "{eval_run}", "--mode",
+                                     "pairwise", "--out", "{tmp}/s", needle="twice"))
+add("human-new-pairwise-copied-run", R("human", "new", "--from", "{eval_run}", "--from", "{eval_run_copy}",
+                                       "--mode", "pairwise", "--out", "{tmp}/s", needle="same run"))
+# Item 4: hosts (the requests themselves: tests/web/test_web_hosts.py, tests/judge_train/test_serve_hosts.py)
+add("judge-serve-allow-host-star", R("judge", "serve", "scripted:always-good", "--port", "0", "--allow-host", "*",
+                                     needle="--allow-host '*'", server=True))
+add("judge-serve-allow-host-port", R("judge", "serve", "scripted:always-good", "--port", "0", "--allow-host",
+                                     "evil.example.com:80", needle="not a host name", server=True))
+add("view-allow-host-star", R("view", "{eval_run}", "--port", "0", "--allow-host", "*", server=True))
+add("human-serve-allow-host-url", R("human", "serve", "{study}", "--port", "0", "--allow-host", "http://x/",
+                                    server=True))
+# Item 5: a short key given as api_key_env runs (no traceback) and is written nowhere (tests/test_secrets_e2e.py)
+add("api-key-env-short-value", R("run", "--model", "openai:m", "-M", "base_url={no_logprobs_url}", "-M",
+                                 "api_key_env=aB3dE5gH7jK9mN1pQr", "--data", "{judge}", "--out", "{tmp}/run",
+                                 "--quiet", codes=(0,)))
+# Item 6: clear errors where they were vague
+add("sim-run-assessor-bogus", R(*SIM, "--assessor", "bogus", needle="--assessor takes rules"))
+add("sim-run-assessor-unknown-provider", R(*SIM, "--assessor", "nosuch:x", needle="--assessor"))
+add("plan-pilot-sim-run", R("plan", "--difference", "0.05", "--pilot", "{sim_run}", needle="sim run"))
+add("plan-pilot-mined", R("plan", "--difference", "0.05", "--pilot", "{mined}", needle="mine run"))
+add("human-new-pairwise-one-task2", R("human", "new", "--from", "{eval_run}", "--out", "{tmp}/s", "--mode",
+                                      "pairwise", needle="gold labels"))
+add("fit-history-still-too-long", R("run", "--model", "openai:m", "-M", "base_url={small_context_url}", "-M",
+                                    "api_key_env=UXBENCH_NO_KEY", "--data", "{judge_history}", "--out", "{tmp}/run",
+                                    "--no-cache", "--fit-history", codes=(0,), needle="Even with --fit-history"))
+# Item 7: damaged run files
+add("manifest-cut-report", R("report", "{cut_manifest_run}", needle="Move it aside"))
+add("manifest-cut-rerun", R(*T1[:6], "{cut_manifest_run}", "--quiet", needle="mv "))
+add("samples-db-deleted-rerun", R(*T1[:6], "{no_db_run}", codes=(0,), needle="read back"))
+
 
 # -- fixtures ---------------------------------------------------------------------------------------------
 def _json_lines(path: Path, rows: list[object]) -> Path:
@@ -523,8 +617,84 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
     subprocess.run(["cp", "-r", str(f["study"]), str(f["cut_study"])], check=True)
     study_db = f["cut_study"] / "study.sqlite"
     study_db.write_bytes(study_db.read_bytes()[: study_db.stat().st_size // 2])
-    with LoopbackServer(LoopbackConfig(logprobs_supported=False)) as no_logprobs:
-        yield {**{k: str(v) for k, v in f.items()}, "no_logprobs_url": no_logprobs.base_url}
+    with LoopbackServer(LoopbackConfig(logprobs_supported=False)) as no_logprobs, _issue28(root, f) as more:
+        yield {**{k: str(v) for k, v in f.items()}, "no_logprobs_url": no_logprobs.base_url, **more}
+
+
+_PERSONA = ("id: p1\nlang: en\nprofile: {description: Bought a kettle that arrived broken.}\n"
+            "opener: my kettle arrived broken, i want a refund\n"
+            "goal:\n  - id: refund\n    request: get a refund for the broken kettle\n"
+            "    check: {any_of: [refund is on its way]}\n")
+_BOMB = "".join([f"    a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9 if i else ['"lol"'] * 9) + "]\n"
+                 for i in range(10)])
+_RUBRIC = ("id: mine\ntitle: {{en: mine, zh: mine}}\ndimensions:\n  - key: helpful\n"
+           "    name: {{en: helpful, zh: helpful}}\n    description: {{en: how helpful 1-5, zh: how helpful 1-5}}\n"
+           "    weight: {weight}\n")
+
+
+@contextmanager
+def _issue28(root: Path, f: dict[str, Path]) -> Iterator[dict[str, str]]:
+    """The files, runs and judges of the issue-28 rows: hostile persona / rubric / table files, two small sim runs
+    under different simulators and assistants, personas built with a hold-out, judges that fail."""
+    import json
+    import shutil
+
+    from uxbench.testing.loopback import LoopbackConfig, LoopbackServer
+
+    sys.path.insert(0, str(Path(__file__).parent.parent / "sim"))
+    from build_support import write_log
+
+    deep = "[" * 5000 + "]" * 5000
+    texts = {
+        "persona_bomb.yaml": _PERSONA + "meta:\n" + _BOMB, "persona_deep.yaml": _PERSONA + f"meta: {{x: {deep}}}\n",
+        "persona_300.yaml": _PERSONA + "meta: {x: " + "[" * 300 + "]" * 300 + "}\n",
+        "persona_binary_meta.yaml": _PERSONA + 'meta: {b: !!binary "/w=="}\n',
+        "persona_deep.jsonl": '{"id": "p1", "meta": {"x": ' + deep + "}}\n",
+        "deep.json": deep, "deep.jsonl": deep + "\n",
+        "rubric_inf.yaml": _RUBRIC.format(weight=".inf"), "rubric_nan.yaml": _RUBRIC.format(weight=".nan"),
+    }
+    out: dict[str, Path] = {}
+    for name, text in texts.items():  # persona_bomb.yaml -> {persona_bomb}, deep.jsonl -> {deep_jsonl}
+        out[name.replace(".yaml", "").replace(".", "_")] = root / name
+        (root / name).write_text(text, encoding="utf-8")
+    row = {**judge_rows(1)[0], "extra": json.loads("[" * 300 + "]" * 300)}
+    out["data_300"] = write_jsonl(root / "data_300.jsonl", [row])
+    out["judge_history"] = write_jsonl(root / "judge_history.jsonl", [
+        {**r, "history": [{"role": "user", "content": "earlier"}, {"role": "assistant", "content": "ok"}]}
+        for r in judge_rows(2)])
+    out["deep_model_dir"] = root / "deep_model"
+    out["deep_model_dir"].mkdir()
+    (out["deep_model_dir"] / "model.json").write_text(deep, encoding="utf-8")
+    for name, damage in (("deep_manifest_run", lambda d: (d / "manifest.json").write_text(deep, "utf-8")),
+                         ("cut_manifest_run", lambda d: (d / "manifest.json").write_bytes(
+                             (d / "manifest.json").read_bytes()[:200])),
+                         ("no_db_run", lambda d: [p.unlink() for p in d.glob("samples.sqlite*")])):
+        out[name] = root / name
+        shutil.copytree(f["t1_run"], out[name])
+        damage(out[name])
+    personas = root / "sim_personas.yaml"
+    personas.write_text(_PERSONA, encoding="utf-8")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("UXBENCH_CACHE_DIR", str(root / "cache"))
+        mp.setenv("UXBENCH_DEID_SALT", "bad-input-tests-0123456789")
+        for name, model, mode in (("sim_run", "scripted:always-good", "structured"),
+                                  ("sim_run_other", "scripted:always-bad", "free")):
+            out[name] = root / name
+            made = invoke("sim", "run", "--personas", personas, "--model", model, "--simulator", "scripted:user",
+                          "--mode", mode, "--trials", "2", "--max-turns", "2", "--n-boot", "50", "--quiet", "--out",
+                          out[name])
+            assert made.exit_code in (0, 1), made.output
+        out["ra_mined"] = root / "ra_mined"
+        assert invoke("mine", "run", write_log(root / "ra_log.jsonl"), "--out", out["ra_mined"], "--no-llm",
+                      "--quiet").exit_code == 0
+        out["ra_personas"] = root / "ra_personas.jsonl"
+        assert invoke("personas", "build", "--from", out["ra_mined"], "--out", out["ra_personas"], "--holdout",
+                      "prefix:0.3").exit_code == 0
+    unauthorized = LoopbackConfig(page=lambda messages, body, headers: (401, "Unauthorized: bad key"))
+    with LoopbackServer(unauthorized) as judge_401, LoopbackServer(LoopbackConfig(default_answer="no idea, sorry")) \
+            as judge_text, LoopbackServer(LoopbackConfig(max_prompt_chars=10)) as small_context:
+        yield {**{k: str(v) for k, v in out.items()}, "judge_401_url": judge_401.base_url,
+               "judge_text_url": judge_text.base_url, "small_context_url": small_context.base_url}
 
 
 def _fill(args: tuple[str, ...], files: dict[str, str], tmp: Path) -> list[str]:
@@ -540,11 +710,23 @@ def _would_serve(*args: object, **kwargs: object) -> None:
     raise AssertionError("the command went on to serve instead of refusing its input")
 
 
+MEMORY_LIMIT = 1536 * 2**20
+"""Address space of a row run as a process: a runaway (an alias bomb expanded) fails the row, not the machine."""
+
+
+def _limit_memory() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+
+
 def _serve(args: list[str], env: dict[str, str]) -> tuple[int, str]:
-    """A command that would serve: run it as a process; still running after the timeout fails the row."""
+    """A command that would serve, or could run away: run it as a process under a memory limit; still running
+    after the timeout fails the row."""
     try:
         done = subprocess.run([sys.executable, "-m", "uxbench", *args], capture_output=True, text=True,
-                              timeout=30, env={**os.environ, **env}, stdin=subprocess.DEVNULL)
+                              timeout=30, env={**os.environ, **env}, stdin=subprocess.DEVNULL,
+                              preexec_fn=_limit_memory)
     except subprocess.TimeoutExpired:
         return -1, "still running (serving) after 30 s"
     return done.returncode, done.stdout + done.stderr
@@ -568,13 +750,15 @@ def test_bad_input_is_refused_clearly(name: str, files: dict[str, str], tmp_path
                                       monkeypatch: pytest.MonkeyPatch) -> None:
     row = ROWS[name]
     args = _fill(row.args, files, tmp_path)
-    for key, value in row.env.items():
+    env = dict(zip(row.env, _fill(tuple(row.env.values()), files, tmp_path), strict=True))
+    for key, value in env.items():
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("UXBENCH_CACHE_DIR", str(tmp_path / "cache"))  # never the user's cache, shared by every row
     for where in _SERVERS:
         monkeypatch.setattr(where, _would_serve)  # in-process rows must refuse before serving, never hang
     if row.server:
-        code, output = _serve(args, row.env)
+        code, output = _serve(args, env)
         exception = None
     else:
         result = invoke(*args)

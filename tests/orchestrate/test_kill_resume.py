@@ -63,7 +63,9 @@ def _interrupt_midway(cmd: list[str], out: Path, env: dict[str, str], sig: int) 
 def test_interrupted_run_resumes_to_the_same_summary(tmp_path: Path, slow_server: LoopbackServer, sig: int) -> None:
     rows = [judge_row(f"c{i:02d}", "good" if i % 2 else "bad", ["好", "差", "嗯"][i % 3]) for i in range(N)]
     data = write_jsonl(tmp_path / "cases.jsonl", rows)
-    env = {**os.environ, "UXBENCH_CACHE_DIR": str(tmp_path / "cache")}
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("models:\n  loopback: {input: 1.0, output: 2.0}\n", encoding="utf-8")
+    env = {**os.environ, "UXBENCH_CACHE_DIR": str(tmp_path / "cache"), "UXBENCH_PRICES": str(prices)}
 
     reference = tmp_path / "reference"
     subprocess.run(_cmd(data, reference, slow_server), env=env, check=True, capture_output=True, timeout=300)
@@ -94,3 +96,11 @@ def test_interrupted_run_resumes_to_the_same_summary(tmp_path: Path, slow_server
     # sent (at most the 4 in flight beyond what the server saw, sent as the run died).
     served = slow_server.stats.requests
     assert served >= N and served <= usage["requests_sent"] <= served + 4
+    # ... and counted as spent, apart: at most the mean cost of an answer each (issue 28)
+    lost = usage["requests_sent"] - N
+    assert usage["unanswered_requests"] == lost
+    assert usage["cost_usd"] and usage["unanswered_cost_usd_max"] == pytest.approx(usage["cost_usd"] / N * lost,
+                                                                                   abs=1e-6)
+    assert got["cost_usd_max"] == pytest.approx(got["cost_usd"] + usage["unanswered_cost_usd_max"], abs=1e-6)
+    if lost:
+        assert "unanswered" in done.stderr + done.stdout and "up to" in done.stderr + done.stdout

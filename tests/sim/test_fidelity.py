@@ -37,9 +37,11 @@ def _run(tmp_path: Path, *extra: object, name: str = "run", personas: tuple[dict
     return out
 
 
-def _fidelity(run: Path, *extra: object) -> dict[str, Any]:
+def _fidelity(run: Path, *extra: object, code: int = 0) -> dict[str, Any]:
     result = invoke("sim", "fidelity", run, "--format", "json", "--n-boot", "200", "--quiet", *extra)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == code, result.output
+    if code:  # the judge failed on some sessions: said, with its first error, and the figures still written
+        assert "The judge failed on" in result.stderr and "First error" in result.stderr
     return dict(json.loads(result.stdout))
 
 
@@ -142,9 +144,9 @@ def test_judge_pass_is_blind_resumable_and_refines_code(tmp_path: Path) -> None:
                personas=(REFUND, ZH_REFUND))
     with LoopbackServer(LoopbackConfig(responder=_judge)) as server:
         args = ("--judge", "openai:loopback", "-J", f"base_url={server.base_url}")
-        summary = _fidelity(run, *args)
+        summary = _fidelity(run, *args, code=1)  # one session's answer unusable twice: a failure, exit 1
         first = server.stats.requests
-        again = _fidelity(run, *args)
+        again = _fidelity(run, *args, code=1)
         assert server.stats.requests == first  # every answer was kept: nothing asked twice
     assert again["ufs"] == summary["ufs"]
     assert summary["n_judged"] == 1 and summary["judge_failures"] == 1  # the zh session's answer was unusable twice

@@ -94,3 +94,15 @@ def test_human_serve_serves_annotator_pages_only(served: dict[str, Path], tmp_pa
         assert 'href="/compare"' not in response.text  # no navigation to the researcher's pages
     assert client.post("/curate", data={"target": "run"}).status_code in (404, 405)
     assert client.get(f"/h/{annotator.token}", headers={"host": FOREIGN}).status_code == 421
+
+
+def test_a_malformed_host_is_refused_not_cut_down(served: dict[str, Path], tmp_path: Path) -> None:
+    """`Host: 127.0.0.1:18721@evil.example.com` once passed as 127.0.0.1 (issue 28): a Host header that is not a
+    name or address with a port is refused whole."""
+    client = TestClient(create_app(build_catalog([str(served["judge2"])]), index_dir=tmp_path / "idx"),
+                        base_url=LOOPBACK)
+    for host in ("127.0.0.1:18721@evil.example.com", "127.0.0.1:8321/x", "127.0.0.1:x", "localhost evil"):
+        response = client.get("/", headers={"host": host})
+        assert response.status_code == 421, host
+        assert "t1-" not in response.text
+    assert client.get("/", headers={"host": "127.0.0.1:18721"}).status_code == 200

@@ -32,14 +32,14 @@ def one_of(option: str, value: str | None, choices: Collection[str]) -> None:
 
 def at_least(option: str, value: float | None, minimum: float, *, what: str = "") -> None:
     """`value` >= `minimum` (None: not given). `what` says what the number counts, for the message."""
-    if value is not None and value < minimum:
+    if value is not None and not value >= minimum:  # NaN fails too
         counted = f" ({what})" if what else ""
         raise ConfigError(f"{option} must be at least {minimum:g}{counted}, not {value:g}.")
 
 
 def positive(option: str, value: float | None, *, what: str = "") -> None:
     """`value` > 0 (None: not given)."""
-    if value is not None and value <= 0:
+    if value is not None and not value > 0:  # NaN fails too
         counted = f" ({what})" if what else ""
         raise ConfigError(f"{option} must be more than 0{counted}, not {value:g}.")
 
@@ -156,7 +156,8 @@ def judge_mode_options(judge_mode: str | None, *, grm_threshold: float | None, j
 def same_run(run_a: Path, run_b: Path) -> None:
     """Two run directories that are one run (the same path, or copies of one run: the same identity) cannot
     be compared with each other: every pair would be a reply against itself."""
-    import json
+    from uxbench.data import user_files
+    from uxbench.errors import DataError
 
     if run_a.resolve() == run_b.resolve():
         raise ConfigError(f"RUN_A and RUN_B are the same directory ({run_a}): a pairwise comparison needs two "
@@ -164,8 +165,9 @@ def same_run(run_a: Path, run_b: Path) -> None:
     ids = []
     for run in (run_a, run_b):
         try:
-            ids.append(json.loads((run / "manifest.json").read_text("utf-8")).get("identity_hash"))
-        except (OSError, ValueError, AttributeError):
+            manifest = run / "manifest.json"
+            ids.append(user_files.parse_json(user_files.read_bytes(manifest), str(manifest)).get("identity_hash"))
+        except (OSError, DataError, AttributeError):
             return  # not readable here: the comparison itself says what is wrong with it
     if ids[0] is not None and ids[0] == ids[1]:
         raise ConfigError(f"{run_a} and {run_b} hold the same run (one configuration, copied): their replies are "

@@ -354,13 +354,20 @@ def serve(
                                              show_default="the spec")] = None,
     max_batch: Annotated[int, typer.Option(metavar="N", help="Requests handed to the judge at once (at least "
                                                              "1).")] = 64,
+    allow_host: Annotated[list[str] | None, typer.Option("--allow-host", metavar="NAME", help="Another name this "
+                          "server may be reached by (repeatable; `*.example.org` for every name under it). Requests "
+                          "naming any other host are refused, against DNS rebinding.",
+                          show_default="none: the bound address and loopback names only")] = None,
 ) -> None:
+    from uxbench.hostcheck import HostCheck
     from uxbench.judge_train.serve import check_max_batch, serve_forever
     from uxbench.models.registry import parse_model_args, validate_provider_args
 
     check_max_batch(max_batch)
+    HostCheck(host, allow_host or ())  # a bad --allow-host is refused before the judge loads
     if not 0 <= port <= 65535:
         raise ConfigError(f"--port {port}: must be between 0 and 65535 (0 picks a free one)")
     args = parse_model_args(judge_arg, option="--judge-arg")
     validate_provider_args(spec, args, option="--judge-arg")
-    asyncio.run(serve_forever(spec, args, host=host, port=port, name=name, max_batch=max_batch, say=say))
+    asyncio.run(serve_forever(spec, args, host=host, port=port, name=name, max_batch=max_batch, say=say,
+                              allow_hosts=allow_host or ()))

@@ -190,7 +190,7 @@ def run(
             max_attempts=max_attempts, timeout_s=timeout,
         ))
     results = [_execute(console, spec, quiet) for spec in specs]
-    _print_results(console, results, format)  # type: ignore[arg-type]  # checked by format_option
+    _print_results(console, results, format, fit_history)  # type: ignore[arg-type]  # checked by format_option
 
 
 def _check_extras(data: str | None, *models: str | None) -> None:
@@ -284,7 +284,7 @@ def _execute(console: Console, spec: RunSpec, quiet: bool) -> RunResult:
         progress.stop()
 
 
-def _print_results(console: Console, results: list[RunResult], fmt: ReportFormat) -> None:
+def _print_results(console: Console, results: list[RunResult], fmt: ReportFormat, fit_history: bool) -> None:
     from uxbench.cli.run_outcome import outcome_lines
     from uxbench.data.loaders import ReadReport
     from uxbench.report.generative import render_generative_summary
@@ -314,7 +314,7 @@ def _print_results(console: Console, results: list[RunResult], fmt: ReportFormat
         console.print(f"[bold]Run directory:[/] {result.run_dir}")
         score_errors = sum(int(j.get("n_score_errors") or 0) for j in (summary.get("judges") or {}).values())
         score_errors += unlabelled_recoveries(summary)  # strategy labels that failed count as failed scores
-        lines, any_failed = outcome_lines(summary, score_errors)
+        lines, any_failed = outcome_lines(summary, score_errors, fit_history=fit_history)
         for line in lines:
             console.print(line, highlight=False)
         failed += any_failed

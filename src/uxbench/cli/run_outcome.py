@@ -9,9 +9,11 @@ from typing import Any
 _RATES = {"good_pct": "Good %", "recovery_rate": "Recovery Rate"}
 
 
-def outcome_lines(summary: dict[str, Any], score_failures: int) -> tuple[list[str], bool]:
+def outcome_lines(summary: dict[str, Any], score_failures: int, *, fit_history: bool = False
+                  ) -> tuple[list[str], bool]:
     """(lines to print, whether anything failed that a rerun retries). `score_failures`: failed judge scores and
-    strategy labels."""
+    strategy labels; `fit_history`: --fit-history was given (a conversation too long even then is one whose
+    shortest form did not fit)."""
     n = int(summary.get("n_selected") or summary.get("n_samples") or 0)
     errors = int(summary.get("n_errors") or 0)
     too_long = int(summary.get("n_too_long") or 0)
@@ -35,10 +37,13 @@ def outcome_lines(summary: dict[str, Any], score_failures: int) -> tuple[list[st
                      + ". Rerun the same command to retry them.")
     if too_long:
         first = (summary.get("too_long_errors") or [None])[0]
+        fix = ("Even with --fit-history they did not fit: the shortest request (every history message dropped) was "
+               "still too long, so the model's context is too small for them (use a model with a longer context)"
+               if fit_history else "Rerun with --fit-history to drop their oldest history messages until they fit "
+               "(what was cut is recorded per sample)")
         lines.append(
             f"[yellow]{too_long} of {n} conversations are longer than the model accepts[/]: recorded as too long "
-            f"and never retried; {where}. Rerun with --fit-history to drop their oldest history messages until "
-            "they fit (what was cut is recorded per sample)" + (f". First: {first}" if first else "") + ".")
+            f"and never retried; {where}. {fix}" + (f". First: {first}" if first else "") + ".")
     if cut:
         lines.append(f"{cut} conversations were shortened to fit the model (oldest history messages dropped; "
                      "extra.history_cut of each sample in samples.jsonl says how many).")

@@ -73,6 +73,7 @@ def run(
 ) -> None:
     from rich.console import Console
 
+    from uxbench.cli.checks import at_least, common_numbers
     from uxbench.errors import ConfigError
     from uxbench.models.registry import parse_model_args
     from uxbench.report.sim import render_sim_summary
@@ -80,6 +81,8 @@ def run(
 
     _choice(format, _FORMATS, "--format")
     _choice(mode, _MODES, "--mode")
+    common_numbers(timeout=timeout, temperature=temperature)  # the rest have typer's bounds
+    at_least("--sim-temperature", sim_temperature, 0, what="the simulator's sampling temperature")
     embedded_model, embedded_sim = model is None, simulator is None
     lang = _choice(lang or ("en" if embedded_sim else "auto"), _LANGS, "--lang")
     max_turns = max_turns or (EMBEDDED_MAX_TURNS if embedded_sim else 8)

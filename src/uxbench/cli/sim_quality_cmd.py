@@ -80,7 +80,7 @@ def fidelity(
     from uxbench.errors import ConfigError
     from uxbench.models.registry import parse_model_args
     from uxbench.report.sim_quality import render_fidelity
-    from uxbench.sim.fidelity import fidelity_report, judge_key, judge_pending, warnings_for
+    from uxbench.sim.fidelity import check_judged, fidelity_report, judge_key, judge_pending, warnings_for
     from uxbench.sim.store import SimStore
 
     _choice(format, _FORMATS, "--format")
@@ -117,11 +117,16 @@ def fidelity(
                 raise typer.Exit(130) from None
             finally:
                 tick.stop()
+        failed, first = check_judged(store, records, judge) if judge is not None else (0, None)
         summary = fidelity_report(store, records, personas, judge, manifest, n_boot=n_boot, seed=ci_seed)
     finally:
         store.close()
     typer.echo(render_fidelity(summary, format), nl=False)  # type: ignore[arg-type]
     console.print(f"[bold]Written:[/] {run_dir}/fidelity.json, {run_dir}/fidelity_sessions.jsonl")
+    if failed:
+        console.print(f"[red]The judge failed on {failed} of {len(records)} sessions[/] (their judge items are "
+                      f"unchecked, not counted). First error: {first}. Rerun the same command to ask it again.")
+        raise typer.Exit(1)
 
 
 @app.command("frontier", help="Cost per session (simulator, judges and model under test apart) against UFS for "

@@ -227,3 +227,8 @@ def rubric_agreement(
     report["judge"] = judge
     _write(out, report)
     typer.echo(render_rubric_agreement(report, format), nl=False)  # type: ignore[arg-type]
+    if report.get("judge_errors"):
+        console.print(f"[red]{report['judge_errors']} judge calls failed[/] (their replies are left out, counted as "
+                      f"unscored). First error: {report['first_judge_error']}. Rerun the same command to retry them "
+                      "(answers so far come from the response cache).")
+        raise typer.Exit(1)

@@ -33,4 +33,8 @@ def build(
 
     index = build_site(paths, out, judge=judge, calibration=calibration or [], n_boot=n_boot or DEFAULT_N_BOOT,
                        seed=seed, table=ModelTable.default(models), title=title)
+    import json
+
+    for note in json.loads((index.parent / "leaderboard.json").read_text("utf-8")).get("notes") or []:
+        typer.echo(f"Note: {note}", err=True)  # the site shows them too (a calibration that measured no judge ...)
     typer.echo(f"Site written: {index} (open it in a browser, or publish {out} as it is)")

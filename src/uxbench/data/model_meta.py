@@ -20,7 +20,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from uxbench.errors import ConfigError
+from uxbench.data import user_files
+from uxbench.errors import ConfigError, DataError
 
 SizeClass = Literal["tiny", "small", "medium", "large"]
 SIZE_ORDER: dict[str, int] = {"tiny": 0, "small": 1, "medium": 2, "large": 3}
@@ -130,15 +131,11 @@ class ModelTable:
         """Read a YAML (or JSON) table of the bundled file's shape."""
         p = Path(path).expanduser()
         try:
-            text = p.read_text(encoding="utf-8")
+            data = user_files.load_file(p, f"model table {p}")
         except OSError as exc:
             raise ConfigError(f"Cannot read the model table {p}: {exc.strerror or exc}") from None
-        except UnicodeDecodeError as exc:
-            raise ConfigError(f"Model table {p} is not UTF-8 text (byte {exc.start}): give a YAML file") from None
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"Model table {p} is not valid YAML: {exc}") from None
+        except DataError as exc:  # not YAML / JSON, or over the limits of a user's file
+            raise ConfigError(str(exc)) from None
         return cls(_parse(data, str(p)))
 
     @classmethod

@@ -18,6 +18,7 @@ from typing import IO, Any, Literal
 
 import orjson
 
+from uxbench.data import user_files
 from uxbench.data.schema import JudgeLabel, TaskName
 from uxbench.errors import DataError
 
@@ -99,11 +100,11 @@ def decode_json(raw: bytes, within: str = "") -> Any:
     """orjson first (fast); the standard library as fallback for NaN and UTF-16 files. Integers beyond 64
     bits come back as floats (orjson's reading): the adapters refuse such a float where an id is expected."""
     try:
-        return orjson.loads(raw)
+        return _shallow(orjson.loads(raw))
     except orjson.JSONDecodeError:
         pass
     try:
-        value = json.loads(raw)
+        value = _shallow(json.loads(raw))
     except UnicodeDecodeError:
         raise DataError(invalid_utf8_reason(raw, within) or "not valid UTF-8") from None
     except (ValueError, RecursionError) as exc:
@@ -113,6 +114,14 @@ def decode_json(raw: bytes, within: str = "") -> Any:
         field, char = where
         raise DataError(f"holds a lone surrogate \\u{ord(char):04x} (half of a UTF-16 pair: not a character, and "
                         "not valid Unicode); fix the text where it was exported", field=field or None)
+    return value
+
+
+def _shallow(value: Any) -> Any:
+    """`value`, refused when it nests deeper than a user's file may (`user_files.Limits.max_depth`): a case is
+    serialised to be hashed, and the serialiser stops at 255 levels."""
+    if user_files.depth_exceeds(value, user_files.DEFAULT.max_depth):
+        raise DataError(f"nests lists or mappings deeper than {user_files.DEFAULT.max_depth} levels")
     return value
 
 

@@ -83,7 +83,8 @@ def from_run(path: Path) -> tuple[list[Candidate], dict[str, Any]]:
                                      str(seen.get(primary or "") or "unscored"), _scenario(case), seen))
     finally:
         store.close()
-    return out, {"source": str(path), "task": task, "kind": "run", "model": model}
+    return out, {"source": str(path), "task": task, "kind": "run", "model": model,
+                 "identity_hash": manifest.get("identity_hash")}
 
 
 def from_data(source: str) -> tuple[list[Candidate], dict[str, Any]]:

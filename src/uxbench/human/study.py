@@ -101,7 +101,13 @@ def _two_runs(first: str, second: str, n: int, rng: random.Random) -> tuple[list
                                                                        dict[str, Any]]:
     """Pairwise items from two Task 2/3 runs: the same case's two replies as A and B (random order), no label;
     a judge prefers the reply it called good when it called the other bad."""
+    if Path(first).resolve() == Path(second).resolve():
+        raise UxbenchError(f"--from names {first} twice: a pairwise study compares two different runs on the same "
+                           "data (--from A --from B).")
     (cands_a, info_a), (cands_b, info_b) = from_run(Path(first)), from_run(Path(second))
+    if info_a.get("identity_hash") and info_a.get("identity_hash") == info_b.get("identity_hash"):
+        raise UxbenchError(f"{first} and {second} hold the same run (one configuration, copied): every pair would be "
+                           "a reply against itself. Compare two different runs on the same data.")
     if info_a["task"] == "judge" or info_b["task"] == "judge" or info_a["task"] != info_b["task"]:
         raise UxbenchError("a pairwise study of two runs needs two Task 2 (or two Task 3) runs; for Task 1 pass one "
                            "run or data set.")
@@ -189,6 +195,11 @@ class Study:
                              {"case_id": c.case_id, "judges": c.judges, "scenario": c.scenario}))
         else:
             candidates, info = load_candidates(sources[0])
+            if info.get("kind") == "run" and info.get("task") != "judge":
+                raise UxbenchError(
+                    f"--mode pairwise from one source pairs a good and a bad reply by their gold labels, which Task 1 "
+                    f"cases have; {sources[0]} is a Task {2 if info.get('task') == 'eval' else 3} run, whose replies "
+                    "have none. Pass two Task 2/3 runs on the same data (--from A --from B), or --mode pointwise.")
             for good, bad in _pairs(candidates, n, rng):
                 side = rng.choice("AB")
                 a, b = (good, bad) if side == "A" else (bad, good)

@@ -6,6 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from uxbench.data import user_files
+from uxbench.errors import DataError
+
 CARD_JSON = "model_card.json"
 CARD_MD = "MODEL_CARD.md"
 
@@ -136,5 +139,7 @@ def write_card(out: Path, card: dict[str, Any]) -> None:
 
 
 def read_card(out: Path) -> dict[str, Any]:
-    loaded: dict[str, Any] = json.loads((out / CARD_JSON).read_text(encoding="utf-8"))
+    loaded = user_files.parse_json(user_files.read_bytes(out / CARD_JSON), str(out / CARD_JSON))
+    if not isinstance(loaded, dict):
+        raise DataError("should hold a JSON object", source=str(out / CARD_JSON))
     return loaded

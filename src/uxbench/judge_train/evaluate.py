@@ -14,11 +14,11 @@ the judge's verdicts.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from uxbench.data import user_files
 from uxbench.errors import DataError
 from uxbench.orchestrate.progress import ProgressFn
 
@@ -51,6 +51,13 @@ async def run_judge(spec: str, args: dict[str, str], data: str, *, runs_root: Pa
             if record.status == "ok" and record.gold is not None:
                 verdicts[record.case_id] = (str(record.gold), record.prediction, record.score)
     return JudgeRun(spec=spec, run_dir=result.run_dir, summary=result.summary, verdicts=verdicts)
+
+
+def _json_object(path: Path) -> dict[str, Any]:
+    loaded = user_files.parse_json(user_files.read_bytes(path), str(path))
+    if not isinstance(loaded, dict):
+        raise DataError("should hold a JSON object", source=str(path))
+    return loaded
 
 
 def figures(run: JudgeRun) -> dict[str, Any]:
@@ -126,11 +133,11 @@ def _judge_settings(spec: str) -> dict[str, Any]:
     if meta is None or not meta.is_file():
         card = found / "model_card.json" if found is not None else None
         if card is not None and card.is_file():
-            loaded = json.loads(card.read_text(encoding="utf-8"))
+            loaded = _json_object(card)
             return {"class_weight": "none" if loaded.get("class_weights") is None else "balanced",
                     "prior": (loaded.get("prior") or {}).get("share_good")}
         return {}
-    loaded = json.loads(meta.read_text(encoding="utf-8"))
+    loaded = _json_object(meta)
     return {"class_weight": loaded.get("class_weight", "balanced"),
             "prior": (loaded.get("prior") or {}).get("share_good")}
 

@@ -29,6 +29,7 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from uxbench.data import user_files
 from uxbench.errors import ConfigError
 from uxbench.judge_train.features import UX_FEATURES, block_names, text_max_chars
 
@@ -137,7 +138,9 @@ class LiteModel:
         if not meta_path.is_file() or not npz_path.is_file():
             raise ConfigError(f"{path} is not a lite judge: {MODEL_JSON} and {MODEL_NPZ} are needed there "
                               "(train one with `uxbench judge train --method lite --out DIR`)")
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        meta = user_files.parse_json(user_files.read_bytes(meta_path), str(meta_path))
+        if not isinstance(meta, dict):
+            raise ConfigError(f"{meta_path}: not a lite judge (not a JSON object)")
         if meta.get("format") != "uxbench-lite-judge" or meta.get("version") != FORMAT_VERSION:
             raise ConfigError(f"{meta_path}: not a lite judge of format version {FORMAT_VERSION}")
         if list(meta.get("ux_features", [])) != list(UX_FEATURES) or \

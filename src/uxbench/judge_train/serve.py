@@ -9,6 +9,8 @@ local judge.
   refused with a 400 that says so; a field of the wrong JSON type (`"stream": "false"`, `"top_logprobs":
   "5"`) is refused with its name and the type it takes, never guessed.
 - `GET /v1/models`, `GET /health` (with the batch sizes served so far when the model batches).
+- Every request's `Host` header must name the server (`uxbench.hostcheck`, as `uxbench view` checks it: DNS
+  rebinding); other names are refused with 421 unless given with `--allow-host`.
 - Every error, including unknown paths (404), wrong methods (405) and bodies over 64 MiB (413), is OpenAI's
   JSON envelope: `{"error": {"message", "type", "code"}}`.
 
@@ -30,6 +32,7 @@ from aiohttp import web
 
 from uxbench.data.schema import Message
 from uxbench.errors import ConfigError, FatalModelError, ModelError, UxbenchError
+from uxbench.hostcheck import HostCheck
 from uxbench.models.api import GenerateConfig, ModelAPI, ModelOutput, TopLogprob
 
 _JSON = "application/json"
@@ -173,15 +176,31 @@ async def _json_errors(request: web.Request,
         return _error(err.status, message, kind)
 
 
+def _host_check(hosts: HostCheck) -> Any:
+    """Every request's Host header must name this server (`uxbench.hostcheck`), before anything is read."""
+
+    @web.middleware
+    async def check(request: web.Request,
+                    handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+        if not hosts.allows(request.headers.get("Host")):
+            return _error(421, f"this server answers only to {hosts.describe()}; to reach it under another name, "
+                               "start it with --allow-host NAME", "misdirected_request")
+        return await handler(request)
+
+    return check
+
+
 class JudgeServer:
     """The aiohttp application in front of one model."""
 
-    def __init__(self, model: ModelAPI, *, name: str | None = None, max_batch: int = 64) -> None:
+    def __init__(self, model: ModelAPI, *, name: str | None = None, max_batch: int = 64,
+                 hosts: HostCheck | None = None) -> None:
         self.model = model
         self.name = name or model.spec
         self._slots = asyncio.Semaphore(check_max_batch(max_batch))  # requests in the model at once
         self._ids = itertools.count(1)
-        self.app = web.Application(client_max_size=MAX_BODY, middlewares=[_json_errors])
+        self.app = web.Application(client_max_size=MAX_BODY,
+                                   middlewares=[_host_check(hosts or HostCheck()), _json_errors])
         self.app.router.add_post("/v1/chat/completions", self._chat)
         self.app.router.add_get("/v1/models", self._models)
         self.app.router.add_get("/health", self._health)
@@ -228,10 +247,11 @@ class JudgeServer:
 
 
 async def serve_forever(spec: str, args: dict[str, str], *, host: str, port: int, name: str | None,
-                        max_batch: int, say: Callable[[str], None]) -> None:
+                        max_batch: int, say: Callable[[str], None], allow_hosts: Sequence[str] = ()) -> None:
     from uxbench.models.registry import create_model_api
 
-    server = JudgeServer(create_model_api(spec, args), name=name, max_batch=max_batch)
+    hosts = HostCheck(host, allow_hosts)  # a bad --allow-host fails before the model loads
+    server = JudgeServer(create_model_api(spec, args), name=name, max_batch=max_batch, hosts=hosts)
     runner = web.AppRunner(server.app, access_log=None, shutdown_timeout=1.0)
     await runner.setup()
     site = web.TCPSite(runner, host, port, backlog=4096, reuse_address=True)

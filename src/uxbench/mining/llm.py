@@ -150,5 +150,12 @@ async def map_bounded(items: Sequence[T], fn: Callable[[T], Awaitable[R]], width
             if tick is not None:
                 tick(done)
 
-    await asyncio.gather(*(worker() for _ in range(max(1, min(width, len(items))))))
+    workers = [asyncio.ensure_future(worker()) for _ in range(max(1, min(width, len(items))))]
+    try:
+        await asyncio.gather(*workers)
+    except BaseException:  # one item failed for good (a guard stopped the pass): the others stop too
+        for task in workers:
+            task.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+        raise
     return results  # type: ignore[return-value]  # every slot was filled

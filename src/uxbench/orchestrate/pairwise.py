@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from uxbench.data import user_files
 from uxbench.data.schema import AnyCase
 from uxbench.errors import ConfigError, DataError, ModelError, UxbenchError
 from uxbench.metrics.proportions import proportion
@@ -176,13 +177,13 @@ def default_out(spec: PairwiseSpec, a: Side, b: Side) -> Path:
 
 def _check_out(out: Path, a: Side, b: Side) -> dict[str, Any]:
     """The comparison manifest of `out` (a new one when empty); an error when it compares other runs."""
-    import json
-
     manifest_path = out / MANIFEST
     if manifest_path.is_file():
         try:
-            existing = json.loads(manifest_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
+            existing = user_files.parse_json(user_files.read_bytes(manifest_path), str(manifest_path))
+            if not isinstance(existing, dict):
+                raise DataError("should hold a JSON object", source=str(manifest_path))
+        except (OSError, DataError) as exc:
             raise UxbenchError(f"{manifest_path} cannot be read ({exc}); choose another --out.") from None
         ids = [(existing.get(k) or {}).get("run_id") for k in ("run_a", "run_b")]
         if ids != [a.manifest.get("run_id"), b.manifest.get("run_id")]:
@@ -327,11 +328,9 @@ async def _judge_all(store: PairwiseStore, pairs: list[Pair], key: str, judge: P
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
-    import json
-
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = user_files.parse_json(user_files.read_bytes(path), str(path))
+    except (OSError, DataError):
         return None
     return data if isinstance(data, dict) else None
 

@@ -44,12 +44,14 @@ ProgressFn = Callable[[ProgressEvent], None]
 class FailureGuard:
     """Counts a step's outcomes; raises `RunAborted` when the first `ABORT_AFTER_ERRORS` all failed."""
 
-    def __init__(self, what: str, where: Path | None, hint: str) -> None:
+    def __init__(self, what: str, where: Path | None, hint: str, *, kept: str | None = None) -> None:
         """`where`: the directory that keeps the finished samples, or None when the run leaves none (a new
-        directory is removed when a run stops before any sample finished)."""
+        directory is removed when a run stops before any sample finished). `kept`: what is kept and how to go
+        on, when the sentence about samples does not fit (a judge pass over a finished run)."""
         self.what = what
         self.where = where
         self.hint = hint
+        self.kept = kept
         self.ok = 0
         self.errors = 0
         self.first_errors: list[str] = []
@@ -65,8 +67,9 @@ class FailureGuard:
         if self.ok == 0 and self.errors >= ABORT_AFTER_ERRORS:
             # Nothing has worked yet: a wrong base URL, key or model name. Stop instead of spending retries on
             # every remaining sample.
-            kept = (f"finished samples are saved in {self.where}, and rerunning the same command retries the failed "
-                    "ones" if self.where is not None else "nothing was kept, so fix it and run the same command again")
+            kept = self.kept or (
+                f"finished samples are saved in {self.where}, and rerunning the same command retries the failed ones"
+                if self.where is not None else "nothing was kept, so fix it and run the same command again")
             raise RunAborted(
                 f"The first {self.errors} {self.what} all failed, so the run was stopped. First error: "
                 f"{self.first_errors[0].rstrip('.')}. {self.hint}; {kept}."

@@ -33,7 +33,7 @@ from uxbench.orchestrate.progress import (
 from uxbench.orchestrate.spec import JudgeSpec, RunSpec
 from uxbench.runs import manifest as mf
 from uxbench.runs.records import SampleRecord
-from uxbench.runs.store import SAMPLES_DB, RunStore
+from uxbench.runs.store import SAMPLES_DB, SAMPLES_JSONL, SCORES_JSONL, RunStore
 from uxbench.runs.summary import check_summary
 
 __all__ = ["ABORT_AFTER_ERRORS", "JudgeSpec", "ProgressEvent", "RunAborted", "RunResult", "RunSpec", "execute"]
@@ -280,6 +280,11 @@ async def _generate(
 ) -> tuple[list[str], int]:
     """The generation step: run every selected case that has no successful record yet."""
     done = store.done_ids()
+    if store.rebuilt is not None:
+        records, scores, unreadable = store.rebuilt
+        emit(note(f"{SAMPLES_DB} was missing: {records} records and {scores} scores were read back from "
+                  f"{SAMPLES_JSONL} and {SCORES_JSONL}" + (f" ({unreadable} unreadable lines left out)" if unreadable
+                                                           else "") + "; only what they lack is run again."))
     chosen = _limit_selection(source, spec.limit)
     # The bar counts the cases that run: invalid rows skipped, duplicates and curated cases are not among them.
     total, already = _count_selected(source, chosen, done, identity_hash)
@@ -306,6 +311,8 @@ async def _generate(
             selected.append(sid)
             if sid in done:
                 state["resumed"] += 1
+                if sid in store.cases_missing:
+                    store.put_case(sid, case_json)
                 continue
             yield index, case, sid, case_json
 
@@ -431,6 +438,10 @@ def _prepare_dir(
                 f"{store.path} holds a run with a different configuration (differs in: {', '.join(changed)}). "
                 "Choose another --out, or pass --fresh to discard it and start over."
             )
+    elif (store.path / SAMPLES_DB).is_file():
+        # a run whose damaged manifest was moved aside (`manifest_fix`): a sample is kept only when its id, derived
+        # from this configuration, matches; the new manifest is written before any sample runs
+        return None
     elif store.path.exists() and any(p.name != LOCK_FILE for p in store.path.iterdir()):
         raise ConfigError(f"{store.path} exists and is not a uxbench run directory; choose another --out.")
     return existing

@@ -62,6 +62,20 @@ def score_lookup(store: RunStore, judges: dict[str, dict[str, Any]], selected: l
     return lookup
 
 
+def unanswered_cost(entry: dict[str, Any]) -> dict[str, Any]:
+    """Requests sent whose answers no record holds (retried, failed, or in flight when the run was killed): how
+    many, and what they cost at most, at the mean cost of an answered request (a provider may bill them: counted
+    as spent, apart). A usage entry of `usage_of` with `requests_sent`."""
+    sent = entry.get("requests_sent")
+    fresh = int(entry.get("requests") or 0) - int(entry.get("cache_hits") or 0)
+    if not isinstance(sent, int) or sent <= fresh:
+        return {"unanswered_requests": 0, "unanswered_cost_usd_max": 0.0}
+    cost = entry.get("cost_usd")
+    each = None if cost is None or fresh <= 0 else cost / fresh
+    return {"unanswered_requests": sent - fresh,
+            "unanswered_cost_usd_max": None if each is None else round(each * (sent - fresh), 6)}
+
+
 def summarize_store(
     store: RunStore,
     task: Task,
@@ -89,8 +103,12 @@ def summarize_store(
         costs.append(entry["cost_usd"])
     for role, entry in usage.items():
         entry["requests_sent"] = sent.get(role)  # None: a run made before requests were counted as sent
+        entry.update(unanswered_cost(entry))
     summary["usage"] = usage
     summary["cost_usd"] = None if any(c is None for c in costs) else round(sum(costs), 6)
+    extra = [e.get("unanswered_cost_usd_max") for e in usage.values() if e.get("unanswered_requests")]
+    summary["cost_usd_max"] = (None if summary["cost_usd"] is None or any(x is None for x in extra)
+                               else round(summary["cost_usd"] + sum(x for x in extra if x is not None), 6))
     summary["summary_options"] = options.model_dump()
     if task.generative:
         summary["primary_judge"] = primary_judge if primary_judge in (lookup or {}) else None

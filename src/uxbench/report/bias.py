@@ -22,8 +22,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from uxbench.data import user_files
 from uxbench.data.model_meta import ModelInfo, ModelTable
-from uxbench.errors import UxbenchError
+from uxbench.errors import DataError, UxbenchError
 from uxbench.metrics.agreement import cohen_kappa
 from uxbench.metrics.bias import length_controlled_rates, length_correlation, self_preference_matrix
 from uxbench.metrics.correlation import leaderboard_agreement
@@ -178,11 +179,11 @@ def _calibration(run: RunData) -> dict[str, Any] | None:
 
 
 def _pairwise(path: Path, table: ModelTable) -> list[dict[str, Any]]:
-    import json
-
     try:
-        summary = json.loads((path / "summary.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        summary = user_files.parse_json(user_files.read_bytes(path / "summary.json"), str(path / "summary.json"))
+        if not isinstance(summary, dict):
+            raise DataError("should hold a JSON object", source=str(path / "summary.json"))
+    except (OSError, DataError):
         raise UxbenchError(f"{path} has no readable summary.json: rerun the `uxbench pairwise` command that made "
                            "it.") from None
     out = []

@@ -13,6 +13,7 @@ from uxbench.metrics.paired import mcnemar, paired_bootstrap_diff
 from uxbench.metrics.power import avg_acc_design, mdd_entry
 from uxbench.report.settings_diff import differences, manifest_setup
 from uxbench.runs.records import SampleRecord
+from uxbench.runs.store import MINING_MARKERS as MINING_MARKERS  # re-exported: the viewer and discovery use it
 from uxbench.runs.store import SAMPLES_DB, SUMMARY, RunStore
 from uxbench.runs.summary import check_summary
 
@@ -49,8 +50,6 @@ class RunView:
             return list(store.iter_records())
 
 
-MINING_MARKERS = ("stage_counts.json", "signals.parquet", "work")
-"""Entries of a `uxbench mine run` output directory (which also has a manifest.json)."""
 
 
 def open_run_store(path: str | Path) -> RunStore:

@@ -111,6 +111,13 @@ def plan(task: str, difference: float, *, pilots: Sequence[str | Path] = (), rat
                          "agree more often than chance need fewer cases (measure it: --pilot A --pilot B).")
         rows.append(_row(source, psi, delta, alpha, power, None))
     else:
+        from uxbench.sim.store import is_sim_run
+
+        for pilot in pilots:
+            if is_sim_run(pilot):
+                raise ConfigError(f"--pilot {pilot} is a `uxbench sim run` directory (simulated sessions), not a run "
+                                  "of Tasks 1-3, whose per-case outcomes `uxbench plan` pairs. For sim runs, `uxbench "
+                                  "sim compare A B` gives the paired difference and its CI.")
         runs = [load_run_data(p) for p in pilots]
         wrong = [str(r.path) for r in runs if r.task != task]
         if wrong:

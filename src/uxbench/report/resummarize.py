@@ -6,11 +6,11 @@ the way to see the figures under other settings.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from uxbench.errors import UxbenchError
+from uxbench.data import user_files
+from uxbench.errors import DataError, UxbenchError
 from uxbench.report.compare import RunView, open_run_store, view_of
 from uxbench.runs.store import MANIFEST, SUMMARY
 
@@ -48,7 +48,7 @@ def resummarize_run(path: str | Path, *, n_boot: int, seed: int) -> RunView:
 def _stored(path: Path, keys: tuple[str, ...]) -> dict[str, Any]:
     """Those fields of the stored summary, when it can be read at all."""
     try:
-        stored = json.loads((path / SUMMARY).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        stored = user_files.parse_json(user_files.read_bytes(path / SUMMARY), str(path / SUMMARY))
+    except (OSError, DataError):
         return {}
     return {k: stored[k] for k in keys if k in stored} if isinstance(stored, dict) else {}

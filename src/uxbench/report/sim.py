@@ -102,6 +102,13 @@ def render_sim_summary(summary: dict[str, Any], fmt: ReportFormat, *, width: int
                        f"{u.get('input_tokens', 0)} / {u.get('output_tokens', 0)}",
                        DASH if per.get(party) is None else f"{per[party]:.6f}"] for party, u in usage.items()]))
     notes = [DEMO_BANNER] if summary.get("demo") else []
+    unanswered = {p: u for p, u in usage.items() if u.get("unanswered_requests")}
+    if unanswered:
+        parts = [f"{p} {u['unanswered_requests']}" + (f" (up to ${u['unanswered_cost_usd_max']:.6f})"
+                                                      if u.get("unanswered_cost_usd_max") else "")
+                 for p, u in unanswered.items()]
+        notes.append("Requests sent but unanswered (retried, failed, or in flight when a run was stopped; counted as "
+                     "spent, at most the mean cost of an answered call): " + ", ".join(parts) + ".")
     notes.append(f"{summary.get('n_sessions')} sessions of {summary.get('n_personas')} personas "
                  f"({summary.get('trials')} trial(s) each, at most {summary.get('max_turns')} replies); CIs: cluster "
                  "bootstrap over personas.")

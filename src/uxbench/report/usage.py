@@ -26,8 +26,11 @@ def _entry_text(key: str, entry: dict[str, Any]) -> str:
     sent = entry.get("requests_sent")
     if isinstance(sent, int) and sent != requests - cached:
         extra = sent - (requests - cached)
-        text += (f", {sent:,} requests sent ({extra:,} retried, failed or lost to an interruption: their tokens are "
-                 "not counted)" if extra > 0 else f", {sent:,} requests sent")
+        most = entry.get("unanswered_cost_usd_max")
+        spent = (f"; counted as spent: up to {format_cost(most)} at the mean cost of an answer" if most
+                 else "; their tokens are unknown" if extra > 0 and "unanswered_cost_usd_max" in entry else "")
+        text += (f", {sent:,} requests sent ({extra:,} unanswered: retried, failed or lost to an interruption{spent})"
+                 if extra > 0 else f", {sent:,} requests sent")
     text += f", {tokens_in:,} input + {tokens_out:,} output tokens, {format_cost(entry.get('cost_usd'))}"
     return text
 
@@ -42,4 +45,7 @@ def cost_note(summary: dict[str, Any]) -> str | None:
     total = summary.get("cost_usd")
     unknown = "" if total is not None else (
         " (a model's price is unknown: add it to a prices file named by $UXBENCH_PRICES)")
+    most = summary.get("cost_usd_max")
+    if total is not None and most is not None and most > total:
+        unknown = f" for the answers, up to {format_cost(most)} with the requests sent but unanswered"
     return f"Cost: {format_cost(total)}{unknown}; " + "; ".join(parts) + "."

@@ -19,9 +19,10 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from uxbench.data import user_files
 from uxbench.errors import UxbenchError
 from uxbench.fileio import atomic_write_bytes, atomic_write_lines, connect_sqlite, is_damage, sqlite_damaged
-from uxbench.redact import scrubbed_json
+from uxbench.redact import has_secret, scrub, scrubbed_json
 from uxbench.runs.records import SampleRecord, ScoreRecord
 from uxbench.runtime.cache import enable_wal
 
@@ -30,6 +31,8 @@ SAMPLES_DB = "samples.sqlite"
 SAMPLES_JSONL = "samples.jsonl"
 SCORES_JSONL = "scores.jsonl"
 SUMMARY = "summary.json"
+MINING_MARKERS = ("stage_counts.json", "signals.parquet", "work")
+"""Entries of a `uxbench mine run` output directory (which also has a manifest.json)."""
 _ID_FIELDS = ("sample_id", "case_id", "judge")  # hashes and ids: never scrubbed (a short secret could match)
 
 _SCHEMA = """
@@ -80,22 +83,38 @@ class RunStore:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._db: sqlite3.Connection | None = None
+        self.rebuilt: tuple[int, int, int] | None = None
+        """(records, scores, unreadable lines) read back from the JSON Lines copies when samples.sqlite was
+        missing (`_rebuild`); None when it was there."""
+        self.cases_missing: set[str] = set()
+        """Sample ids rebuilt without their case (the copies hold none): the runner stores it when it meets it."""
 
     # -- lifecycle -------------------------------------------------------------------------
     @classmethod
     def open_existing(cls, path: str | Path) -> RunStore:
+        """A run directory to read (or score): refused, before any file is created in it, when it is none, or is
+        a mining output or a sim run (which have a manifest.json too)."""
         store = cls(path)
         if not (store.path / MANIFEST).is_file():
             raise UxbenchError(
                 f"{store.path} is not a uxbench run directory (no {MANIFEST}). "
                 "Pass a directory printed by `uxbench run`."
             )
+        if not (store.path / SAMPLES_DB).exists() and not (store.path / SAMPLES_JSONL).exists():
+            if any((store.path / m).exists() for m in MINING_MARKERS):
+                raise UxbenchError(f"{store.path} is the output of `uxbench mine run`, not a run directory: use "
+                                   f"`uxbench mine report {store.path}`, or run its cases with `uxbench run --data "
+                                   f"{store.path / 'cases'}`.")
+            if (store.path / "sim.sqlite").exists():
+                raise UxbenchError(f"{store.path} is a `uxbench sim run` directory (simulated sessions), not a run "
+                                   "of Tasks 1-3: `uxbench report` and the `uxbench sim` commands read it.")
         return store
 
     def _conn(self) -> sqlite3.Connection:
         if self._db is None:
             self.path.mkdir(parents=True, exist_ok=True)
             path = self.path / SAMPLES_DB
+            lost = not path.exists() and (self.path / MANIFEST).is_file() and (self.path / SAMPLES_JSONL).is_file()
             fix = recovery_hint(self.path)
             db = connect_sqlite(path, timeout=30, fix=fix)  # private, like every run file
             try:
@@ -111,7 +130,49 @@ class RunStore:
                     raise sqlite_damaged(path, str(exc), fix) from None
                 raise
             self._db = db
+            if lost:
+                self.rebuilt = self._rebuild(db)
         return self._db
+
+    def _rebuild(self, db: sqlite3.Connection) -> tuple[int, int, int]:
+        """samples.sqlite was deleted but its copies are there: read the records (samples.jsonl) and the scores
+        (scores.jsonl) back, so a rerun redoes nothing they hold. Lines that cannot be read are counted."""
+        counts = [0, 0, 0]
+        db.execute("BEGIN")
+        try:
+            for name, kind in ((SAMPLES_JSONL, SampleRecord), (SCORES_JSONL, ScoreRecord)):
+                path = self.path / name
+                if not path.is_file():
+                    continue
+                with path.open("rb") as handle:
+                    for line in handle:
+                        if not line.strip():
+                            continue
+                        try:
+                            rec = kind.model_validate_json(line)
+                        except ValueError:
+                            counts[2] += 1
+                            continue
+                        if isinstance(rec, SampleRecord):
+                            db.execute("INSERT OR REPLACE INTO records(sample_id, idx, status, body) "
+                                       "VALUES (?, ?, ?, ?)", (rec.sample_id, rec.index, rec.status, line.strip()))
+                            self.cases_missing.add(rec.sample_id)
+                            counts[0] += 1
+                        else:
+                            db.execute("INSERT OR REPLACE INTO scores(sample_id, judge, idx, status, body) "
+                                       "VALUES (?, ?, ?, ?, ?)", (rec.sample_id, rec.judge, rec.index, rec.status,
+                                                                  line.strip()))
+                            counts[1] += 1
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+        return counts[0], counts[1], counts[2]
+
+    def put_case(self, sample_id: str, case_json: bytes) -> None:
+        """The case of a record rebuilt without it (`cases_missing`)."""
+        self._conn().execute("UPDATE records SET case_json = ? WHERE sample_id = ?", (case_json, sample_id))
+        self.cases_missing.discard(sample_id)
 
     def close(self) -> None:
         if self._db is not None:
@@ -143,6 +204,8 @@ class RunStore:
 
         The case makes the run self-contained: re-scoring and viewers read it from here, not from the input."""
         record, body = scrubbed_json(record, keep=_ID_FIELDS, urls=False)  # no secret in play reaches the file
+        if case_json is not None and has_secret(case_json, urls=False):  # a key pasted into the data, too
+            case_json = scrub(case_json.decode("utf-8"), urls=False).encode("utf-8")
         self._conn().execute(
             "INSERT OR REPLACE INTO records(sample_id, idx, status, body, case_json) VALUES (?, ?, ?, ?, ?)",
             (record.sample_id, record.index, record.status, body, case_json),
@@ -248,16 +311,22 @@ class RunStore:
         return out
 
 
+def manifest_fix(run_dir: Path) -> str:
+    """What to do about a damaged manifest.json: the samples are in samples.sqlite, keyed by ids derived from the
+    run's configuration, so the command that made the run can write a new manifest and keep them."""
+    return (f"it holds the run's configuration; the finished samples are in {run_dir / SAMPLES_DB}. Move it aside "
+            f"(`mv {run_dir / MANIFEST} {run_dir / MANIFEST}.damaged`) and rerun the `uxbench run` command that made "
+            "this run with the same --out: it writes a new manifest and keeps every sample made with that "
+            "configuration")
+
+
 def _read_json(path: Path) -> dict[str, Any] | None:
-    if not path.is_file():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise UxbenchError(f"{path} is not valid JSON ({exc}); the run directory may be damaged.") from exc
-    if not isinstance(data, dict):
-        raise UxbenchError(f"{path} should hold a JSON object.")
-    return data
+    if path.name == MANIFEST:
+        fix = manifest_fix(path.parent)
+    else:
+        fix = (f"`uxbench report {path.parent} --n-boot 2000` recomputes the figures from {SAMPLES_DB}, and rerunning "
+               "the command that made the run rewrites the file")
+    return user_files.read_json_object(path, fix=fix)
 
 
 def _write_json_atomic(path: Path, data: dict[str, Any]) -> None:

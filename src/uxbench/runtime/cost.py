@@ -7,7 +7,7 @@ Prices come from the bundled `prices.yaml` (dated list prices; they change), ext
 
 from __future__ import annotations
 
-import json
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,7 +17,8 @@ from typing import Any
 
 import yaml
 
-from uxbench.errors import ConfigError
+from uxbench.data import user_files
+from uxbench.errors import ConfigError, DataError
 
 LOCAL_PROVIDERS = frozenset({"hf", "scripted", "replay"})
 """Providers that run on this machine or replay stored answers: no per-token price."""
@@ -59,8 +60,9 @@ def _parse(data: Any, source: str) -> tuple[dict[str, Price], str | None]:
             price = Price(float(entry["input"]), float(entry["output"]))
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"Price file {source}: entry '{name}' has a non-numeric price") from exc
-        if price.input < 0 or price.output < 0:
-            raise ConfigError(f"Price file {source}: entry '{name}' has a negative price")
+        if not (0 <= price.input < math.inf and 0 <= price.output < math.inf):  # nan fails both comparisons
+            raise ConfigError(f"Price file {source}: entry '{name}' has a negative, infinite or NaN price (USD per 1M "
+                              "tokens: a finite number of 0 or more)")
         out[str(name)] = price
     return out, str(as_of) if as_of is not None else None
 
@@ -83,14 +85,11 @@ class PriceTable:
         """Read a YAML or JSON price file (`{models: {name: {input, output}}}` or a flat mapping)."""
         p = Path(path).expanduser()
         try:
-            text = p.read_text(encoding="utf-8")
+            data = user_files.load_file(p, f"price file {p}")
         except OSError as exc:
-            raise ConfigError(f"Cannot read the price file {p}: {exc}") from exc
-        try:
-            data = json.loads(text) if p.suffix == ".json" else yaml.safe_load(text)
-        except (ValueError, yaml.YAMLError) as exc:
-            kind = "JSON" if p.suffix == ".json" else "YAML"
-            raise ConfigError(f"Price file {p} is not valid {kind}: {exc}") from exc
+            raise ConfigError(f"Cannot read the price file {p}: {exc.strerror or exc}") from None
+        except DataError as exc:  # not YAML / JSON, or over the limits of a user's file
+            raise ConfigError(str(exc)) from None
         prices, as_of = _parse(data, str(p))
         return cls(prices, as_of=as_of)
 

@@ -21,9 +21,9 @@ from functools import cache
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from uxbench.data import user_files
 from uxbench.errors import ConfigError, DataError
 
 Lang = Literal["zh", "en"]
@@ -54,8 +54,9 @@ class RubricDimension(BaseModel):
     """What the dimension asks, with its scale's anchors, in the judge's words."""
     low: int = 1
     high: int = 5
-    weight: float = Field(default=1.0, ge=0.0)
-    """Weight in the verdict; 0 = asked and recorded, not part of the verdict (a descriptive attribute)."""
+    weight: float = Field(default=1.0, ge=0.0, le=1e6, allow_inf_nan=False)
+    """Weight in the verdict, a finite number (relative to the others); 0 = asked and recorded, not part of the
+    verdict (a descriptive attribute)."""
     optional: bool = False
     """The judge may answer N/A where the dimension does not apply to the reply."""
 
@@ -127,11 +128,8 @@ def aggregate(rubric: Rubric, scores: dict[str, int | None]) -> RubricScore:
     return RubricScore(scores=scores, value=mean, label="good" if mean > rubric.threshold else "bad")
 
 
-def _parse_rubric(data: bytes, where: str) -> Rubric:
-    try:
-        raw = yaml.safe_load(data.decode("utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as err:
-        raise DataError(f"not valid YAML or JSON: {err}", source=where) from None
+def _parse_rubric(text: str, where: str) -> Rubric:
+    raw = user_files.parse_yaml(text, where)  # YAML or JSON (JSON is YAML), with the limits of a user's file
     try:
         return Rubric.model_validate(raw)
     except ValidationError as err:
@@ -147,12 +145,13 @@ def _parse_rubric(data: bytes, where: str) -> Rubric:
 def _bundled(name: str) -> Rubric:
     from uxbench.scoring.prompts.templates_io import read_template_file
 
-    return _parse_rubric(read_template_file(f"rubrics/{name}.yaml"), f"bundled rubric '{name}'")
+    return _parse_rubric(read_template_file(f"rubrics/{name}.yaml").decode("utf-8"), f"bundled rubric '{name}'")
 
 
 @cache
 def _from_file(path: str, mtime_ns: int, size: int) -> Rubric:
-    return _parse_rubric(Path(path).read_bytes(), f"rubric file {path}")
+    where = f"rubric file {path}"
+    return _parse_rubric(user_files.read_text(path, where, limits=user_files.YAML_LIMITS), where)
 
 
 def load_rubric(name: str) -> Rubric:

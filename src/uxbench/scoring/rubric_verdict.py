@@ -57,7 +57,7 @@ def _from_json(answer: str, rubric: Rubric) -> dict[str, Any] | None:
         for text in (block, _repair(block)):
             try:
                 data = json.loads(text)
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             if isinstance(data, dict) and keys & set(data):
                 return data

@@ -61,7 +61,7 @@ def parse_strategy_answer(text: str) -> tuple[Strategy | None, str]:
     for chunk in _OBJECT.findall(answer):
         try:
             value = json.loads(chunk)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             continue
         if isinstance(value, dict) and "strategy" in value:
             name = _name(value["strategy"])

@@ -73,7 +73,7 @@ def parse_extraction(text: str) -> tuple[Extracted | None, list[str]]:
         return None, ["no JSON object in the answer"]
     try:
         data = json.loads(match.group())
-    except ValueError as err:
+    except (ValueError, RecursionError) as err:  # an answer nested past Python's recursion limit too
         return None, [f"the JSON does not parse: {err}"]
     try:
         return Extracted.model_validate(data), []

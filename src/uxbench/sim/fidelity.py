@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import orjson
 
+from uxbench.data import user_files
 from uxbench.fileio import atomic_write_bytes, atomic_write_lines
 from uxbench.metrics.session import cluster_ratio
 from uxbench.sim.fidelity_code import ItemResult, code_results
@@ -164,13 +165,19 @@ def warnings_for(manifest: dict[str, Any], judge: str | None) -> list[str]:
 
 async def judge_pending(store: SimStore, records: list[SessionRecord], personas: dict[str, Persona], model: Any,
                         key: str, *, width: int, tick: Callable[[int], None] | None = None) -> int:
-    """Ask the judge about every session it has not answered yet; returns the number of failures."""
+    """Ask the judge about every session it has not answered yet; returns the number of failures. A judge whose
+    first answers all fail (a wrong key, URL or model; answers never in the format) stops the pass
+    (`RunAborted`, as `uxbench run` stops): its answers so far are kept."""
     from uxbench.mining.llm import map_bounded
+    from uxbench.orchestrate.progress import FailureGuard
     from uxbench.sim.fidelity_judge import judge_session
 
     done = store.judged_ids(key)
     todo = [r for r in records if r.session_id not in done]
     failures = 0
+    guard = FailureGuard("judge calls", store.path, "Check the judge's model name, base_url and API key",
+                         kept=f"the answers it gave are kept in {store.path / 'sim.sqlite'}, and rerunning the same "
+                              "command asks only about the sessions it has not answered")
 
     async def one(record: SessionRecord) -> None:
         nonlocal failures
@@ -181,10 +188,12 @@ async def judge_pending(store: SimStore, records: list[SessionRecord], personas:
         if exchange.ok and exchange.value is not None:
             store.put_judgement(record.session_id, key, {"answer": exchange.value.as_dict(), "usage": usage,
                                                          "attempts": exchange.attempts})
+            guard.success()
         else:
             failures += 1
             store.put_judgement(record.session_id, key, {"error": exchange.failure()[:300], "usage": usage,
                                                          "attempts": exchange.attempts}, ok=False)
+            guard.failure(exchange.failure())
 
     await map_bounded(todo, one, width, tick)
     return failures
@@ -203,6 +212,26 @@ class _Recording:
         out = await self.model.generate(messages, config)
         self.ledger.add("judge", out)
         return out
+
+
+def check_judged(store: SimStore, records: list[SessionRecord], judge: str) -> tuple[int, str | None]:
+    """(sessions the judge failed on, its first error) over `records`; a judge that answered none of them is an
+    error, not a score: the figures would be code's alone under the judge's name."""
+    from uxbench.errors import UxbenchError
+
+    key = judge_key(judge)
+    ok = store.judged_ids(key)
+    failed = store.failed_judgements(key)
+    wanted = [r.session_id for r in records]
+    n_failed = sum(1 for sid in wanted if sid not in ok and sid in failed)
+    first = next((str(failed[sid].get("error")) for sid in wanted if sid not in ok and sid in failed), None)
+    if wanted and not any(sid in ok for sid in wanted):
+        raise UxbenchError(
+            f"The judge {judge} answered none of the {len(wanted)} sessions, so there is no judged User Fidelity "
+            f"Score to report. First error: {(first or 'no answer').rstrip('.')}. Check the judge's model name, "
+            "base_url and API key (or how it answers), then rerun; without --judge the score is over the items "
+            "code decides.")
+    return n_failed, first
 
 
 def fidelity_report(store: SimStore, records: Iterable[SessionRecord], personas: dict[str, Persona],
@@ -247,8 +276,8 @@ def read_fidelity(run_dir: Path, judge: str | None = None) -> dict[str, Any] | N
     path = run_dir / FIDELITY_FILE
     if not path.is_file():
         return None
-    data = orjson.loads(path.read_bytes())
-    passes = data.get("passes") or {}
+    data = user_files.parse_json(user_files.read_bytes(path), str(path))
+    passes = (data.get("passes") if isinstance(data, dict) else None) or {}
     if judge is None:
         key = data.get("latest")
     else:

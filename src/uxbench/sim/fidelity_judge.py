@@ -96,7 +96,7 @@ def parse_answer(text: str, persona: Persona, index: dict[int, int]) -> tuple[Ju
         return None, ["no JSON object in the answer"]
     try:
         data = json.loads(match.group())
-    except ValueError as err:
+    except (ValueError, RecursionError) as err:  # a judge's answer nested past Python's recursion limit too
         return None, [f"the JSON does not parse: {err}"]
     if not isinstance(data, dict):
         return None, ["the answer must be a JSON object"]

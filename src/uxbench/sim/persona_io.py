@@ -20,6 +20,7 @@ import orjson
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from uxbench.data import user_files
 from uxbench.errors import DataError
 from uxbench.sim.persona import Persona
 
@@ -119,15 +120,16 @@ def _duplicates(loaded: Sequence[LoadedPersona]) -> list[DataError]:
 
 
 def _read_file(path: Path) -> Iterator[LoadedPersona | DataError]:
+    yaml_file = path.suffix.lower() not in JSONL_SUFFIXES
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as err:
-        yield DataError(f"is not UTF-8 text ({err.reason} at byte {err.start})", source=str(path))
+        text = user_files.read_text(path, limits=user_files.YAML_LIMITS if yaml_file else user_files.DEFAULT)
+    except DataError as err:
+        yield err
         return
-    if path.suffix.lower() in JSONL_SUFFIXES:
-        yield from _read_jsonl(path, text)
-    else:
+    if yaml_file:
         yield from _read_yaml(path, text)
+    else:
+        yield from _read_jsonl(path, text)
 
 
 def _read_jsonl(path: Path, text: str) -> Iterator[LoadedPersona | DataError]:
@@ -137,24 +139,20 @@ def _read_jsonl(path: Path, text: str) -> Iterator[LoadedPersona | DataError]:
         if not line.strip():
             continue
         try:
-            row = orjson.loads(line)
-        except orjson.JSONDecodeError as err:
-            yield DataError(f"is not valid JSON: {err}", source=str(path), line=number)
+            row = user_files.parse_json(line, str(path), line=number)
+        except DataError as err:
+            yield err
             continue
         yield _validate(row, str(path), number, lambda _loc, n=number: n)
 
 
 def _read_yaml(path: Path, text: str) -> Iterator[LoadedPersona | DataError]:
     try:
-        documents = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
-        values = list(yaml.safe_load_all(text))
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        problem = getattr(err, "problem", None) or str(err)
-        yield DataError(f"is not valid YAML: {problem}", source=str(path),
-                        line=mark.line + 1 if mark is not None else None)
+        documents = user_files.parse_yaml_documents(text, str(path))
+    except DataError as err:
+        yield err
         return
-    for node, value in zip(documents, values, strict=False):
+    for node, value in documents:
         if value is None:
             continue
         if isinstance(value, dict) and set(value) == {"personas"}:
@@ -211,6 +209,11 @@ def _validate(row: Any, source: str, line: int, line_of: Any) -> LoadedPersona |
         hint = f"{more} more error{'s' if more > 1 else ''} in this persona" if more else None
         return DataError(_message(first, loc), source=source, line=line_of(loc), field=field_path(loc) or None,
                          hint=hint)
+    try:  # what `personas list` and a run do with it: a persona that cannot be hashed is refused here too
+        persona.content_hash()
+    except (TypeError, ValueError, orjson.JSONEncodeError) as err:
+        return DataError(f"cannot be written as JSON: {err}", source=source, line=line,
+                         hint="`meta` takes text, numbers, true/false, null, lists and mappings with text keys")
     return LoadedPersona(persona, source, line)
 
 

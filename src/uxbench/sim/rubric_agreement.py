@@ -159,8 +159,9 @@ async def rubric_agreement(source: Any, personas: list[Persona], model: Any, *, 
     """Score the held-out replies of `source` (a mining output) with both rubrics and compare (module docstring)."""
     from collections import Counter
 
-    from uxbench.errors import ConfigError, ModelError
+    from uxbench.errors import ConfigError, ModelError, UxbenchError
     from uxbench.mining.llm import map_bounded
+    from uxbench.orchestrate.progress import FailureGuard
     from uxbench.scoring.pointwise import PointwiseJudge
     from uxbench.scoring.prompts import PromptOptions
     from uxbench.scoring.rubric import load_rubric
@@ -196,6 +197,12 @@ async def rubric_agreement(source: Any, personas: list[Persona], model: Any, *, 
         return PointwiseJudge(options, rubric=rubric, max_tokens=400)  # the rubric object wins over the name
 
     done = 0
+    # a judge whose first answers all fail (a wrong key or URL, answers never in the rubric's format) stops the
+    # pass early, as `uxbench run` does; answers are in the response cache, so a rerun does not pay for them again
+    guard = FailureGuard("rubric judgements", None, "Check the judge's model name, base_url and API key, and that "
+                         "it answers in the rubric's format", kept="answers so far are in the response cache: rerun "
+                         "the same command once the judge works")
+    errors: list[str] = []
 
     async def one(item: Item) -> tuple[Item, float | None, str | None, float | None, str | None]:
         nonlocal done
@@ -204,15 +211,29 @@ async def rubric_agreement(source: Any, personas: list[Persona], model: Any, *, 
             assert rubric is not None
             try:
                 judgement = await judge_for(rubric, item.persona.lang).judge(item.judge_input, model)
-                out += [judgement.score, judgement.label]
-            except ModelError:
+            except ModelError as err:
                 out += [None, None]
+                errors.append(f"model error: {err}")
+                guard.failure(errors[-1])
+                continue
+            out += [judgement.score, judgement.label]
+            if judgement.score is None:
+                guard.failure(f"an answer not in the rubric's format ({judgement.note})")
+            else:
+                guard.success()
         done += 1
         if tick is not None:
             tick(done, len(items))
         return out[0], out[1], out[2], out[3], out[4]
 
     scored = await map_bounded(items, one, width)
+    figures = compare(scored, n_boot=n_boot, seed=seed)
+    if not figures["n_items"]:
+        first = errors[0] if errors else (guard.first_errors[0] if guard.first_errors else "no answer")
+        raise UxbenchError(f"The judge scored none of the {len(items)} held-out replies on both rubrics, so there is "
+                           f"nothing to compare. First problem: {first.rstrip('.')}. Check the judge's model name, "
+                           "base_url and API key, and that it answers in the rubric's format.")
     return {"kind": "uxbench.sim.rubric_agreement", "general_rubric": general_rubric.id,
             "general_digest": general_rubric.digest(), "strategy": strategy, "n_personas": len(personas),
-            "skipped_personas": {k: v for k, v in skipped.items() if v}, **compare(scored, n_boot=n_boot, seed=seed)}
+            "skipped_personas": {k: v for k, v in skipped.items() if v}, "judge_errors": len(errors),
+            "first_judge_error": errors[0] if errors else None, **figures}

@@ -76,7 +76,7 @@ def validate(spec: SimSpec) -> None:
     elif spec.simulator.args:
         raise ConfigError(f"--simulator-arg does not apply to {spec.simulator.model} (code, not a model).")
     if spec.assessor.model != "rules":
-        validate_provider_args(spec.assessor.model, spec.assessor.args, option="--assessor-arg")
+        _check_assessor(spec.assessor.model, spec.assessor.args)
     elif spec.assessor.args:
         raise ConfigError("--assessor-arg needs --assessor PROVIDER:MODEL (the rules assessor has no arguments).")
     if spec.judge is not None:
@@ -84,6 +84,24 @@ def validate(spec: SimSpec) -> None:
     if spec.simulator.model == "scripted:user-leaky" and spec.mode != "free":
         raise ConfigError("scripted:user-leaky is a free-mode simulator (it states every fact in its first message); "
                           "add --mode free.")
+
+
+def _check_assessor(spec: str, args: dict[str, str]) -> None:
+    """--assessor is `rules` or PROVIDER:MODEL: an error names the option and both forms."""
+    import difflib
+
+    from uxbench.models.registry import validate_provider_args
+
+    forms = "rules (code: the goal items' literal checks) or PROVIDER:MODEL (`uxbench providers`)"
+    if ":" not in spec:
+        hint = " Did you mean 'rules'?" if difflib.get_close_matches(spec.lower(), ["rules"], n=1) else ""
+        raise ConfigError(f"--assessor takes {forms}, not '{spec}'.{hint}")
+    try:
+        validate_provider_args(spec, args, option="--assessor-arg")
+    except ConfigError as err:
+        if "--assessor" in str(err):
+            raise
+        raise ConfigError(f"--assessor '{spec}': {err} (--assessor takes {forms})") from None
 
 
 def _check_scripted_user(simulator: str) -> None:
@@ -149,6 +167,14 @@ class _Models:
             assistant_config=GenerateConfig(temperature=spec.temperature, max_tokens=spec.max_tokens),
         )
 
+    def count_sent(self, store: SimStore) -> None:
+        """Every request a session party's model sends is counted in the store as it is sent (`Model.on_send`);
+        the satisfaction judge's calls are kept with its judgements."""
+        for party, model in (("assistant", self.assistant), ("simulator", self.simulator),
+                             ("assessor", self.assessor)):
+            if model is not None:
+                model.on_send = lambda p=party: store.count_sent(p)
+
     def sessions_in_flight(self, spec: SimSpec) -> int:
         return spec.concurrency or min(64, self.assistant.limiter.max_concurrency)
 
@@ -164,7 +190,11 @@ def _price(model: Any) -> Any:
 
 
 async def execute(spec: SimSpec, progress: ProgressFn | None = None) -> SimResult:
+    from uxbench.redact import remember_environment_keys
+
     validate(spec)
+    remember_environment_keys(r.args["api_key_env"] for r in (spec.model, spec.simulator, spec.assessor, spec.judge)
+                              if r is not None and r.args.get("api_key_env"))
     prepared = prepare(spec)
     with hold_dir_lock(prepared.run_dir, command="uxbench sim run", what="run directory"):
         return await _execute_locked(spec, prepared, progress or (lambda _e: None))
@@ -227,9 +257,12 @@ async def _execute_locked(spec: SimSpec, prepared: Prepared, emit: ProgressFn) -
             await _run_processes(spec, prepared, store, pending, emit, resumed, total)
         else:
             models = _Models(spec)
+            models.count_sent(store)
             await run_plans(models, store, pending, models.sessions_in_flight(spec), emit, resumed, total)
         if spec.judge is not None:
-            models = models or _Models(spec)
+            if models is None:
+                models = _Models(spec)
+                models.count_sent(store)
             await _judge_step(models, store, prepared, emit)
     except (asyncio.CancelledError, KeyboardInterrupt):
         store.close()
@@ -257,7 +290,26 @@ def summarize(store: SimStore, manifest: dict[str, Any], session_ids: list[str] 
     result: dict[str, Any] = {}
     store.export_acts(summary_rows(store.iter_sessions(session_ids), store.personas(), manifest, result,
                                    judgements=judgements, n_boot=n_boot, seed=seed))
-    return dict(result["summary"])
+    summary = dict(result["summary"])
+    _add_sent(summary, store.sent())
+    return summary
+
+
+def _add_sent(summary: dict[str, Any], sent: dict[str, int]) -> None:
+    """Requests sent per party beside the calls the sessions recorded: those unanswered (retried, failed, or in
+    flight when the run was killed) are counted as spent, apart, at most the mean cost of an answered call."""
+    from uxbench.orchestrate.summary import unanswered_cost
+
+    usage = summary.get("usage") or {}
+    for party, entry in usage.items():
+        entry["requests_sent"] = sent.get(party)
+        entry.update(unanswered_cost({"requests": entry.get("calls"), "cache_hits": entry.get("cached_calls"),
+                                      "cost_usd": entry.get("cost_usd"), "requests_sent": sent.get(party)}))
+    for party, n in sent.items():  # a party whose every session was lost has sent requests and no usage
+        if party not in usage and n:
+            usage[party] = {"calls": 0, "cached_calls": 0, "cost_usd": None, "requests_sent": n,
+                            "unanswered_requests": n, "unanswered_cost_usd_max": None}
+    summary["usage"] = usage
 
 
 async def run_plans(models: _Models, store: SimStore, plans: list[SessionPlan], in_flight: int, emit: ProgressFn,
@@ -332,6 +384,7 @@ def _shard_main(spec_json: str, identity_hash: str, shard: int, procs: int, pare
     async def main() -> None:
         watchdog = asyncio.ensure_future(_exit_with_parent(parent))
         models = _Models(spec)
+        models.count_sent(store)
         try:
             await run_plans(models, store, mine, models.sessions_in_flight(spec), lambda _e: None, 0, len(mine))
         finally:

@@ -53,6 +53,21 @@ def _order(values: dict[str, float]) -> list[list[str]]:
     return [sorted(groups[v]) for v in sorted(groups, reverse=True)]
 
 
+def _check_every_assistant_everywhere(cells: dict[tuple[str, str], list[SessionOutcome]], configs: list[str]
+                                      ) -> None:
+    """Every assistant under every configuration: one seen under a single simulator has no change to measure and
+    would leave a ranking compared over fewer assistants (a Kendall tau over one)."""
+    assistants = sorted({a for a, _ in cells})
+    missing = [(a, [c for c in configs if (a, c) not in cells]) for a in assistants]
+    missing = [(a, cs) for a, cs in missing if cs]
+    if missing:
+        listed = "; ".join(f"{a} is missing under {', '.join(cs)}" for a, cs in missing[:5])
+        more = f" (and {len(missing) - 5} more)" if len(missing) > 5 else ""
+        raise ConfigError(f"uxbench sim sensitivity compares each assistant under every simulator configuration: "
+                          f"{listed}{more}. Pass a run of each assistant under each configuration (same personas and "
+                          "seeds), or leave out the assistants that have only one.")
+
+
 def sensitivity_report(run_dirs: list[Path], *, baseline: str | None = None, n_boot: int = 2000, seed: int = 0
                        ) -> dict[str, Any]:
     loaded = [_load(p) for p in run_dirs]
@@ -74,6 +89,7 @@ def sensitivity_report(run_dirs: list[Path], *, baseline: str | None = None, n_b
         if (assistant, label) in cells:
             raise ConfigError(f"two runs of {assistant} under {label}: pass one run per assistant and configuration")
         cells[(assistant, label)] = outcomes
+    _check_every_assistant_everywhere(cells, configs)
     assistants = sorted({a for a, _ in cells})
     changes = []
     for assistant in assistants:
@@ -98,8 +114,8 @@ def sensitivity_report(run_dirs: list[Path], *, baseline: str | None = None, n_b
                 continue
             common = sorted(set(per_config[base]) & set(per_config[label]))
             tau = kendall_tau([per_config[base][a] for a in common], [per_config[label][a] for a in common])
-            changed = _order({a: per_config[base][a] for a in common}) != \
-                _order({a: per_config[label][a] for a in common})
+            changed = None if len(common) < 2 else (  # one assistant has no order to change
+                _order({a: per_config[base][a] for a in common}) != _order({a: per_config[label][a] for a in common}))
             entry["versus_baseline"][label] = {"n_assistants": len(common), "kendall_tau": tau,
                                                "order_changed": changed}
         rankings[metric] = entry

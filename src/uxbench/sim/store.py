@@ -27,7 +27,8 @@ from typing import Any
 
 import orjson
 
-from uxbench.errors import UxbenchError
+from uxbench.data import user_files
+from uxbench.errors import DataError, UxbenchError
 from uxbench.fileio import atomic_write_bytes, atomic_write_lines, connect_sqlite
 from uxbench.redact import scrubbed_json
 from uxbench.runtime.cache import enable_wal
@@ -60,6 +61,10 @@ CREATE TABLE IF NOT EXISTS personas (
     persona_hash TEXT NOT NULL,
     body BLOB NOT NULL
 );
+CREATE TABLE IF NOT EXISTS sent (
+    party TEXT PRIMARY KEY,
+    requests INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS judgements (
     session_id TEXT NOT NULL,
     judge TEXT NOT NULL,
@@ -76,8 +81,8 @@ def is_sim_run(path: str | Path) -> bool:
     if not manifest.is_file():
         return False
     try:
-        data = json.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = user_files.parse_json(user_files.read_bytes(manifest), str(manifest))
+    except (OSError, DataError):
         return False
     return isinstance(data, dict) and data.get("kind") == KIND
 
@@ -92,6 +97,7 @@ class SimStore:
     @classmethod
     def open_existing(cls, path: str | Path) -> SimStore:
         if not is_sim_run(path):
+            _read_json(Path(path) / MANIFEST)  # a damaged manifest: say so, with what to do
             raise UxbenchError(f"{path} is not a `uxbench sim run` directory (no {MANIFEST} of kind 'sim'). "
                                "Pass a directory printed by `uxbench sim run`.")
         return cls(path)
@@ -165,8 +171,10 @@ class SimStore:
         db.execute("BEGIN")
         try:
             db.execute("DELETE FROM personas")
-            db.executemany("INSERT INTO personas(persona_id, persona_hash, body) VALUES (?, ?, ?)",
-                           [(p.id, p.content_hash(), p.model_dump_json().encode()) for p in personas])
+            # the persona's hash is of what it was (its identity); its text is stored without any secret in it
+            rows = [(p.id, p.content_hash(), scrubbed_json(p, keep=(*_ID_FIELDS, "id"), urls=False)[1])
+                    for p in personas]
+            db.executemany("INSERT INTO personas(persona_id, persona_hash, body) VALUES (?, ?, ?)", rows)
         except BaseException:
             db.execute("ROLLBACK")
             raise
@@ -187,6 +195,22 @@ class SimStore:
     def judged_ids(self, judge: str) -> set[str]:
         rows = self._conn().execute("SELECT session_id FROM judgements WHERE judge = ? AND status = 'ok'", (judge,))
         return {row[0] for row in rows}
+
+    def count_sent(self, party: str) -> None:
+        """One more request sent by `party`, committed at once: requests in flight when the run is killed are
+        counted too (their answers are lost, their cost may not be)."""
+        self._conn().execute("INSERT INTO sent(party, requests) VALUES (?, 1) "
+                             "ON CONFLICT(party) DO UPDATE SET requests = requests + 1", (party,))
+
+    def sent(self) -> dict[str, int]:
+        """Requests sent per party, over every invocation on this directory (empty for older runs)."""
+        return {str(p): int(n) for p, n in self._conn().execute("SELECT party, requests FROM sent")}
+
+    def failed_judgements(self, judge: str) -> dict[str, dict[str, Any]]:
+        """session_id -> body of the judge's failed answers (`{"error": ...}`)."""
+        rows = self._conn().execute("SELECT session_id, body FROM judgements WHERE judge = ? AND status = 'error'",
+                                    (judge,))
+        return {sid: orjson.loads(body) for sid, body in rows}
 
     def judges(self) -> list[str]:
         return [row[0] for row in self._conn().execute("SELECT DISTINCT judge FROM judgements ORDER BY judge")]
@@ -234,15 +258,13 @@ def canonical_rows(record: SessionRecord) -> Iterator[dict[str, Any]]:
 
 
 def _read_json(path: Path) -> dict[str, Any] | None:
-    if not path.is_file():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise UxbenchError(f"{path} is not valid JSON ({exc}); the run directory may be damaged.") from exc
-    if not isinstance(data, dict):
-        raise UxbenchError(f"{path} should hold a JSON object.")
-    return data
+    if path.name == MANIFEST:
+        fix = (f"it holds the run's configuration; the sessions are in {path.parent / SIM_DB}. Move it aside and rerun "
+               "the `uxbench sim run` command that made the run with the same --out: it writes a new manifest and "
+               "keeps every session made with that configuration")
+    else:
+        fix = "rerun the `uxbench sim run` command that made the run: it rewrites the file from the stored sessions"
+    return user_files.read_json_object(path, fix=fix)
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:

@@ -31,9 +31,11 @@ async def fitted(case: AnyCase, call: Callable[[AnyCase], Awaitable[T]], *, enab
     `ContextLengthError` when even the case without history is too long, or when not enabled."""
     try:
         return await call(case), None
-    except ContextLengthError:
-        if not enabled or not case.history:
+    except ContextLengthError as err:
+        if not enabled:
             raise
+        if not case.history:
+            raise _still_too_long(err, case, 0) from None
     history = list(case.history)
     keep, attempts = len(history) // 2, 1
     while True:
@@ -41,13 +43,23 @@ async def fitted(case: AnyCase, call: Callable[[AnyCase], Awaitable[T]], *, enab
         shorter = case.model_copy(update={"history": history[len(history) - keep:] if keep else []})
         try:
             result = await call(shorter)
-        except ContextLengthError:
+        except ContextLengthError as err:
             if keep == 0:
-                raise
+                raise _still_too_long(err, shorter, len(history)) from None
             keep //= 2
             continue
         return result, {"history_messages": len(history), "kept_messages": keep,
                         "dropped_messages": len(history) - keep, "attempts": attempts}
+
+
+def _still_too_long(err: ContextLengthError, shortest: AnyCase, dropped: int) -> ContextLengthError:
+    """The error of a case too long even in its shortest form, saying so and how long that form was."""
+    chars = sum(len(str(getattr(shortest, f, None) or "")) for f in ("query", "response", "failed_response",
+                                                                        "complaint"))
+    gone = f"with all {dropped} history messages dropped" if dropped else "with no history to drop"
+    return ContextLengthError(f"{err} [--fit-history: {gone}, the shortest request was still too long; the case's "
+                              f"own text in it: {chars:,} characters, the rest is the prompt around it]",
+                              status=err.status)
 
 
 def too_long_text(err: ContextLengthError) -> str:

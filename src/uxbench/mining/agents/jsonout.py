@@ -60,7 +60,7 @@ def extract_json(text: str, key: str) -> dict[str, Any] | None:
         if stripped.startswith("["):
             try:
                 value = json.loads(_TRAILING_COMMA.sub(r"\1", stripped))
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 continue
             if isinstance(value, list):
                 return {key: value}

@@ -125,7 +125,7 @@ def parse_strategy(text: str) -> Strategy | None:
     for chunk in _OBJECT.findall(text):
         try:
             value = json.loads(chunk)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             continue
         name = str(value.get("strategy", "")).strip().lower().replace(" ", "_") if isinstance(value, dict) else ""
         if name in STRATEGIES:

@@ -27,6 +27,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from uxbench.data import user_files
 from uxbench.fileio import atomic_write_bytes, remove_stale_temps, temp_path
 
 KEY_FILE = "_KEY"
@@ -53,7 +54,7 @@ def write_table(path: Path, table: pa.Table) -> None:
 
 
 def read_json(path: Path) -> Any:
-    return orjson.loads(path.read_bytes())
+    return user_files.parse_json(user_files.read_bytes(path), str(path))
 
 
 def sum_counts(items: Iterable[Mapping[str, int]]) -> dict[str, int]:

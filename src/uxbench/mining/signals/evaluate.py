@@ -13,8 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
+from uxbench.data import user_files
 from uxbench.errors import DataError
 from uxbench.mining.signals.config import DEFAULT_CONFIG, SignalConfig
 from uxbench.mining.signals.followup import FOLLOWUP_LABELS, Followup, analyse_followup
@@ -60,10 +59,9 @@ def load_jsonl(path: Path | str, required: Sequence[str]) -> list[dict[str, Any]
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
-        try:
-            row = orjson.loads(line)
-        except orjson.JSONDecodeError as err:
-            raise DataError(f"not valid JSON: {err}", source=str(p), line=n) from None
+        row = user_files.parse_json(line, str(p), line=n)
+        if not isinstance(row, dict):
+            raise DataError("each line must be a JSON object", source=str(p), line=n)
         for key in required:
             if key not in row:
                 raise DataError("missing field", source=str(p), line=n, field=key)

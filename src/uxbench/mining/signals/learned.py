@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import orjson
 
-from uxbench.errors import ConfigError
+from uxbench.data import user_files
+from uxbench.errors import ConfigError, DataError
 from uxbench.mining.signals.config import DEFAULT_CONFIG, SignalConfig
 from uxbench.mining.signals.followup import analyse_followup
 
@@ -153,8 +154,10 @@ class FollowupClassifier:
 
         path = Path(directory) / MODEL_FILE
         try:
-            data = orjson.loads(path.read_bytes())
-        except (OSError, orjson.JSONDecodeError) as err:
+            data = user_files.parse_json(user_files.read_bytes(path), str(path))
+            if not isinstance(data, dict):
+                raise DataError("should hold a JSON object", source=str(path))
+        except (OSError, DataError) as err:
             raise ConfigError(f"cannot read the learned classifier {path}: {err} (train one with "
                               "`uxbench mine train-signals --out DIR`)") from None
         if data.get("format") != FORMAT or data.get("version") != FORMAT_VERSION:

@@ -19,8 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
+from uxbench.data import user_files
 from uxbench.errors import DataError
 from uxbench.mining.signals.evaluate import prf
 
@@ -101,10 +100,7 @@ def load_labels(path: Path | str) -> list[LabelItem]:
     for n, raw in enumerate(lines, 1):
         if not raw.strip():
             continue
-        try:
-            row = orjson.loads(raw)
-        except orjson.JSONDecodeError as err:
-            raise DataError(f"not valid JSON: {err}", source=str(p), line=n) from None
+        row = user_files.parse_json(raw, str(p), line=n)
         if not isinstance(row, dict):
             raise DataError("expected a JSON object", source=str(p), line=n)
         for name in ("conversation_id", "u2_turn_index", "label"):

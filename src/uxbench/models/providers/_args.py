@@ -6,17 +6,18 @@ caller passes its option name so the error says which option to fix."""
 from __future__ import annotations
 
 import difflib
+import os
 import re
 import types
 import typing
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, TypeVar
 
-import orjson
 from pydantic import AfterValidator, BeforeValidator, ValidationError
 from pydantic_core import PydanticUndefined
 
-from uxbench.errors import ConfigError
+from uxbench.data import user_files
+from uxbench.errors import ConfigError, DataError
 from uxbench.models.api import ProviderArgs
 from uxbench.redact import REDACTED, remember_args, remember_secret, scrub
 
@@ -34,9 +35,9 @@ _SHOWN_CHARS = 60
 def _json_object(value: Any) -> Any:
     if isinstance(value, str):
         try:
-            value = orjson.loads(value)
-        except orjson.JSONDecodeError as err:
-            raise ValueError(f'must be a JSON object, e.g. \'{{"k": "v"}}\' ({err})') from None
+            value = user_files.parse_json(value, "the value")
+        except DataError as err:
+            raise ValueError(f'must be a JSON object, e.g. \'{{"k": "v"}}\' ({err.reason})') from None
     if not isinstance(value, dict):
         raise ValueError(f"must be a JSON object, got {type(value).__name__}")
     return value
@@ -76,6 +77,8 @@ def _env_name(value: str) -> str:
     if not _ENV_NAME.fullmatch(value):
         raise ValueError("must be the name of an environment variable (letters, digits and _, not starting with a "
                          "digit), e.g. api_key_env=MY_GATEWAY_KEY")
+    if value not in os.environ and len(value) >= 12 and all(re.search(p, value) for p in ("[a-z]", "[A-Z]", "[0-9]")):
+        remember_secret(value)  # names no variable and reads like a short key: scrubbed wherever it turns up
     return value
 
 

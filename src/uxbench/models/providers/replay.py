@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 from pydantic import ValidationError
 
+from uxbench.data import user_files
 from uxbench.data.schema import Message
 from uxbench.errors import ConfigError, DataError, FatalModelError
 from uxbench.models.api import GenerateConfig, ModelAPI, ModelOutput, ProviderArgs, TokenLogprobs, Usage
@@ -80,7 +81,7 @@ class ReplayModel(ModelAPI):
         self.path = Path(model_name).expanduser()
         if not self.path.is_file():
             raise ConfigError(f"Replay file '{self.path}' does not exist (replay:PATH names a JSONL file)")
-        raw = self.path.read_bytes()
+        raw = user_files.read_bytes(self.path, f"replay file {self.path}")
         self._digest = hashlib.sha256(raw).hexdigest()[:16]
         self.default = self.params.default
         self._by_hash: dict[str, _Answer] = {}
@@ -92,10 +93,7 @@ class ReplayModel(ModelAPI):
         for number, line in enumerate(raw.splitlines(), start=1):
             if not line.strip():
                 continue
-            try:
-                row = orjson.loads(line)
-            except orjson.JSONDecodeError as err:
-                raise DataError(f"not valid JSON: {err}", source=source, line=number) from None
+            row = user_files.parse_json(line, source, line=number)
             if not isinstance(row, dict):
                 raise DataError("each line must be a JSON object", source=source, line=number)
             answer = _Answer(row, source, number)

@@ -19,11 +19,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, ClassVar
 
-import orjson
 from pydantic import NonNegativeFloat, NonNegativeInt
 
+from uxbench.data import user_files
 from uxbench.data.schema import Message
-from uxbench.errors import ConfigError, FatalModelError, TransientModelError
+from uxbench.errors import ConfigError, DataError, FatalModelError, TransientModelError
 from uxbench.models.api import (
     GenerateConfig,
     ModelAPI,
@@ -58,12 +58,13 @@ def _last_user(messages: list[Message]) -> str:
 
 def load_rules(path: Path) -> tuple[list[tuple[re.Pattern[str], str]], str | None]:
     """Read a rules file: a list of {pattern, response}, or {"rules": [...], "default": ...}."""
+    source = f"scripted rules file {path}"
     try:
-        data = orjson.loads(path.read_bytes())
+        data = user_files.parse_json(user_files.read_bytes(path, source), source)
     except FileNotFoundError:
         raise ConfigError(f"Scripted rules file '{path}' does not exist") from None
-    except orjson.JSONDecodeError as err:
-        raise ConfigError(f"Scripted rules file '{path}' is not valid JSON: {err}") from None
+    except DataError as err:
+        raise ConfigError(str(err)) from None
     default = None
     if isinstance(data, dict):
         default = data.get("default")

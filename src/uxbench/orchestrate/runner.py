@@ -93,9 +93,13 @@ async def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResul
         model_spec=spec.model, model_args=spec.model_args, data_fingerprint=fingerprint,
     )
     identity_hash = mf.content_hash(identity)
-    run_id = mf.run_name(spec.task, spec.model, identity["task_config"], create_task(spec.task, {}).config(),
-                         identity_hash)
-    run_dir = spec.out if spec.out is not None else spec.runs_root / run_id
+    defaults = create_task(spec.task, {}).config()
+    run_id = mf.run_name(spec.task, spec.model, identity["task_config"], defaults, identity_hash)
+    if spec.out is None:
+        run_id, run_dir = mf.run_dir_under(spec.runs_root, run_id, mf.run_name(
+            spec.task, spec.model, identity["task_config"], defaults, identity_hash, legacy=True))
+    else:
+        run_dir = spec.out
     new_dir = not run_dir.exists() or not any(run_dir.iterdir())
     try:
         with hold_dir_lock(run_dir, command=f"uxbench run --task {spec.task}", what="run directory"):

@@ -23,16 +23,18 @@ def _entry(request: Request, sim_id: str) -> Any:
     return entry
 
 
+def sim_row(run_id: str, summary: dict[str, Any]) -> dict[str, Any]:
+    """A simulated-session run as the start page and the published site list it: its models by spec (never
+    their arguments), sessions, task success with its CI, and the sessions the corruption gate flagged."""
+    head = summary.get("headline") or {}
+    return {"id": run_id, "model": (summary.get("model") or {}).get("spec"),
+            "simulator": (summary.get("simulator") or {}).get("spec"), "mode": summary.get("mode"),
+            "n": summary.get("n_sessions"), "success": head.get("success_rate"),
+            "flagged": (summary.get("gate") or {}).get("n_flagged"), "demo": bool(summary.get("demo"))}
+
+
 def sim_rows(view: Any) -> list[dict[str, Any]]:
-    rows = []
-    for entry in view.catalog.sims.values():
-        summary = entry.summary()
-        head = summary.get("headline") or {}
-        rows.append({"id": entry.id, "model": (summary.get("model") or {}).get("spec"),
-                     "simulator": (summary.get("simulator") or {}).get("spec"), "mode": summary.get("mode"),
-                     "n": summary.get("n_sessions"), "success": head.get("success_rate"),
-                     "flagged": (summary.get("gate") or {}).get("n_flagged"), "demo": summary.get("demo")})
-    return rows
+    return [sim_row(entry.id, entry.summary()) for entry in view.catalog.sims.values()]
 
 
 @router.get("/sims/{sim_id}", response_class=HTMLResponse)

@@ -248,10 +248,9 @@ def scaling(board: dict[str, Any], task: str | None = None, by: str = "release")
         known = {"release": "release date", "size": "size", "params": "parameter count"}[by]
         raise UxbenchError(f"No model here has a known {known} in the model table (data/models.yaml, "
                            "$UXBENCH_MODELS).")
-    rho = trend.get("rho")
-    note = f"too few models for a trend ({len(points)})" if rho is None else f"Spearman rho {rho:+.2f}" + (
-        f" [{trend['ci_low']:+.2f}, {trend['ci_high']:+.2f}]" if trend.get("ci_low") is not None else "") + (
-        f", p = {trend['p_value']:.3f}" if trend.get("p_value") is not None else "") + f", {len(points)} models"
+    from uxbench.report.leaderboard_render import trend_text
+
+    note = "Trend: " + trend_text(trend)
     xlabel = {"release": "release date", "params": "parameters (billions)", "size": "size class"}[trend["by"]]
     return ScatterChart(title=f"{section['title']}: {section['metric']} by {xlabel}", xlabel=xlabel,
                         ylabel=section["metric"], points=points, x_is_date=by == "release", note=note,

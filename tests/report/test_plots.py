@@ -120,17 +120,22 @@ def test_scaling_points_equal_the_leaderboard(evals: Path) -> None:
         scaling(board, "eval", "age")
 
 
-def test_funnel_follows_the_stage_counts() -> None:
-    counts = {"ingest": {"rows": 30}, "sessions": {"sessions": 8}, "gate": {"checked": 8, "gated": 1},
-              "prefilter": {"kept": 6}, "signals": {"sessions_with_dissatisfied": 4}, "dedup": {"kept": 5},
+def test_funnel_has_one_unit_per_panel_in_pipeline_order() -> None:
+    counts = {"ingest": {"rows": 30, "invalid_rows": 2}, "sessions": {"sessions": 8},
+              "gate": {"checked": 8, "gated": 1}, "prefilter": {"kept": 6},
+              "signals": {"sessions_with_dissatisfied": 4, "sessions": 6}, "dedup": {"kept": 5},
               "agents": {"candidates": 7, "bad_kept": 2, "good_kept": 1, "bad_rejected": 4},
               "cases": {"selected": 3}}
     counts["signals"].update(assistant_turns=20, dissatisfied_turns=5)
     chart = funnel(counts)
-    assert chart.categories[:3] == ["log rows read", "conversations", "conversations past the safety gate"]
-    assert chart.categories[4:6] == ["assistant replies in them", "replies met with dissatisfaction"]
-    assert chart.series[0].values == [30, 8, 7, 6, 20, 5, 4, 5, 7, 3, 3]
-    assert chart.horizontal
+    assert [(p.unit, p.steps) for p in chart.panels] == [
+        ("conversations", [("grouped from the log", 8), ("past the safety gate", 7), ("kept by the prefilter", 6),
+                           ("not near-duplicates", 5)]),
+        ("replies", [("assistant replies", 20), ("met with dissatisfaction", 5)]),
+        ("cases", [("candidates proposed by the agents", 7), ("candidates kept by the judge and QA", 3),
+                   ("cases selected and exported", 3)])]
+    assert chart.panels[0].note == "from 30 log rows (2 invalid, left out)"
+    assert chart.panels[1].note.startswith("in 4 of 6 conversations")
     with pytest.raises(UxbenchError, match="no stage counts"):
         funnel({})
 

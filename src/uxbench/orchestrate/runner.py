@@ -32,6 +32,7 @@ from uxbench.orchestrate.progress import (
 )
 from uxbench.orchestrate.spec import JudgeSpec, RunSpec
 from uxbench.runs import manifest as mf
+from uxbench.runs.command import command_line
 from uxbench.runs.records import SampleRecord
 from uxbench.runs.store import SAMPLES_DB, RunStore
 from uxbench.runs.summary import check_summary
@@ -263,7 +264,7 @@ async def _execute_locked(spec: RunSpec, prepared: _Prepared, progress: Progress
         "skipped_rows": _skipped(source),
         "read": source.read_report.model_dump(mode="json"),
         "invocation": {
-            "elapsed_s": round(elapsed, 3), "resumed_samples": resumed,
+            "command": command_line(), "elapsed_s": round(elapsed, 3), "resumed_samples": resumed,
             "usage": model.usage.to_dict() | (judge_model.usage.to_dict() if judge_model is not None else {})
             | (strategy_model.usage.to_dict() if strategy_model is not None else {}),
             "concurrency": {"max": concurrency, "final": model.limiter.current_limit},

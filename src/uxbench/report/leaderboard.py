@@ -35,6 +35,7 @@ from uxbench.report.board_meta import model_cells as _meta
 from uxbench.report.board_meta import rank_rows
 from uxbench.report.board_meta import scaling_trends as _trends
 from uxbench.report.discover import discover
+from uxbench.report.generative import unscored_reason
 from uxbench.report.run_data import RunData, judge_label, load_run_data
 from uxbench.report.run_setup import label_runs
 
@@ -135,6 +136,7 @@ def _row(run: RunData, judge: str | None, table: ModelTable, calibrations: list[
         info = run.judges.get(judge or "") or {}
         row.update(judge=judge, judge_spec=info.get("spec"), corrected=_corrected(run, judge, calibrations))
         row["metric"] = _cell((info.get("metrics") or {}).get("good_rate_scored_only"), CI_METHODS[run.task])
+        row["unscored"] = unscored_reason(info)  # a judge that scored nothing says why, not a bare dash
     return row
 
 

@@ -129,6 +129,7 @@ def _board_notes(board: dict[str, Any], report: dict[str, Any]) -> list[str]:
             block = {"scored_only": row["corrected"], "calibration": row["corrected"].get("calibration")}
             lines += [line for line in correction_notes(row["label"], block)
                       if FLAG_MARK.strip() in line or "refused" in line]
+    lines += [f"{row['label']}: {row['unscored']}." for row in board["rows"] if row.get("unscored")]
     return lines + trend_lines(board) + [f"Note: {w}" for w in board["warnings"]]
 
 

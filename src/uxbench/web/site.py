@@ -21,7 +21,7 @@ from uxbench.metrics.proportions import DEFAULT_N_BOOT
 from uxbench.report.discover import discover
 from uxbench.report.leaderboard import leaderboard
 from uxbench.runs.store import RunStore
-from uxbench.web.pages.runs import headline, headline_corrected
+from uxbench.web.pages.runs import headline, headline_corrected, headline_why
 from uxbench.web.public import Publisher, short_fingerprint
 from uxbench.web.render import board_filters, cell_text, pct
 
@@ -55,6 +55,7 @@ def _runs(paths: Sequence[str | Path]) -> tuple[list[dict[str, Any]], list[dict[
         dirs.append((path, manifest))
         rows.append({"run_id": run_id, "task": summary.get("task"), "model": summary.get("model"),
                      "n_samples": summary.get("n_samples"), "figure": name, "cell": cell,
+                     "why": headline_why(summary),
                      "corrected": headline_corrected(summary),
                      "data": data.get("description"), "data_fingerprint": short_fingerprint(data.get("fingerprint")),
                      "demo_data": bool(summary.get("demo_data"))})

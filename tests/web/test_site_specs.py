@@ -86,3 +86,25 @@ def test_an_old_run_named_by_its_paths_slug_is_resumed_not_duplicated(tmp_path: 
     out = _invoke("run", "--quiet", "--model", spec, "--limit", "4")
     assert [p.name for p in (tmp_path / "runs").iterdir()] == [old_name]
     assert "resum" in out.lower() or old_name in out
+
+
+@pytest.mark.extra("web")
+def test_specs_with_paths_anywhere_are_cut_and_urls_kept(tmp_path: Path) -> None:
+    from uxbench.runs.spec_paths import public_spec
+    from uxbench.web.public import Publisher, strip_paths
+
+    assert public_spec("scripted:file:/home/me/rules.json") == "scripted:file:rules.json"
+    assert public_spec("replay:~/answers.jsonl") == "replay:answers.jsonl"
+    assert public_spec("x:file:///home/me/a.json") == "x:file:a.json"
+    for kept in ("openai:gpt-4o", "hf:Qwen/Qwen2.5-0.5B", "openai:http://127.0.0.1:8000/v1", "scripted:echo"):
+        assert public_spec(kept) == kept
+    assert strip_paths("judge scripted:file:/home/me/r.json failed; see http://host:8/v1 and file:///srv/x.log") \
+        == "judge scripted:file:r.json failed; see http://host:8/v1 and file:x.log"
+    run = tmp_path / "runs" / "sim-x"
+    manifest = {"run_id": "sim-scripted-file-home-me-rules.json-0123456789",
+                "model": {"spec": "scripted:file:/home/me/rules.json", "args": {"base_url": "http://h:8000/v1"}},
+                "simulator": {"spec": "replay:/home/me/users.jsonl"}, "judges": ["satisfaction:hf:/models/judge"]}
+    cleaned = Publisher([(run, manifest)]).clean({**manifest, "dir": str(run)})
+    assert cleaned["run_id"] == "sim-scripted-file-rules.json-0123456789" and cleaned["dir"] == cleaned["run_id"]
+    assert cleaned["model"] == {"spec": "scripted:file:rules.json", "args": {"base_url": "http://h:8000/v1"}}
+    assert cleaned["simulator"]["spec"] == "replay:users.jsonl" and cleaned["judges"] == ["satisfaction:hf:judge"]

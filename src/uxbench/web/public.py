@@ -84,9 +84,10 @@ class Publisher:
                     names[spec] = public
                     for limit in (24, 32, 40):  # the slug lengths of run ids, judge and strategy keys
                         names[slug(spec, limit)] = slug(public, limit)
+        specs = sorted(names.items(), key=lambda kv: -len(kv[0]))  # the longest first: a slug's tail is in it
         for path, manifest in runs:
             run_id = str(manifest.get("run_id") or path.name)
-            for old, new in names.items():
+            for old, new in specs:
                 run_id = run_id.replace(old, new)
             for form in {str(path), str(path.resolve()), str(path.absolute())}:
                 if len(form) > 1:

@@ -45,6 +45,10 @@ def run_label(summary: dict[str, Any]) -> str:
     return f"{model}, simulator {simulator} ({summary.get('mode')})" + (" [DEMO]" if summary.get("demo") else "")
 
 
+def plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
 def judge_note(summary: dict[str, Any]) -> str | None:
     """What the satisfaction judge gave, when one ran: how many replies it rated, how many answers held no rating
     and how many calls failed, with the first of each, so a judge that never answered usably says why."""
@@ -56,11 +60,12 @@ def judge_note(summary: dict[str, Any]) -> str | None:
     problems = []
     if judge.get("unparsed"):
         example = judge.get("unparsed_example")
-        problems.append(f"{judge['unparsed']} answers held no rating 1-5" + (f" (the first: {example!r})"
-                                                                            if example else ""))
+        problems.append(plural(judge["unparsed"], "answer held", "answers held") + " no rating 1-5"
+                        + (f" (the first: {example!r})" if example else ""))
     if judge.get("errors"):
         example = judge.get("error_example")
-        problems.append(f"{judge['errors']} calls failed" + (f" (the first: {example})" if example else "")
+        problems.append(plural(judge["errors"], "call failed", "calls failed")
+                        + (f" (the first: {example})" if example else "")
                         + (f"; {judge['sessions_failed']} sessions' ratings are left out until a rerun of the same "
                            "command asks again" if judge.get("sessions_failed") else ""))
     return text + (": " + "; ".join(problems) if problems else "") + "."

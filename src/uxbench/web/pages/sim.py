@@ -73,6 +73,7 @@ def sim_page(request: Request, sim_id: str) -> HTMLResponse:
 
 def session_judge_note(key: str, body: dict[str, Any], failed: bool) -> str | None:
     """What the satisfaction judge could not rate in one session, and why (None when it rated every reply)."""
+    from uxbench.report.sim import plural
     from uxbench.sim.summary import SATISFACTION_JUDGE_PREFIX
 
     unparsed, errors = int(body.get("unparsed") or 0), int(body.get("errors") or 0)
@@ -81,10 +82,12 @@ def session_judge_note(key: str, body: dict[str, Any], failed: bool) -> str | No
     rated = sum(v is not None for v in (body.get("turns") or {}).values())
     bits = []
     if unparsed:
-        bits.append(f"{unparsed} answers held no rating 1-5"
-                    + (f" (the first: {body['unparsed_example']!r})" if body.get("unparsed_example") else ""))
+        example = body.get("unparsed_example")
+        bits.append(plural(unparsed, "answer held", "answers held") + " no rating 1-5"
+                    + (f" (the first: {example!r})" if example else ""))
     if errors:
-        bits.append(f"{errors} calls failed" + (f" ({body['error_example']})" if body.get("error_example") else "")
+        example = body.get("error_example")
+        bits.append(plural(errors, "call failed", "calls failed") + (f" ({example})" if example else "")
                     + ("; left out of the run's figures until a rerun asks again" if failed else ""))
     return (f"Satisfaction judge {key.removeprefix(SATISFACTION_JUDGE_PREFIX)} rated {rated} of "
             f"{len(body.get('turns') or {})} replies here: " + "; ".join(bits) + ".")

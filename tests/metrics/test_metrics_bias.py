@@ -1,5 +1,6 @@
 """Bias and ranking metrics against hand-computed values: Cohen's kappa, length-controlled Good%, the
-self-preference matrix, correlations and permutation trends, win rates with ties, paired differences, ranks."""
+self-preference matrix, correlations and scaling trends (one test each), win rates with ties, paired
+differences, ranks."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy.stats import norm
 
 from uxbench.metrics.agreement import cohen_kappa
 from uxbench.metrics.bias import length_controlled_rates, self_preference_matrix
@@ -123,23 +125,51 @@ def test_self_preference_matrix_counts_each_cell() -> None:
     assert matrix["cells"]["J2"]["claude"]["rate"]["value"] == 1.0
 
 
-def test_correlation_and_trend_match_scipy_and_exact_permutations() -> None:
+def test_correlation_interval_and_p_value_are_one_test() -> None:
     x, y = [1, 2, 3, 4, 5], [2, 1, 4, 3, 5]
     r = correlation(x, y)
-    assert r["value"] == pytest.approx(0.8) and r["p_value"] is not None
+    assert r["value"] == pytest.approx(0.8)
     z = math.atanh(0.8)
-    half = 1.959963984540054 * math.sqrt(1.06 / 2)
+    se = math.sqrt(1.06 / 2)
+    half = 1.959963984540054 * se
     assert (r["ci_low"], r["ci_high"]) == pytest.approx((math.tanh(z - half), math.tanh(z + half)))
+    assert r["p_value"] == pytest.approx(2 * norm.sf(z / se))
     assert correlation([1, 1, 1, 1], [1, 2, 3, 4])["value"] is None
-    # four points in the same order: rho = 1; of the 24 permutations, 2 reach |rho| = 1 (this order and its
-    # reverse): exact two-sided p = 2/24
-    t = trend([1, 2, 3, 4], [10, 20, 30, 40])
-    assert t["rho"] == 1.0 and t["exact"] and t["permutations"] == 24
-    assert t["p_value"] == pytest.approx(2 / 24)
-    big = trend(list(range(12)), [0, 2, 1, 3, 5, 4, 6, 8, 7, 9, 11, 10], n_perm=2000)
-    assert not big["exact"] and big["p_value"] == pytest.approx(1 / 2001)  # no random permutation gets there
-    assert big["ci_low"] <= big["rho"] <= big["ci_high"]
-    assert trend([1, 2], [3, 4])["rho"] is None
+    rng = np.random.default_rng(3)
+    for _ in range(200):  # whatever the data, the interval excludes 0 exactly when p < 0.05
+        n = int(rng.integers(4, 40))
+        c = correlation(list(rng.normal(size=n)), list(rng.normal(size=n) + rng.uniform(0, 1) * np.arange(n) / n))
+        if c["ci_low"] is not None:
+            assert (c["ci_low"] > 0 or c["ci_high"] < 0) == (c["p_value"] < 0.05)
+
+
+def test_a_trend_over_fewer_than_five_models_is_not_estimable() -> None:
+    """The scaling chart once printed 'rho -0.87 [-1.00, -0.87], p = 0.667, 3 models': an interval excluding 0
+    beside p 0.667. Three or four models give no trend at all."""
+    for n in (2, 3, 4):
+        t = trend(list(range(n)), [0.5 - 0.001 * i for i in range(n)])
+        assert t["rho"] is None and t["ci_low"] is None and t["p_value"] is None and not t["estimable"]
+        assert t["reason"] == f"{n} models; a trend needs 5"
+    assert trend([1, 2, 3, 4, 5], [1, 1, 1, 1, 1])["reason"] == "every model has the same value"
+
+
+def test_a_trend_interval_p_value_and_verdict_never_disagree() -> None:
+    t = trend([1, 2, 3, 4, 5, 6], [2, 1, 4, 3, 6, 5])  # rho = 0.829
+    se = math.sqrt((1 + t["rho"] ** 2 / 2) / 3)
+    assert t["rho"] == pytest.approx(0.8285714) and t["se_z"] == pytest.approx(se)
+    assert t["p_value"] == pytest.approx(2 * norm.sf(math.atanh(t["rho"]) / se))
+    perfect = trend([1, 2, 3, 4, 5], [10, 20, 30, 40, 50])  # |rho| = 1: tested as 0.95, halfway to the next value
+    assert perfect["rho"] == 1.0 and perfect["ci_high"] == 1.0 and 0 < perfect["ci_low"] < 1
+    assert perfect["p_value"] == pytest.approx(2 * norm.sf(math.atanh(0.95) / math.sqrt((1 + 0.95 ** 2 / 2) / 2)))
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        n = int(rng.integers(5, 16))
+        x = list(rng.normal(size=n))
+        y = [v * rng.uniform(-1, 1) + rng.normal() for v in x]
+        t = trend(x, y)
+        excludes = t["ci_low"] > 0 or t["ci_high"] < 0
+        assert excludes == t["significant"] == (t["p_value"] < 0.05)
+        assert t["ci_low"] <= t["rho"] <= t["ci_high"]
 
 
 def test_win_rate_counts_ties_half() -> None:
@@ -165,3 +195,24 @@ def test_paired_difference_and_significance_ranks() -> None:
     # an entry without a figure is not ranked; a pair that could not be compared is a tie
     unranked = significance_ranks([0.6, None, 0.5], {(0, 2): {"diff": 0.1, "p_value": 0.5}})
     assert unranked["ranks"] == [1, None, 1] and unranked["n_pairs"] == 1
+
+
+def test_paired_differences_interval_and_p_value_are_one_test() -> None:
+    """The demo board once printed '+20.8 [0.0, 37.5] (n=24, significant)': a percentile interval touching 0
+    beside a p-value from another approximation. Both now come from one test."""
+    from uxbench.metrics.paired import paired_bootstrap_diff
+
+    rng = np.random.default_rng(11)
+    for _ in range(150):
+        n = int(rng.integers(6, 60))
+        a = list(rng.random(n) < rng.uniform(0.2, 0.9))
+        b = list(rng.random(n) < rng.uniform(0.2, 0.9))
+        golds = ["good" if i % 2 else "bad" for i in range(n)]
+        for result in (paired_rate_diff(a, b, n_boot=300, seed=1),
+                       paired_bootstrap_diff(a, b, golds, n_boot=300, seed=1)):
+            if result["p_value"] is None:
+                continue
+            excludes = result["ci_low"] > 0 or result["ci_high"] < 0
+            assert excludes == (result["p_value"] < 0.05), result
+            assert result["ci_low"] <= result["diff"] <= result["ci_high"]
+            assert -1.0 <= result["ci_low"] and result["ci_high"] <= 1.0

@@ -49,8 +49,10 @@ def test_paired_diff_by_hand() -> None:
     r = paired_bootstrap_diff(a, b, golds, n_boot=1000, seed=1)
     assert r["a_avg_acc"] == 0.625 and r["b_avg_acc"] == 0.375
     assert r["diff"] == pytest.approx(0.25)
-    assert r["ci_low"] <= 0.25 <= r["ci_high"]
-    assert r["ci_low"] >= 0.0  # A is never worse on any case, so no resample can favour B
+    # the interval is the p-value's test: diff +- 1.96 se (A never worse on a case of 8 still leaves room for
+    # a population where it is: the interval holds 0, and so p > 0.05)
+    assert (r["ci_low"], r["ci_high"]) == pytest.approx((0.25 - 1.959964 * r["se"], 0.25 + 1.959964 * r["se"]))
+    assert r["ci_low"] < 0 < r["ci_high"] and r["p_value"] > 0.05
     assert r == paired_bootstrap_diff(a, b, golds, n_boot=1000, seed=1)
     assert (r["n"], r["n_good"], r["n_bad"]) == (8, 4, 4)
 

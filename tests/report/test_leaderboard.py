@@ -51,14 +51,30 @@ def test_ranks_share_a_place_when_the_paired_ci_contains_zero(root: Path) -> Non
     assert rows[3]["org"] is None
 
 
-def test_scaling_trend_over_release_dates(root: Path) -> None:
+def test_scaling_trend_over_three_models_is_not_estimable(root: Path) -> None:
     trends = leaderboard([root], n_boot=200)["tasks"]["eval"]["trends"]
     release = trends["release"]
-    # release order gpt-4o (2024-05) < claude-3-7 (2025-02) < gemini-2.5-pro (2025-03); Good% 80 > 75 > 20:
-    # rho = -1; with 3 points the exact permutation p = 2/6 (this order and its reverse)
-    assert release["rho"] == pytest.approx(-1.0) and release["exact"] and release["p_value"] == pytest.approx(2 / 6)
+    # gpt-4o (2024-05) < claude-3-7 (2025-02) < gemini-2.5-pro (2025-03): three models give no trend
+    assert release["rho"] is None and release["p_value"] is None and release["ci_low"] is None
+    assert release["reason"] == "3 models; a trend needs 5"
     assert release["n"] == 3 and release["left_out"] == ["scripted:unknown"]
-    assert trends["size"]["by"] == "size" and trends["size"]["rho"] is None  # all three are "large"
+    assert trends["size"]["by"] == "size" and trends["size"]["rho"] is None
+
+
+def test_scaling_trend_over_six_models_is_one_test(tmp_path: Path) -> None:
+    """Release order and Good% run opposite ways over six models: rho -1, an interval below 0 and a significant
+    p from the same test; the terminal and the view word it the same."""
+    models = ["gpt-4o", "gpt-4o-mini", "gemini-2.0-flash", "o3-mini", "gemini-2.5-pro", "gpt-4.1"]
+    for i, model in enumerate(models):  # released in this order; Good% 90, 80, ... 40
+        goods = 9 - i
+        write_eval_run(tmp_path / model, f"openai:{model}", ["r"] * 10, {JUDGE: [G] * goods + [B] * (10 - goods)})
+    report = leaderboard([tmp_path], n_boot=100)
+    release = report["tasks"]["eval"]["trends"]["release"]
+    assert release["n"] == 6 and release["rho"] == pytest.approx(-1.0) and release["estimable"]
+    assert release["ci_low"] == -1.0 and release["ci_high"] < 0 and release["p_value"] < 0.05 and release["significant"]
+    table = render_leaderboard(report, "table", width=200)
+    line = next(x for x in table.splitlines() if "Scaling by release date" in x)
+    assert "Spearman rho -1.00 [-1.00, " in line and "(Fisher z), significant at alpha 0.05, n = 6 models" in line
 
 
 def test_task1_avg_acc_and_its_paired_ranking(root: Path) -> None:
@@ -121,7 +137,8 @@ def test_rendering_fits_80_columns_and_every_format_reads(root: Path) -> None:
     table = render_leaderboard(report, "table", width=80)
     assert max(len(line) for line in table.splitlines()) <= 80
     assert "80.0 [" in table and "…" not in table
-    assert "Scaling by release date: Spearman rho -1.00" in table
+    assert "Scaling by release date: not estimable (3 models; a trend needs 5); no release date for: " \
+           "scripted:unknown." in " ".join(table.split())
     wide = render_leaderboard(report, "table", width=160)
     assert "Family" in wide and "2024-05-13" in wide and "Δ vs above (pp)" in wide
     md = render_leaderboard(report, "md")

@@ -112,9 +112,29 @@ def test_same_run_id_different_judges_all_scores_failed(tmp_path: Path) -> None:
 
 def test_parameter_counts_give_their_own_trend(tmp_path: Path) -> None:
     for name, model, k in (("a", "meta:llama-3.1-8b", 20), ("b", "meta:llama-3.1-70b", 25),
-                           ("c", "meta:llama-3.3-70b", 30)):
+                           ("c", "meta:llama-3.3-70b", 30), ("d", "hf:qwen2.5-0.5b", 10),
+                           ("e", "hf:qwen3-32b", 27)):
         _run(tmp_path, name, model, [i < k for i in range(40)])
     trends = leaderboard([tmp_path], n_boot=100)["tasks"]["eval"]["trends"]
-    assert trends["params"]["by"] == "params" and trends["params"]["n"] == 3  # 8.0, 70.6, 70.6 billion
+    assert trends["params"]["by"] == "params" and trends["params"]["n"] == 5  # 0.49, 8.0, 32.8, 70.6, 70.6 billion
     assert trends["size"]["by"] == "size" and trends["params"]["rho"] is not None
     assert "Scaling by parameter count" in render_leaderboard(leaderboard([tmp_path], n_boot=100), "md")
+
+
+def test_significant_never_stands_beside_an_interval_holding_zero(tmp_path: Path) -> None:
+    """Every pair of a board: Holm's 'significant' implies an interval that excludes 0 (they are one test, and
+    Holm only raises p); the view and the site word each pair with its p and Holm's adjusted p."""
+    from uxbench.report.leaderboard_render import pair_text
+
+    for name, k in (("a", 30), ("b", 27), ("c", 24), ("d", 18), ("e", 16)):
+        _run(tmp_path, name, f"openai:m-{name}", [i < k for i in range(40)])
+    board = leaderboard([tmp_path], n_boot=400)["tasks"]["eval"]
+    assert len(board["pairs"]) == 10
+    for pair in board["pairs"]:
+        excludes = pair["ci_low"] > 0 or pair["ci_high"] < 0
+        assert excludes == (pair["p_value"] < 0.05)
+        if pair["significant"]:
+            assert excludes and pair["p_adjusted"] < 0.05
+    assert any(p["significant"] for p in board["pairs"]) and not all(p["significant"] for p in board["pairs"])
+    shown = pair_text(board["rows"][1]["vs_previous"])
+    assert shown.startswith("+7.5 [") and "p = " in shown and "Holm " in shown and "significant" in shown

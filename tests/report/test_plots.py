@@ -116,22 +116,27 @@ def test_scaling_points_equal_the_leaderboard(evals: Path) -> None:
     for p in chart.points:
         assert p.y == pytest.approx(100 * rows[p.label]["metric"]["value"])
         assert dt.date.fromordinal(int(p.x)).isoformat() == rows[p.label]["released"]
-    assert chart.x_is_date and "Spearman rho" in chart.note
+    assert chart.x_is_date and chart.note == "Trend: not estimable (3 models; a trend needs 5)"
     with pytest.raises(ConfigError, match="release, size or params"):
         scaling(board, "eval", "age")
 
 
-def test_funnel_follows_the_stage_counts() -> None:
-    counts = {"ingest": {"rows": 30}, "sessions": {"sessions": 8}, "gate": {"checked": 8, "gated": 1},
-              "prefilter": {"kept": 6}, "signals": {"sessions_with_dissatisfied": 4}, "dedup": {"kept": 5},
+def test_funnel_has_one_unit_per_panel_in_pipeline_order() -> None:
+    counts = {"ingest": {"rows": 30, "invalid_rows": 2}, "sessions": {"sessions": 8},
+              "gate": {"checked": 8, "gated": 1}, "prefilter": {"kept": 6},
+              "signals": {"sessions_with_dissatisfied": 4, "sessions": 6}, "dedup": {"kept": 5},
               "agents": {"candidates": 7, "bad_kept": 2, "good_kept": 1, "bad_rejected": 4},
               "cases": {"selected": 3}}
     counts["signals"].update(assistant_turns=20, dissatisfied_turns=5)
     chart = funnel(counts)
-    assert chart.categories[:3] == ["log rows read", "conversations", "conversations past the safety gate"]
-    assert chart.categories[4:6] == ["assistant replies in them", "replies met with dissatisfaction"]
-    assert chart.series[0].values == [30, 8, 7, 6, 20, 5, 4, 5, 7, 3, 3]
-    assert chart.horizontal
+    assert [(p.unit, p.steps) for p in chart.panels] == [
+        ("conversations", [("grouped from the log", 8), ("past the safety gate", 7), ("kept by the prefilter", 6),
+                           ("not near-duplicates", 5)]),
+        ("replies", [("assistant replies", 20), ("met with dissatisfaction", 5)]),
+        ("cases", [("candidates proposed by the agents", 7), ("candidates kept by the judge and QA", 3),
+                   ("cases selected and exported", 3)])]
+    assert chart.panels[0].note == "from 30 log rows (2 invalid, left out)"
+    assert chart.panels[1].note.startswith("in 4 of 6 conversations")
     with pytest.raises(UxbenchError, match="no stage counts"):
         funnel({})
 
@@ -182,7 +187,7 @@ def test_every_run_plot_draws(tmp_path: Path, task1: Path, evals: Path, kind: st
     elif kind == "selfpref":
         assert "80.0*" in texts and "n=10" in texts
     else:
-        assert "openai:gpt-4o" in texts and "Spearman rho" in texts
+        assert "openai:gpt-4o" in texts and "not estimable" in texts
     assert render(chart, "png").startswith(b"\x89PNG")
 
 

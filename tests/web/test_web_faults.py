@@ -169,16 +169,21 @@ def test_human_results_give_kappa_with_its_ci_and_count_ties(served: dict[str, P
         result.output
 
 
-def test_the_mining_funnel_names_one_unit_per_step_and_shares_carry_k_and_n(runs: Path) -> None:
+def test_the_mining_funnel_has_one_unit_per_panel_and_shares_carry_k_and_n(runs: Path) -> None:
     from uxbench.mining.report import build_report
-    from uxbench.report.plot_data import funnel_steps
+    from uxbench.report.funnel import funnel_panels
 
     html = _client(runs).get("/mines/mine-mined").text
     report = build_report(runs / "mined")
-    steps = funnel_steps(report.stage_counts)
-    rows = re.findall(r'<tr data-unit="([^"]+)"><th>([^<]+)</th><td class="num">([\d,]+)</td>', html)
-    assert [(label, unit, int(n.replace(",", ""))) for unit, label, n in rows] == steps
-    assert {unit for _, unit, _ in steps} <= {"log rows", "conversations", "replies", "candidate cases", "cases"}
+    panels = funnel_panels(report.stage_counts)
+    shown = re.findall(r'<table class="funnel" data-unit="([^"]+)">(.*?)</table>', html, re.S)
+    assert [unit for unit, _ in shown] == [p.unit for p in panels] and {"conversations", "replies"} <= \
+        {p.unit for p in panels}
+    for (_, body), panel in zip(shown, panels, strict=True):
+        rows = re.findall(r'<tr><th>([^<]+)</th><td class="num">([\d,]+)</td>', body)
+        assert [(label, int(n.replace(",", ""))) for label, n in rows] == panel.steps
+        counts = [n for _, n in panel.steps]
+        assert counts == sorted(counts, reverse=True)  # a funnel never goes back up
     n_chains = sum(o.count for o in report.recovery)
     for o in report.recovery:
         assert f"{o.count} / {n_chains}" in html

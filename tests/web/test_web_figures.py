@@ -74,7 +74,8 @@ def test_cli_view_and_site_show_the_same_intervals(runs: Path, tmp_path: Path) -
     for text in expected:
         assert text in view_html and text in site_html, text
     for html in (view_html, site_html):
-        assert "95% CI by Wilson" in html and "differences by paired bootstrap (2000 rounds, seed 0)" in html
+        assert "95% CI by Wilson" in html
+        assert "differences by paired bootstrap, normal interval (2000 rounds, seed 0)" in html
         assert "Holm-adjusted" in html and "Separability:" in html
 
 

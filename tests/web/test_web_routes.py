@@ -179,7 +179,7 @@ def test_compare_puts_disagreements_first(client: TestClient, served: dict[str, 
 
 def test_mining_page_and_flagged_turns_with_text_and_evidence(client: TestClient, served: dict[str, Path]) -> None:
     html = client.get("/mines/mine-mined").text
-    assert "Stage funnel" in html and "log rows read" in html and "Recovery outcomes" in html
+    assert "Stage funnel" in html and "log rows)" in html and "Recovery outcomes" in html
     turns = client.get("/mines/mine-mined/turns").text
     assert "<b>4</b> turns flagged" in turns
     assert "Open the settings and choose the network page" in turns  # the reply's text, from the sessions

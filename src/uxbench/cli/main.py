@@ -180,6 +180,9 @@ def providers() -> None:
 
 
 def main() -> None:
+    from uxbench.runs.command import set_command
+
+    set_command(["uxbench", *sys.argv[1:]])  # what a run's summary says made it (secrets removed when shown)
     try:
         app()
     except UxbenchError as exc:  # raised outside a command (the group converts those inside one)

@@ -9,8 +9,8 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.stats import binomtest, chi2
 
-from uxbench.metrics.proportions import finite_or_none, multinomial_resample, percentile_interval
-from uxbench.metrics.ranking import bootstrap_test
+from uxbench.metrics.proportions import finite_or_none, multinomial_resample
+from uxbench.metrics.ranking import normal_test
 
 # Below this many discordant pairs the chi-square approximation is poor; use the exact test.
 EXACT_BELOW = 25
@@ -74,7 +74,8 @@ def paired_bootstrap_diff(
     """Avg-Acc(A) - Avg-Acc(B) on the same cases, with a paired bootstrap CI stratified by gold class.
 
     Each resample draws cases (with both systems' answers) within the good and the bad class, keeping
-    class sizes. Values are None when a gold class is empty (Avg-Acc is then undefined).
+    class sizes; the interval and the p-value are one test (`metrics.ranking.normal_test`: diff +- q se, p from
+    diff / se). Values are None when a gold class is empty (Avg-Acc is then undefined).
     """
     a, b = _bools(a_correct, b_correct)
     if len(golds) != a.shape[0]:
@@ -98,9 +99,9 @@ def paired_bootstrap_diff(
     defined = all(int(t.sum()) > 0 for t in tables)
     rng = np.random.default_rng(seed)
     reps = _avg_acc_diff([multinomial_resample(t, n_boot, rng) for t in tables])
-    low, high = percentile_interval(reps, confidence) if defined else (float("nan"), float("nan"))
     diff = float(_avg_acc_diff(tables)) if defined else None
-    test = bootstrap_test(finite_or_none(diff), reps) if defined else {"se": None, "p_value": None}
+    test = normal_test(finite_or_none(diff), reps, confidence) if defined else \
+        {"se": None, "p_value": None, "ci_low": None, "ci_high": None}
     return {
         "n": int(a.shape[0]),
         "n_good": int(tables[0].sum()),
@@ -108,12 +109,10 @@ def paired_bootstrap_diff(
         "a_avg_acc": float(np.mean(accs["a"])) if defined else None,
         "b_avg_acc": float(np.mean(accs["b"])) if defined else None,
         "diff": finite_or_none(diff),
-        "ci_low": finite_or_none(low),
-        "ci_high": finite_or_none(high),
         **test,
         "discordance": {cls: (int(t[1] + t[2]) / int(t.sum()) if int(t.sum()) else None)
                         for cls, t in zip(("good", "bad"), tables, strict=True)},
-        "method": "paired stratified bootstrap",
+        "method": "paired stratified bootstrap (normal interval from its standard error)",
         "n_boot": n_boot,
         "seed": seed,
         "confidence": confidence,

@@ -1,8 +1,10 @@
 """Ranks with honest ties, in the spirit of the Chatbot Arena leaderboard: a system's rank is 1 + the number of
 systems significantly better than it. Every pair is compared by a paired bootstrap of the difference on the cases
-both scored; its two-sided p-value comes from the bootstrap's standard error (normal approximation, so Holm's
-small thresholds are resolved whatever the number of rounds), and significance is decided by Holm's step-down
-adjustment over all the pairs of one table at level alpha (family-wise error below alpha)."""
+both scored; its two-sided p-value and its interval both come from the bootstrap's standard error (normal
+approximation, so Holm's small thresholds are resolved whatever the number of rounds, and the interval excludes 0
+exactly when p < alpha), and significance is decided by Holm's step-down adjustment over all the pairs of one
+table at level alpha (family-wise error below alpha; it only raises p, so a significant pair's interval never
+holds 0)."""
 
 from __future__ import annotations
 
@@ -13,8 +15,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.stats import norm
 
-from uxbench.metrics.proportions import finite_or_none, multinomial_resample, percentile_interval
+from uxbench.metrics.proportions import multinomial_resample
 
+PAIRED_METHOD = "paired bootstrap (normal interval from its standard error)"
 RANK_RULE = ("rank = 1 + the number of entries significantly better (paired bootstrap of the difference on the "
              "shared cases, two-sided, Holm-adjusted over every pair of the table, alpha {alpha:g})")
 
@@ -30,6 +33,20 @@ def bootstrap_test(diff: float | None, replicates: ArrayLike) -> dict[str, float
     if se == 0.0:
         return {"se": 0.0, "p_value": 1.0 if diff == 0 else 0.0}
     return {"se": se, "p_value": float(2 * norm.sf(abs(diff) / se))}
+
+
+def normal_test(diff: float | None, replicates: ArrayLike, confidence: float = 0.95,
+                bounds: tuple[float, float] = (-1.0, 1.0)) -> dict[str, float | None]:
+    """{se, p_value, ci_low, ci_high} of a difference, all from one test: the normal approximation with the
+    bootstrap's standard error (`bootstrap_test`), the interval diff +- q se (clipped to `bounds`, the range a
+    difference of rates can take). So the interval excludes 0 exactly when p < 1 - confidence, and a verdict read
+    from either is the same (a percentile interval and this p could disagree at its edge)."""
+    test = bootstrap_test(diff, replicates)
+    se = test["se"]
+    if diff is None or se is None:
+        return {**test, "ci_low": None, "ci_high": None}
+    half = float(norm.ppf(0.5 + confidence / 2)) * se
+    return {**test, "ci_low": max(bounds[0], diff - half), "ci_high": min(bounds[1], diff + half)}
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
@@ -85,8 +102,8 @@ def paired_rate_diff(
     a: Sequence[bool], b: Sequence[bool], *, n_boot: int = 2000, seed: int = 0, confidence: float = 0.95
 ) -> dict[str, Any]:
     """rate(A) - rate(B) on the same cases (a[i], b[i]: case i was a success for A, for B), with a paired
-    percentile bootstrap interval. Cases are resampled with both outcomes, which is a multinomial draw of the
-    (A only, B only, both or neither) counts: diff = (a_only - b_only) / n."""
+    bootstrap: cases are resampled with both outcomes, which is a multinomial draw of the (A only, B only, both or
+    neither) counts: diff = (a_only - b_only) / n. The interval and the p-value are one test (`normal_test`)."""
     if len(a) != len(b):
         raise ValueError(f"paired sequences differ in length: {len(a)} vs {len(b)}")
     if n_boot < 1:
@@ -95,13 +112,12 @@ def paired_rate_diff(
     n = int(x.size)
     a_only, b_only = int(np.sum(x & ~y)), int(np.sum(~x & y))
     out: dict[str, Any] = {"n": n, "a_only": a_only, "b_only": b_only, "diff": None, "ci_low": None,
-                           "ci_high": None, "se": None, "p_value": None, "method": "paired bootstrap",
+                           "ci_high": None, "se": None, "p_value": None, "method": PAIRED_METHOD,
                            "n_boot": n_boot, "seed": seed}
     if n == 0:
         return out
     reps = multinomial_resample([a_only, b_only, n - a_only - b_only], n_boot, np.random.default_rng(seed))
     diffs = (reps[:, 0] - reps[:, 1]) / n
-    low, high = percentile_interval(diffs, confidence)
     diff = (a_only - b_only) / n
-    out.update(diff=diff, ci_low=finite_or_none(low), ci_high=finite_or_none(high), **bootstrap_test(diff, diffs))
+    out.update(diff=diff, **normal_test(diff, diffs, confidence))
     return out

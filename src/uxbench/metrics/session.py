@@ -292,7 +292,7 @@ def paired_comparison(a: Sequence[SessionOutcome], b: Sequence[SessionOutcome], 
         test = bootstrap_test(float(rb - ra), diffs)  # p from the replicates' spread: Holm over a board's pairs
         metrics[name] = {"a": round(float(ra), 6), "b": round(float(rb), 6), "diff": round(float(rb - ra), 6),
                          "ci_low": round(low, 6), "ci_high": round(high, 6),
-                         "significant": bool(low > 0 or high < 0), "p_value": test["p_value"]}
+                         "significant": bool(low > 0 or high < 0), "p_value": test["p_value"], "se": test["se"]}
     out["metrics"] = metrics
     out["n_clusters"] = len(clusters)
     return out

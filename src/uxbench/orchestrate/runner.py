@@ -32,6 +32,7 @@ from uxbench.orchestrate.progress import (
 )
 from uxbench.orchestrate.spec import JudgeSpec, RunSpec
 from uxbench.runs import manifest as mf
+from uxbench.runs.command import command_line
 from uxbench.runs.records import SampleRecord
 from uxbench.runs.store import SAMPLES_DB, SAMPLES_JSONL, SCORES_JSONL, RunStore
 from uxbench.runs.summary import check_summary
@@ -93,9 +94,13 @@ async def execute(spec: RunSpec, progress: ProgressFn | None = None) -> RunResul
         model_spec=spec.model, model_args=spec.model_args, data_fingerprint=fingerprint,
     )
     identity_hash = mf.content_hash(identity)
-    run_id = mf.run_name(spec.task, spec.model, identity["task_config"], create_task(spec.task, {}).config(),
-                         identity_hash)
-    run_dir = spec.out if spec.out is not None else spec.runs_root / run_id
+    defaults = create_task(spec.task, {}).config()
+    run_id = mf.run_name(spec.task, spec.model, identity["task_config"], defaults, identity_hash)
+    if spec.out is None:
+        run_id, run_dir = mf.run_dir_under(spec.runs_root, run_id, mf.run_name(
+            spec.task, spec.model, identity["task_config"], defaults, identity_hash, legacy=True))
+    else:
+        run_dir = spec.out
     new_dir = not run_dir.exists() or not any(run_dir.iterdir())
     try:
         with hold_dir_lock(run_dir, command=f"uxbench run --task {spec.task}", what="run directory"):
@@ -259,7 +264,7 @@ async def _execute_locked(spec: RunSpec, prepared: _Prepared, progress: Progress
         "skipped_rows": _skipped(source),
         "read": source.read_report.model_dump(mode="json"),
         "invocation": {
-            "elapsed_s": round(elapsed, 3), "resumed_samples": resumed,
+            "command": command_line(), "elapsed_s": round(elapsed, 3), "resumed_samples": resumed,
             "usage": model.usage.to_dict() | (judge_model.usage.to_dict() if judge_model is not None else {})
             | (strategy_model.usage.to_dict() if strategy_model is not None else {}),
             "concurrency": {"max": concurrency, "final": model.limiter.current_limit},

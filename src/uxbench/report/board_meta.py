@@ -28,9 +28,10 @@ def _x(row: dict[str, Any], by: str) -> float | None:
     return float(SIZE_ORDER[row["size"]]) if row["size"] else None
 
 
-def scaling_trends(rows: list[dict[str, Any]], n_boot: int, seed: int) -> dict[str, Any]:
+def scaling_trends(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Scaling trends over distinct models (the best-ranked run of a model stands for it): against the release
-    date, the size class and, when the model table has them, the parameter count."""
+    date, the size class and, when the model table has them, the parameter count (`metrics.correlation.trend`:
+    not estimable with fewer than 5 models; interval, p-value and `significant` from one test)."""
     models: dict[str, dict[str, Any]] = {}
     for row in rows:
         if row["metric"]["value"] is not None:
@@ -41,7 +42,7 @@ def scaling_trends(rows: list[dict[str, Any]], n_boot: int, seed: int) -> dict[s
         if by == "params" and not any(r["params_b"] is not None for r in points):
             continue
         xs = [(x, r) for r in points if (x := _x(r, by)) is not None]
-        result = trend([x for x, _ in xs], [r["metric"]["value"] for _, r in xs], n_boot=n_boot, seed=seed)
+        result = trend([x for x, _ in xs], [r["metric"]["value"] for _, r in xs])
         out[by] = {"by": by, **result, "models": [r["model"] for _, r in xs],
                    "left_out": [r["model"] for r in points if _x(r, by) is None]}
     return out

@@ -23,6 +23,20 @@ def calibrated(summary: dict[str, Any]) -> bool:
     return any(block_of(j) for j in (summary.get("judges") or {}).values())
 
 
+def unscored_reason(info: dict[str, Any]) -> str | None:
+    """Why a judge scored none of a run's replies (so its rate is not a bare dash): the counts of each kind of
+    unusable answer, in words. None when it scored some, or had nothing to score."""
+    m = info.get("metrics") or {}
+    if m.get("n_scored") or not m.get("n_cases"):
+        return None
+    parts = [(info.get("n_unreadable"), "answers held no verdict it could read"),
+             (info.get("n_unscorable"), "answers had neither verdict token among the log-probabilities (GRM)"),
+             (info.get("n_score_errors"), "calls failed"),
+             (m.get("n_cases", 0) - (m.get("n_judged") or 0), "replies were not generated or not judged yet")]
+    said = [f"{n} {what}" for n, what in parts if n]
+    return f"none of the {m['n_cases']} replies scored" + (f": {'; '.join(said)}" if said else "")
+
+
 def judge_rows(summary: dict[str, Any]) -> list[list[str]]:
     """One row per judge: spec, mode, Good % of all cases, Good % of the scored replies and how many were scored,
     each judge-corrected beside when a judge is calibrated, mean / median score, unscorable, partial, unreadable,
@@ -99,6 +113,8 @@ def render_generative_summary(
     notes.append("95% CIs: the rates by Wilson" + ("; corrected rates by the delta method (Lee et al. 2025)."
                                                    if calibrated(summary) else "."))
     notes += trust_notes(summary)
+    notes += [f"{j.get('spec') or key}: {why}." for key, j in (summary.get("judges") or {}).items()
+              if (why := unscored_reason(j))]
     cost = cost_note(summary)
     if cost:
         notes.append(cost)

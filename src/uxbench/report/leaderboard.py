@@ -35,6 +35,7 @@ from uxbench.report.board_meta import model_cells as _meta
 from uxbench.report.board_meta import rank_rows
 from uxbench.report.board_meta import scaling_trends as _trends
 from uxbench.report.discover import discover
+from uxbench.report.generative import unscored_reason
 from uxbench.report.run_data import RunData, judge_label, load_run_data
 from uxbench.report.run_setup import label_runs
 
@@ -44,7 +45,10 @@ METRIC_NAMES = {"judge": "Avg-Acc %", "eval": "Good %", "recovery": "Recovery Ra
 CONVENTIONS = {"judge": "over all cases (unparseable answers count as wrong)", "eval": "of the scored replies",
                "recovery": "of the scored replies"}
 CI_METHODS = {"judge": "stratified bootstrap", "eval": "Wilson", "recovery": "Wilson"}
-PAIR_METHODS = {"judge": "paired stratified bootstrap", "eval": "paired bootstrap", "recovery": "paired bootstrap"}
+PAIR_METHODS = {"judge": "paired stratified bootstrap, normal interval", "eval": "paired bootstrap, normal interval",
+                "recovery": "paired bootstrap, normal interval"}
+"""How pairs are compared: the interval and the p-value of a pair are one test (`metrics.ranking.normal_test`), so
+an interval that holds 0 never comes with a significant difference."""
 
 
 def judge_names(run: RunData) -> dict[str, str]:
@@ -132,6 +136,7 @@ def _row(run: RunData, judge: str | None, table: ModelTable, calibrations: list[
         info = run.judges.get(judge or "") or {}
         row.update(judge=judge, judge_spec=info.get("spec"), corrected=_corrected(run, judge, calibrations))
         row["metric"] = _cell((info.get("metrics") or {}).get("good_rate_scored_only"), CI_METHODS[run.task])
+        row["unscored"] = unscored_reason(info)  # a judge that scored nothing says why, not a bare dash
     return row
 
 
@@ -145,8 +150,9 @@ def _goods(run: RunData, judge: str) -> dict[str, bool]:
 
 
 def paired_difference(task: str, first: RunData, second: RunData, judges: tuple[str | None, str | None],
-                      n_boot: int, seed: int) -> dict[str, Any]:
-    """Figure(first) - figure(second) on the cases both have, with its CI, p-value and detectable difference."""
+                      n_boot: int, seed: int, confidence: float = 0.95) -> dict[str, Any]:
+    """Figure(first) - figure(second) on the cases both have, with its CI and p-value (one test) and the
+    detectable difference."""
     keep = ("n", "diff", "ci_low", "ci_high", "se", "p_value", "method")
     if task == "judge":
         shared = [c for c in first.outcomes if c in second.outcomes
@@ -156,13 +162,15 @@ def paired_difference(task: str, first: RunData, second: RunData, judges: tuple[
             return {"n": len(shared), "diff": None, "ci_low": None, "ci_high": None, "se": None, "p_value": None,
                     "method": PAIR_METHODS[task], "mdd": None}
         result = paired_bootstrap_diff([first.outcomes[c][1] for c in shared],
-                                       [second.outcomes[c][1] for c in shared], golds, n_boot=n_boot, seed=seed)
+                                       [second.outcomes[c][1] for c in shared], golds, n_boot=n_boot, seed=seed,
+                                       confidence=confidence)
         psi = result["discordance"]
         n_eff, psi_eff = avg_acc_design(psi["good"], result["n_good"], psi["bad"], result["n_bad"])
         return {**{k: result[k] for k in keep}, "mdd": mdd_entry(n_eff, psi_eff)}
     a, b = _goods(first, judges[0] or ""), _goods(second, judges[1] or "")
     shared = [c for c in a if c in b]
-    result = paired_rate_diff([a[c] for c in shared], [b[c] for c in shared], n_boot=n_boot, seed=seed)
+    result = paired_rate_diff([a[c] for c in shared], [b[c] for c in shared], n_boot=n_boot, seed=seed,
+                              confidence=confidence)
     n = result["n"]
     mdd = mdd_entry(n, (result["a_only"] + result["b_only"]) / n) if n else None
     return {**{k: result[k] for k in keep}, "mdd": mdd}
@@ -222,7 +230,7 @@ def _task_board(task: str, runs: list[RunData], judge: str | None, table: ModelT
         for j in order[pos + 1:]:
             if rows[i]["metric"]["value"] is None or rows[j]["metric"]["value"] is None:
                 continue
-            diff = paired_difference(task, runs[i], runs[j], (chosen[i], chosen[j]), n_boot, seed)
+            diff = paired_difference(task, runs[i], runs[j], (chosen[i], chosen[j]), n_boot, seed, 1.0 - alpha)
             if diff["p_value"] is not None:
                 tests[(i, j)] = diff
             elif diff["n"] == 0:
@@ -238,7 +246,7 @@ def _task_board(task: str, runs: list[RunData], judge: str | None, table: ModelT
             "mdd": _mdd_summary(pairs, order),
             "ci_methods": {"figure": CI_METHODS[task], "pairs": PAIR_METHODS[task],
                            "corrected": "delta method (Lee et al. 2025)"},
-            "trends": _trends(board_rows, n_boot, seed), "warnings": warnings}
+            "trends": _trends(board_rows), "warnings": warnings}
 
 
 def group_by_data(runs: list[RunData]) -> dict[tuple[str, str], list[RunData]]:

@@ -50,24 +50,46 @@ def _rows(board: dict[str, Any]) -> list[list[str]]:
     return out
 
 
+def _p_text(p: float) -> str:
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def pair_text(diff: dict[str, Any] | None) -> str:
+    """A pair's difference as the view and the site show it: '+20.8 [2.1, 39.5] (n=24, p = 0.030, Holm 0.090:
+    not significant)'. The interval and p are one test, and Holm's adjustment over the board's pairs only ever
+    raises p, so 'significant' never stands beside an interval that holds 0."""
+    if not diff or diff.get("diff") is None:
+        return DASH
+    text = _signed(diff)
+    bits = [f"n={diff.get('n')}"]
+    if diff.get("p_value") is not None:
+        bits.append(f"p = {_p_text(diff['p_value'])}")
+    if diff.get("p_adjusted") is not None:
+        bits.append(f"Holm {_p_text(diff['p_adjusted'])}: " + ("significant" if diff.get("significant")
+                                                               else "not significant"))
+    return f"{text} ({', '.join(bits)})"
+
+
 def trend_lines(board: dict[str, Any]) -> list[str]:
     trends = list(board["trends"].values())
     if trends and all(t["n"] == 0 for t in trends):
         return ["Scaling trends: none of these models is in the model table (data/models.yaml; add entries with "
                 "$UXBENCH_MODELS or --models)."]
-    lines = []
-    for t in trends:
-        what = _TREND_NAMES.get(t["by"], t["by"])
-        left = f"; no {what} for: {', '.join(t['left_out'])}" if t["left_out"] else ""
-        if t["rho"] is None:
-            lines.append(f"Scaling by {what}: not computed ({t['n']} models with a {what}; needs 3 with different "
-                         f"values){left}.")
-            continue
-        ci = f" [{t['ci_low']:+.2f}, {t['ci_high']:+.2f}]" if t["ci_low"] is not None else ""
-        test = "exact permutation" if t["exact"] else f"{t['permutations']} permutations"
-        lines.append(f"Scaling by {what}: Spearman rho {t['rho']:+.2f}{ci}, p = {t['p_value']:.3f} ({test}), "
-                     f"n = {t['n']} models{left}.")
-    return lines
+    return [f"Scaling by {_TREND_NAMES.get(t['by'], t['by'])}: {trend_text(t)}"
+            + (f"; no {_TREND_NAMES.get(t['by'], t['by'])} for: {', '.join(t['left_out'])}" if t["left_out"] else "")
+            + "." for t in trends]
+
+
+def trend_text(t: dict[str, Any]) -> str:
+    """'Spearman rho +0.87 [+0.12, +0.99], p = 0.021 (Fisher z), significant, n = 6 models', or why the trend is
+    not estimable: the interval, p and the verdict come from one test (`metrics.correlation.trend`)."""
+    if t.get("rho") is None:
+        reason = t.get("reason") or f"{t['n']} models"
+        return f"not estimable ({reason})"
+    ci = f" [{t['ci_low']:+.2f}, {t['ci_high']:+.2f}]" if t.get("ci_low") is not None else ""
+    verdict = "significant" if t.get("significant") else "not significant"
+    return (f"Spearman rho {t['rho']:+.2f}{ci}, p = {t['p_value']:.3f} (Fisher z), {verdict} at alpha "
+            f"{t.get('alpha', 0.05):g}, n = {t['n']} models")
 
 
 def separability_line(board: dict[str, Any]) -> str:
@@ -107,6 +129,7 @@ def _board_notes(board: dict[str, Any], report: dict[str, Any]) -> list[str]:
             block = {"scored_only": row["corrected"], "calibration": row["corrected"].get("calibration")}
             lines += [line for line in correction_notes(row["label"], block)
                       if FLAG_MARK.strip() in line or "refused" in line]
+    lines += [f"{row['label']}: {row['unscored']}." for row in board["rows"] if row.get("unscored")]
     return lines + trend_lines(board) + [f"Note: {w}" for w in board["warnings"]]
 
 

@@ -12,6 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from uxbench.errors import ConfigError, UxbenchError
+from uxbench.report.funnel import FunnelChart, funnel
+
+__all__ = ["KINDS", "BarChart", "Chart", "Curve", "FunnelChart", "Heatmap", "Point", "ReliabilityChart",
+           "ScatterChart", "Series", "chart_for", "funnel", "reliability", "scaling", "scenario_bars",
+           "self_preference", "signal_rates"]
 
 KINDS = ("scenario", "reliability", "selfpref", "scaling", "funnel", "signals")
 _RATE_NAMES = {"good_pct": "Good %", "recovery_rate": "Recovery Rate %"}
@@ -94,7 +99,7 @@ class ScatterChart:
     left_out: list[str] = field(default_factory=list)
 
 
-Chart = BarChart | ReliabilityChart | Heatmap | ScatterChart
+Chart = BarChart | ReliabilityChart | Heatmap | ScatterChart | FunnelChart
 
 
 def _p(cell: dict[str, Any] | None, key: str = "value") -> float | None:
@@ -248,61 +253,13 @@ def scaling(board: dict[str, Any], task: str | None = None, by: str = "release")
         known = {"release": "release date", "size": "size", "params": "parameter count"}[by]
         raise UxbenchError(f"No model here has a known {known} in the model table (data/models.yaml, "
                            "$UXBENCH_MODELS).")
-    rho = trend.get("rho")
-    note = f"too few models for a trend ({len(points)})" if rho is None else f"Spearman rho {rho:+.2f}" + (
-        f" [{trend['ci_low']:+.2f}, {trend['ci_high']:+.2f}]" if trend.get("ci_low") is not None else "") + (
-        f", p = {trend['p_value']:.3f}" if trend.get("p_value") is not None else "") + f", {len(points)} models"
+    from uxbench.report.leaderboard_render import trend_text
+
+    note = "Trend: " + trend_text(trend)
     xlabel = {"release": "release date", "params": "parameters (billions)", "size": "size class"}[trend["by"]]
     return ScatterChart(title=f"{section['title']}: {section['metric']} by {xlabel}", xlabel=xlabel,
                         ylabel=section["metric"], points=points, x_is_date=by == "release", note=note,
                         left_out=list(trend.get("left_out") or []))
-
-
-FUNNEL_STEPS = (
-    ("ingest", "rows", "log rows", "log rows read"),
-    ("sessions", "sessions", "conversations", "conversations"),
-    ("gate", "passed", "conversations", "conversations past the safety gate"),
-    ("prefilter", "kept", "conversations", "conversations kept by the prefilter"),
-    ("signals", "assistant_turns", "replies", "assistant replies in them"),
-    ("signals", "dissatisfied_turns", "replies", "replies met with dissatisfaction"),
-    ("signals", "sessions_with_dissatisfied", "conversations", "conversations with a dissatisfied reply"),
-    ("dedup", "kept", "conversations", "conversations kept by the prefilter, not near-duplicates"),
-    ("agents", "candidates", "candidate cases", "candidate cases proposed by the agents"),
-    ("agents", "kept", "candidate cases", "candidate cases kept"),
-    ("cases", "selected", "cases", "cases selected"),
-)
-"""(stage, count, unit, label) of the funnel, in pipeline order; steps a run did not reach are left out. Each
-step counts one unit (log rows, conversations, replies, candidate cases, cases), named in its label."""
-
-
-def funnel_steps(stage_counts: dict[str, Any]) -> list[tuple[str, str, int]]:
-    """(label, unit, count) of each step the run reached, from stage_counts.json."""
-    out = []
-    for stage, key, unit, label in FUNNEL_STEPS:
-        block = stage_counts.get(stage)
-        if not isinstance(block, dict):
-            continue
-        if key == "passed":
-            value = block.get("checked", 0) - block.get("gated", 0)
-        elif stage == "agents" and key == "kept":
-            value = sum(v for k, v in block.items() if k.endswith("_kept"))
-        else:
-            value = block.get(key)
-        if value is not None:
-            out.append((label, unit, int(value)))
-    return out
-
-
-def funnel(stage_counts: dict[str, Any]) -> BarChart:
-    """How many units each mining stage kept, from stage_counts.json (each bar names its unit)."""
-    steps = funnel_steps(stage_counts)
-    if not steps:
-        raise UxbenchError("stage_counts.json holds no stage counts.")
-    counts: list[float | None] = [float(n) for _, _, n in steps]
-    return BarChart(title="Mining funnel: what each stage kept (each bar names its unit)", ylabel="", xlabel="count",
-                    categories=[label for label, _, _ in steps],
-                    series=[Series("count", counts, [None] * len(counts), [None] * len(counts),
-                                   [n for _, _, n in steps])], horizontal=True)
 
 
 def signal_rates(report: Any, signals: tuple[str, ...] | None = None) -> BarChart:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from uxbench.errors import ConfigError
-from uxbench.report.plot_data import BarChart, Chart, Heatmap, ReliabilityChart, ScatterChart
+from uxbench.report.plot_data import BarChart, Chart, FunnelChart, Heatmap, ReliabilityChart, ScatterChart
 from uxbench.report.plot_fonts import has_cjk, plot_fonts
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ def _bars(chart: BarChart) -> Figure:
         positions = [i - 0.4 + width * (s_index + 0.5) for i in range(n_cat)]
         heights = [v if v is not None else 0.0 for v in series.values]
         err = _errors(series.values, series.low, series.high)
-        if chart.horizontal:  # counts (the mining funnel): whole numbers
+        if chart.horizontal:  # counts: whole numbers
             bars = ax.barh(positions, heights, height=width, xerr=err, capsize=3, label=series.name)
             labels = ["n/a" if v is None else f"{v:.0f}" for v in series.values]
         else:
@@ -211,6 +211,32 @@ def _scatter(chart: ScatterChart) -> Figure:
     return fig
 
 
+def _funnel(chart: FunnelChart) -> Figure:
+    """One horizontal bar panel per unit, each with its own count axis (rows, conversations and replies never
+    share one), the steps top to bottom in pipeline order, each bar labelled with its count."""
+    import textwrap
+
+    from matplotlib.ticker import MaxNLocator
+
+    heights = [0.75 + 0.42 * len(panel.steps) for panel in chart.panels]
+    fig = _figure(8, 0.6 + sum(heights))
+    axes = fig.subplots(len(chart.panels), 1, gridspec_kw={"height_ratios": heights}, squeeze=False)[:, 0]
+    for ax, panel in zip(axes, chart.panels, strict=True):
+        counts = [n for _, n in panel.steps]
+        bars = ax.barh(range(len(counts)), counts, height=0.6)
+        ax.bar_label(bars, labels=[f"{n:,}" for n in counts], fontsize=7, padding=2)
+        ax.set_yticks(range(len(counts)), [label for label, _ in panel.steps])
+        ax.invert_yaxis()
+        ax.set_xlim(0, max(1, max(counts)) * 1.15)
+        title = panel.title + (f" ({panel.note})" if panel.note else "")
+        ax.set_title("\n".join(textwrap.wrap(title, 95)), fontsize=9, loc="left")
+        ax.set_xlabel(panel.unit, fontsize=8)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.tick_params(labelsize=8)
+    fig.suptitle(chart.title, fontsize=10)
+    return fig
+
+
 def _strings(value: Any) -> Iterator[str]:
     """Every string of a chart (its title, categories, labels...)."""
     if isinstance(value, str):
@@ -230,6 +256,8 @@ def _draw(chart: Chart) -> Figure:
         return _reliability(chart)
     if isinstance(chart, Heatmap):
         return _heatmap(chart)
+    if isinstance(chart, FunnelChart):
+        return _funnel(chart)
     return _scatter(chart)
 
 

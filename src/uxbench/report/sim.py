@@ -45,12 +45,43 @@ def run_label(summary: dict[str, Any]) -> str:
     return f"{model}, simulator {simulator} ({summary.get('mode')})" + (" [DEMO]" if summary.get("demo") else "")
 
 
+def plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def judge_note(summary: dict[str, Any]) -> str | None:
+    """What the satisfaction judge gave, when one ran: how many replies it rated, how many answers held no rating
+    and how many calls failed, with the first of each, so a judge that never answered usably says why."""
+    judge = summary.get("judge")
+    if not judge:
+        return None
+    text = (f"Satisfaction judge {judge['spec']}: {judge['rated']} of the {judge['replies']} replies it was asked "
+            "to rate got a rating 1-5")
+    problems = []
+    if judge.get("unparsed"):
+        example = judge.get("unparsed_example")
+        problems.append(plural(judge["unparsed"], "answer held", "answers held") + " no rating 1-5"
+                        + (f" (the first: {example!r})" if example else ""))
+    if judge.get("errors"):
+        example = judge.get("error_example")
+        problems.append(plural(judge["errors"], "call failed", "calls failed")
+                        + (f" (the first: {example})" if example else "")
+                        + (f"; {judge['sessions_failed']} sessions' ratings are left out until a rerun of the same "
+                           "command asks again" if judge.get("sessions_failed") else ""))
+    return text + (": " + "; ".join(problems) if problems else "") + "."
+
+
 def headline_rows(summary: dict[str, Any]) -> list[list[str]]:
     m = summary.get("metrics") or {}
     clean = summary.get("metrics_unflagged") or m
 
     def row(name: str, get: Any, fmt: Any, unit: str) -> list[str]:
         return [name, fmt(get(m)), fmt(get(clean)), _n(get(m)), unit]
+
+    def judged(cell: dict[str, Any] | None) -> str:  # a judge that ran but rated nothing is not a dash
+        if (not cell or cell.get("value") is None) and summary.get("judge"):
+            return "no usable rating"
+        return _plain(cell)
 
     def rates(x: dict[str, Any]) -> dict[str, Any]:
         return dict((x.get("signal_rates") or {}).get("rates") or {})
@@ -62,13 +93,15 @@ def headline_rows(summary: dict[str, Any]) -> list[list[str]]:
         row("Final satisfaction (1-5)", lambda x: (x.get("satisfaction") or {}).get("final"), _plain, "sessions"),
         row("Min satisfaction (1-5)", lambda x: (x.get("satisfaction") or {}).get("min"), _plain, "sessions"),
         row("Satisfaction AUC (1-5)", lambda x: (x.get("satisfaction") or {}).get("auc"), _plain, "sessions"),
-        row("Judge satisfaction, final", lambda x: (x.get("judge_satisfaction") or {}).get("final"), _plain,
+        row("Judge satisfaction, final", lambda x: (x.get("judge_satisfaction") or {}).get("final"), judged,
             "judged sessions"),
         row("Dissatisfied acts /100 turns", lambda x: rates(x).get("any_dissatisfied"), _plain, "assistant turns"),
         row("Likes /100 turns", lambda x: (x.get("feedback") or {}).get("like"), _plain, "assistant turns"),
         row("Dislikes /100 turns", lambda x: (x.get("feedback") or {}).get("dislike"), _plain, "assistant turns"),
         row("Recovered after a failure %", lambda x: (x.get("recovery") or {}).get("recovered"), pct, "chains"),
     ]
+    if summary.get("judge"):  # the n of a judge that rated nothing is 0 sessions, not a dash
+        rows[6][3] = str((m.get("judge_satisfaction") or {}).get("n") or 0) if rows[6][3] == DASH else rows[6][3]
     for k, cell in ((m.get("pass_k") or {}).items()):
         if k.isdigit():
             clean_cell = ((clean.get("pass_k") or {}).get(k))
@@ -109,6 +142,8 @@ def render_sim_summary(summary: dict[str, Any], fmt: ReportFormat, *, width: int
                  for p, u in unanswered.items()]
         notes.append("Requests sent but unanswered (retried, failed, or in flight when a run was stopped; counted as "
                      "spent, at most the mean cost of an answered call): " + ", ".join(parts) + ".")
+    if (judged_note := judge_note(summary)) is not None:
+        notes.append(judged_note)
     notes.append(f"{summary.get('n_sessions')} sessions of {summary.get('n_personas')} personas "
                  f"({summary.get('trials')} trial(s) each, at most {summary.get('max_turns')} replies); CIs: cluster "
                  "bootstrap over personas.")

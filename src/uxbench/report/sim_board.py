@@ -12,12 +12,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from scipy.stats import norm
+
 from uxbench.data.model_meta import ModelTable
 from uxbench.metrics.session import paired_comparison
 from uxbench.report.board_meta import model_cells, rank_rows, scaling_trends
 from uxbench.report.sim_compare import run_outcomes
 
-_PAIRS = "paired cluster bootstrap over personas"
+_PAIRS = "paired cluster bootstrap over personas, normal interval"
 
 
 def _panel(manifest: dict[str, Any]) -> tuple[str, ...]:
@@ -27,15 +29,19 @@ def _panel(manifest: dict[str, Any]) -> tuple[str, ...]:
             str(manifest.get("max_turns")), str(identity.get("seed")), str(identity.get("assessor")))
 
 
-def _pair(upper: list[Any], lower: list[Any], n_boot: int, seed: int) -> dict[str, Any]:
-    """Upper minus lower in task success on the sessions both have (the leaderboard's `diff` is i - j)."""
+def _pair(upper: list[Any], lower: list[Any], n_boot: int, seed: int, confidence: float) -> dict[str, Any]:
+    """Upper minus lower in task success on the sessions both have (the leaderboard's `diff` is i - j). The
+    interval is the one of the p-value's test (diff +- q se, as the task boards'), so an interval holding 0 never
+    comes with a significant difference; `uxbench sim compare` shows the percentile interval of the same
+    bootstrap."""
     result = paired_comparison(lower, upper, n_boot=n_boot, seed=seed)
     cell = (result.get("metrics") or {}).get("success_rate")
-    if cell is None:
-        return {"n": result["n_pairs"], "diff": None, "ci_low": None, "ci_high": None, "p_value": None,
+    if cell is None or cell.get("se") is None:
+        return {"n": result["n_pairs"], "diff": None, "ci_low": None, "ci_high": None, "se": None, "p_value": None,
                 "method": _PAIRS}
-    return {"n": result["n_pairs"], "diff": cell["diff"], "ci_low": cell["ci_low"], "ci_high": cell["ci_high"],
-            "p_value": cell["p_value"], "method": _PAIRS}
+    half = float(norm.ppf(0.5 + confidence / 2)) * cell["se"]
+    return {"n": result["n_pairs"], "diff": cell["diff"], "ci_low": max(-1.0, cell["diff"] - half),
+            "ci_high": min(1.0, cell["diff"] + half), "se": cell["se"], "p_value": cell["p_value"], "method": _PAIRS}
 
 
 def _board(panel: tuple[str, ...], members: list[Any], table: ModelTable, n_boot: int, seed: int,
@@ -58,7 +64,7 @@ def _board(panel: tuple[str, ...], members: list[Any], table: ModelTable, n_boot
         for j in order[pos + 1:]:
             if rows[i]["metric"]["value"] is None or rows[j]["metric"]["value"] is None:
                 continue
-            diff = _pair(outcomes[i], outcomes[j], n_boot, seed)
+            diff = _pair(outcomes[i], outcomes[j], n_boot, seed, 1.0 - alpha)
             if diff["p_value"] is not None:
                 tests[(i, j)] = diff
             pairs.append({"i": i, "j": j, "a": rows[i]["label"], "b": rows[j]["label"], **diff})
@@ -75,7 +81,7 @@ def _board(panel: tuple[str, ...], members: list[Any], table: ModelTable, n_boot
                                                  "rule")},
         "mdd": None,
         "ci_methods": {"figure": "cluster bootstrap over personas", "pairs": _PAIRS, "corrected": None},
-        "trends": scaling_trends(board_rows, n_boot, seed), "warnings": [],
+        "trends": scaling_trends(board_rows), "warnings": [],
     }
 
 

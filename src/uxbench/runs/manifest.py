@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 
 from uxbench.redact import redact_args as redact_args  # re-exported: manifests write model args with it
+from uxbench.runs.spec_paths import public_spec
 
 _PACKAGES = (
     "uxbench", "pydantic", "aiohttp", "numpy", "scipy", "torch", "transformers",
@@ -55,10 +56,12 @@ NAMED_OPTIONS = ("formulation", "rubric", "strategy", "layout", "verdict_from", 
 
 
 def run_name(task: str, model_spec: str, task_config: dict[str, Any], defaults: dict[str, Any],
-             identity_hash: str) -> str:
+             identity_hash: str, *, legacy: bool = False) -> str:
     """A run directory's name a person can read: task, model, the named options that differ from the
-    defaults (e.g. `judge-openai-gpt-4o-mini-cot-zh-8dec2694ab`), and the identity hash that makes it unique."""
-    parts = [task, slug(model_spec)]
+    defaults (e.g. `judge-openai-gpt-4o-mini-cot-zh-8dec2694ab`), and the identity hash that makes it unique.
+    A model named by a path is named by the path's last part (`model_slug`); `legacy` gives the name runs had
+    before, with the whole path's slug, which `run_dir_under` still finds."""
+    parts = [task, slug(model_spec) if legacy else model_slug(model_spec)]
     for key in NAMED_OPTIONS:
         value = task_config.get(key)
         if value is not None and value != defaults.get(key):
@@ -69,6 +72,20 @@ def run_name(task: str, model_spec: str, task_config: dict[str, Any], defaults: 
 def slug(text: str, limit: int = 40) -> str:
     s = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-._")
     return (s[-limit:] if len(s) > limit else s) or "model"
+
+
+def model_slug(spec: str, limit: int = 40) -> str:
+    """A model spec's slug for a run id, with any path in it cut to its last part
+    ('scripted:file:/home/me/rules.json' -> 'scripted-file-rules.json'): a run id never says where a file lives."""
+    return slug(public_spec(spec), limit)
+
+
+def run_dir_under(root: Path, run_id: str, legacy_id: str) -> tuple[str, Path]:
+    """(run id, directory) of a run under `root`: `run_id`, unless only a directory named `legacy_id` (the name
+    such a run had before run ids left paths out) exists, which is then resumed under its own name."""
+    if legacy_id != run_id and not (root / run_id).exists() and (root / legacy_id).is_dir():
+        return legacy_id, root / legacy_id
+    return run_id, root / run_id
 
 
 def package_versions() -> dict[str, str]:

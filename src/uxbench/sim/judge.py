@@ -18,6 +18,8 @@ from uxbench.sim.session import Ledger
 from uxbench.sim.types import SessionRecord
 
 _DIGIT = re.compile(r"[1-5]")
+EXAMPLE_CHARS = 200
+"""How much of an unusable answer (or of a failed call's error) a judgement keeps, to say why it was unusable."""
 _ZH_DIGITS = {"一": "1", "二": "2", "三": "3", "四": "4", "五": "5"}
 
 
@@ -39,26 +41,32 @@ def judge_prompt(persona_lang: str, transcript: str, next_user: str | None) -> s
 
 
 async def judge_session(record: SessionRecord, persona: Persona, model: Any, price: Any) -> dict[str, Any]:
-    """{"turns": {turn_index: 1-5 or None}, "unparsed": n, "errors": n, "usage": ...} for one session."""
+    """{"turns": {turn_index: 1-5 or None}, "unparsed": n, "errors": n, "unparsed_example", "error_example",
+    "usage"} for one session: the answers with no rating 1-5 and the failed calls are counted, and the first of each
+    kept (cut to `EXAMPLE_CHARS`), so a judge that never answered usably says why."""
     ledger = Ledger({"judge": price})
     config = GenerateConfig(temperature=0.0, max_tokens=8, seed=record.seed)
 
-    async def rate(turn_index: int) -> tuple[int, int | None, bool]:
+    async def rate(turn_index: int) -> tuple[int, int | None, str | None, str | None]:
+        """(turn, rating, the answer when it held no rating, the error when the call failed)."""
         view = project("judge", SessionView(persona=persona, turns=record.turns, reply_turn=turn_index))
         transcript = render_transcript(view.transcript, view.lang, mark_last=True)
         messages = [Message(role="user", content=judge_prompt(view.lang, transcript, view.next_user))]
         try:
             out: ModelOutput = await model.generate(messages, config)
-        except ModelError:
-            return turn_index, None, True
+        except ModelError as err:
+            return turn_index, None, None, f"{type(err).__name__}: {err}"[:EXAMPLE_CHARS]
         ledger.add("judge", out)
-        return turn_index, parse_rating(out.text), False
+        rating = parse_rating(out.text)
+        return turn_index, rating, None if rating is not None else out.text[:EXAMPLE_CHARS], None
 
     results = await asyncio.gather(*(rate(t.turn_index) for t in record.turns if t.role == "assistant"))
     usage = ledger.usage.get("judge")
     return {
-        "turns": {str(i): score for i, score, _ in results},
-        "unparsed": sum(1 for _i, score, err in results if score is None and not err),
-        "errors": sum(1 for *_x, err in results if err),
+        "turns": {str(i): score for i, score, _a, _e in results},
+        "unparsed": sum(1 for _i, score, _a, err in results if score is None and err is None),
+        "errors": sum(1 for *_x, err in results if err is not None),
+        "unparsed_example": next((answer for _i, _s, answer, _e in results if answer is not None), None),
+        "error_example": next((err for *_x, err in results if err is not None), None),
         "usage": usage.model_dump() if usage is not None else None,
     }

@@ -30,6 +30,7 @@ from uxbench.errors import ConfigError
 from uxbench.fileio import remove_stale_temps
 from uxbench.orchestrate.pool import run_pool
 from uxbench.orchestrate.progress import FailureGuard
+from uxbench.runs.command import command_line
 from uxbench.sim.assess import ModelAssessor, RulesAssessor
 from uxbench.sim.realize import SCRIPTED_SPECS, ModelRealiser
 from uxbench.sim.scripted import ScriptedRealiser
@@ -274,8 +275,8 @@ async def _execute_locked(spec: SimSpec, prepared: Prepared, emit: ProgressFn) -
             await models.aclose()
     ids = [p.session_id for p in prepared.plans]
     summary = summarize(store, manifest, ids, n_boot=spec.n_boot, seed=spec.ci_seed)
-    summary["invocation"] = {"elapsed_s": round(time.monotonic() - started, 3), "resumed_sessions": resumed,
-                             "procs": spec.procs, "concurrency": limits}
+    summary["invocation"] = {"command": command_line(), "elapsed_s": round(time.monotonic() - started, 3),
+                             "resumed_sessions": resumed, "procs": spec.procs, "concurrency": limits}
     store.write_summary(summary)
     store.export_log(ids)
     store.close()
@@ -287,9 +288,10 @@ def summarize(store: SimStore, manifest: dict[str, Any], session_ids: list[str] 
               n_boot: int = 2000, seed: int = 0) -> dict[str, Any]:
     """The summary from the store alone (and acts.jsonl, written beside it)."""
     judgements = {key: store.judgements(key) for key in store.judges()}
+    failed = {key: store.failed_judgements(key) for key in store.judges()}
     result: dict[str, Any] = {}
     store.export_acts(summary_rows(store.iter_sessions(session_ids), store.personas(), manifest, result,
-                                   judgements=judgements, n_boot=n_boot, seed=seed))
+                                   judgements=judgements, n_boot=n_boot, seed=seed, failed=failed))
     summary = dict(result["summary"])
     _add_sent(summary, store.sent())
     return summary

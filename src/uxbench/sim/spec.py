@@ -138,8 +138,12 @@ def prepare(spec: SimSpec) -> Prepared:
         "templates": template_digests(),
     }
     identity_hash = mf.content_hash(identity)
-    run_id = f"sim-{mf.slug(spec.model.model)}-{identity_hash[:10]}"
-    run_dir = spec.out if spec.out is not None else spec.runs_root / run_id
+    run_id = f"sim-{mf.model_slug(spec.model.model)}-{identity_hash[:10]}"
+    if spec.out is None:  # a run named before run ids left paths out keeps its directory
+        legacy = f"sim-{mf.slug(spec.model.model)}-{identity_hash[:10]}"
+        run_id, run_dir = mf.run_dir_under(spec.runs_root, run_id, legacy)
+    else:
+        run_dir = spec.out
     plans = []
     for p_index, item in enumerate(personas):
         persona = item.persona

@@ -221,6 +221,12 @@ class SimStore:
                                     (judge,))
         return {sid: orjson.loads(body) for sid, body in rows}
 
+    def failed_judgements(self, judge: str) -> dict[str, dict[str, Any]]:
+        """session_id -> body of the judgements with a failed call (a rerun asks them again)."""
+        rows = self._conn().execute("SELECT session_id, body FROM judgements WHERE judge = ? AND status != 'ok'",
+                                    (judge,))
+        return {sid: orjson.loads(body) for sid, body in rows}
+
     # -- exports ---------------------------------------------------------------------------
     def export_log(self, session_ids: Iterable[str] | None = None) -> Path:
         """sessions.jsonl: every turn in the canonical log format (atomically)."""

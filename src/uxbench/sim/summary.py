@@ -44,20 +44,49 @@ def outcome_of(record: SessionRecord, flagged: bool, judgement: dict[str, Any] |
 
 def build_summary(records: Iterable[SessionRecord], personas: dict[str, Persona], manifest: dict[str, Any], *,
                   judgements: dict[str, dict[str, dict[str, Any]]] | None = None, n_boot: int = 2000, seed: int = 0,
+                  failed: dict[str, dict[str, dict[str, Any]]] | None = None,
                   ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(summary, acts rows). `judgements`: judge key -> session id -> body."""
+    """(summary, acts rows). `judgements`: judge key -> session id -> body; `failed`: the same for the judgements
+    with a failed call (counted, and their calls costed, but not in the curves)."""
     result: dict[str, Any] = {}
-    rows = list(summary_rows(records, personas, manifest, result, judgements=judgements, n_boot=n_boot, seed=seed))
+    rows = list(summary_rows(records, personas, manifest, result, judgements=judgements, n_boot=n_boot, seed=seed,
+                             failed=failed))
     return result["summary"], rows
+
+
+def judge_counts(spec: str, bodies: list[dict[str, Any]], failed: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the satisfaction judge gave: of the replies it was asked about, how many it rated 1-5, how many answers
+    held no rating and how many calls failed, with the first of each (so a judge that never answered usably says
+    why, instead of a dash), and its usage over every call (failed judgements included)."""
+    every = [*bodies, *failed]
+    usage = Usage()
+    for body in every:
+        if body.get("usage"):
+            usage = usage.add(Usage.model_validate(body["usage"]))
+    scores = [v for body in bodies for v in (body.get("turns") or {}).values()]
+    return {
+        "spec": spec, "sessions": len(bodies), "sessions_failed": len(failed),
+        "replies": sum(len(body.get("turns") or {}) for body in every),
+        "rated": sum(v is not None for v in scores),
+        "unparsed": sum(int(body.get("unparsed") or 0) for body in every),
+        "errors": sum(int(body.get("errors") or 0) for body in every),
+        "unparsed_example": next((b["unparsed_example"] for b in every if b.get("unparsed_example")), None),
+        "error_example": next((b["error_example"] for b in every if b.get("error_example")), None),
+        "usage": usage.model_dump() if every else None,
+    }
 
 
 def summary_rows(records: Iterable[SessionRecord], personas: dict[str, Persona], manifest: dict[str, Any],
                  result: dict[str, Any], *, judgements: dict[str, dict[str, dict[str, Any]]] | None = None,
-                 n_boot: int = 2000, seed: int = 0) -> Iterator[dict[str, Any]]:
+                 n_boot: int = 2000, seed: int = 0, failed: dict[str, dict[str, dict[str, Any]]] | None = None,
+                 ) -> Iterator[dict[str, Any]]:
     """The acts rows, one per session as it is read (memory flat in the number of sessions, but for the small
     per-session outcomes the bootstrap needs); `result["summary"]` is set once the rows are consumed."""
     judgements = judgements or {}
-    judge_key = next((k for k in sorted(judgements) if k.startswith(SATISFACTION_JUDGE_PREFIX)), None)
+    failed = failed or {}
+    judge_key = next((k for k in sorted({*judgements, *failed}) if k.startswith(SATISFACTION_JUDGE_PREFIX)), None)
+    judged_bodies: list[dict[str, Any]] = []
+    failed_bodies: list[dict[str, Any]] = []
     outcomes: list[SessionOutcome] = []
     by_type: Counter[str] = Counter()
     discarded: Counter[str] = Counter()
@@ -82,6 +111,10 @@ def summary_rows(records: Iterable[SessionRecord], personas: dict[str, Persona],
             if len(errors) < 5:
                 errors.append(record.termination.detail)
         judgement = judgements.get(judge_key, {}).get(record.session_id) if judge_key else None
+        if judgement is not None:
+            judged_bodies.append(judgement)
+        elif judge_key and (broken := failed.get(judge_key, {}).get(record.session_id)) is not None:
+            failed_bodies.append(broken)
         outcome = outcome_of(record, bool(flags), judgement)
         outcomes.append(outcome)
         by_lang.setdefault(record.lang, []).append(outcome)
@@ -116,6 +149,13 @@ def summary_rows(records: Iterable[SessionRecord], personas: dict[str, Persona],
         "usage": {party: usage[party].model_dump() for party in PARTIES if party in usage},
         "cost_per_session_usd": {party: _per_session(usage[party].cost_usd, n) for party in PARTIES if party in usage},
     }
+    if judge_key:
+        summary["judge"] = judge_counts(judge_key.removeprefix(SATISFACTION_JUDGE_PREFIX), judged_bodies,
+                                        failed_bodies)
+        if summary["judge"]["usage"] is not None:  # the judge's calls, in the cost table with every party's
+            spent = usage.get("judge", Usage()).add(Usage.model_validate(summary["judge"]["usage"]))
+            summary["usage"]["judge"] = spent.model_dump()
+            summary["cost_per_session_usd"]["judge"] = _per_session(spent.cost_usd, n)
     summary["headline"] = _headline(summary["metrics"])
     if summary["metrics_unflagged"] is not None:
         summary["headline_unflagged"] = _headline(summary["metrics_unflagged"])

@@ -13,38 +13,27 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from pathlib import Path, PureWindowsPath
+from pathlib import Path
 from typing import Any
 
+from uxbench.runs.spec_paths import last_part, public_spec
+
+__all__ = ["Publisher", "data_name", "public_spec", "short_fingerprint", "strip_paths"]
+
 _DATA = re.compile(r"^(file|directory) (.+?)( \(\d+ files?\))?$")
-_SPEC = re.compile(r"^([A-Za-z][\w.+-]*):(.+)$")
 _ABSOLUTE = re.compile(r"(?:(?<=^)|(?<=[\s=(\[{,;'\"`<]))(?:~|[A-Za-z]:\\|/)[^\s'\"`()\[\]{},;<>]*")
+_PREFIXED = re.compile(r"(?<![\w/])((?:[A-Za-z][\w.+-]*:)+)((?:~|/(?!/))[^\s'\"`()\[\]{},;<>]*)")
+"""A path after a spec's prefixes, inside any text: 'scripted:file:/home/me/rules.json' (never a URL's '//')."""
+_FILE_URL = re.compile(r"(?i)\bfile://(/[^\s'\"`()\[\]{},;<>]*)")
 FINGERPRINT_CHARS = 12
-
-
-def _last(path: str) -> str:
-    """The last part of a path ('/a/b/c.jsonl' -> 'c.jsonl'; '/a/b/' -> 'b'; '/' stays)."""
-    text = path.rstrip("/\\")
-    if not text:
-        return path
-    name = PureWindowsPath(text).name if "\\" in text else text.rsplit("/", 1)[-1]
-    return name or text
+_last = last_part
 
 
 def strip_paths(text: str) -> str:
-    """Every absolute path in `text` cut to its last part."""
+    """Every absolute path in `text` cut to its last part, a path after a spec's prefix too."""
+    text = _FILE_URL.sub(lambda m: "file:" + _last(m.group(1)), text)
+    text = _PREFIXED.sub(lambda m: m.group(1) + _last(m.group(2)), text)
     return _ABSOLUTE.sub(lambda m: _last(m.group(0)) if len(m.group(0)) > 1 else m.group(0), text)
-
-
-def _looks_like_path(value: str) -> bool:
-    if value.startswith(("/", "~", "./", "../", ".\\", "..\\")) or re.match(r"^[A-Za-z]:\\", value):
-        return True
-    if "/" in value or "\\" in value:
-        try:
-            return Path(value).expanduser().exists()  # a relative path here; an 'org/model' hub id is not one
-        except OSError:
-            return False
-    return False
 
 
 def data_name(description: str | None) -> str | None:
@@ -62,24 +51,20 @@ def short_fingerprint(fingerprint: Any) -> str | None:
     return str(fingerprint)[:FINGERPRINT_CHARS] if fingerprint else None
 
 
-def public_spec(spec: str) -> str:
-    """A model spec as published: 'replay:/home/me/answers.jsonl' -> 'replay:answers.jsonl'."""
-    found = _SPEC.match(spec)
-    if found and _looks_like_path(found.group(2)):
-        return f"{found.group(1)}:{_last(found.group(2))}"
-    return spec
-
-
 def _specs(manifest: dict[str, Any]) -> Iterable[str]:
-    """The model specs a run's manifest names (model under test, judges, strategy classifiers)."""
-    model = manifest.get("model")
-    if isinstance(model, dict) and model.get("spec"):
-        yield str(model["spec"])
+    """The model specs a run's manifest names: the model under test, judges and strategy classifiers; of a
+    simulated-session run also the simulator, the assessor and the satisfaction judges ('satisfaction:SPEC')."""
+    for role in ("model", "simulator", "assessor"):
+        found = manifest.get(role)
+        if isinstance(found, dict) and found.get("spec"):
+            yield str(found["spec"])
     for block in ("judges", "strategy_classifiers"):
         found = manifest.get(block)
         for info in (found.values() if isinstance(found, dict) else found if isinstance(found, list) else []):
             if isinstance(info, dict) and info.get("spec"):
                 yield str(info["spec"])
+            elif isinstance(info, str):
+                yield info.split(":", 1)[1] if info.startswith("satisfaction:") else info
 
 
 class Publisher:
@@ -99,9 +84,10 @@ class Publisher:
                     names[spec] = public
                     for limit in (24, 32, 40):  # the slug lengths of run ids, judge and strategy keys
                         names[slug(spec, limit)] = slug(public, limit)
+        specs = sorted(names.items(), key=lambda kv: -len(kv[0]))  # the longest first: a slug's tail is in it
         for path, manifest in runs:
             run_id = str(manifest.get("run_id") or path.name)
-            for old, new in names.items():
+            for old, new in specs:
                 run_id = run_id.replace(old, new)
             for form in {str(path), str(path.resolve()), str(path.absolute())}:
                 if len(form) > 1:
@@ -113,7 +99,9 @@ class Publisher:
             value = value.replace(old, new)
         if _DATA.match(value):
             return data_name(value) or value
-        return strip_paths(public_spec(value))
+        if not any(c.isspace() for c in value):
+            value = public_spec(value)  # a spec alone; in a sentence, strip_paths finds it
+        return strip_paths(value)
 
     def clean(self, value: Any) -> Any:
         """`value` (JSON-like: dicts, lists, strings, numbers) with every string cleaned, keys included."""

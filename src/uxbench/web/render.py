@@ -78,3 +78,11 @@ def cell_text(cell: Any, digits: int = 1) -> str:
     if cell.get("ci_low") is not None and cell.get("ci_high") is not None:
         text += f" [{pct(cell['ci_low'], digits)}, {pct(cell['ci_high'], digits)}]"
     return text
+
+
+def board_filters() -> dict[str, Any]:
+    """The leaderboard's texts, worded as `uxbench leaderboard` words them: a pair's difference (`pair`) and a
+    scaling trend (`trend`)."""
+    from uxbench.report.leaderboard_render import pair_text, trend_text
+
+    return {"pair": pair_text, "trend": trend_text}

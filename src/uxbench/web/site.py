@@ -21,30 +21,52 @@ from uxbench.metrics.proportions import DEFAULT_N_BOOT
 from uxbench.report.discover import discover
 from uxbench.report.leaderboard import leaderboard
 from uxbench.runs.store import RunStore
-from uxbench.web.pages.runs import headline, headline_corrected
+from uxbench.web.pages.runs import headline, headline_corrected, headline_why
 from uxbench.web.public import Publisher, short_fingerprint
-from uxbench.web.render import cell_text, pct
+from uxbench.web.render import board_filters, cell_text, pct
 
 STATIC = Path(__file__).parent / "static"
 
 
-def _runs(paths: Sequence[str | Path]) -> tuple[list[dict[str, Any]], list[tuple[Path, dict[str, Any]]]]:
-    """Each run's headline row, and (directory, manifest) of each run."""
-    rows, dirs = [], []
+def _runs(paths: Sequence[str | Path]) -> tuple[list[dict[str, Any]], list[dict[str, Any]],
+                                                list[tuple[Path, dict[str, Any]]]]:
+    """Each task run's headline row, each simulated-session run's row (as the view's start page lists it), and
+    (directory, manifest) of every run."""
+    from uxbench.sim.store import SimStore, is_sim_run
+    from uxbench.web.pages.sim import sim_row
+
+    rows, sims, dirs = [], [], []
     for path in discover([str(p) for p in paths]).runs:
-        with RunStore(path) as store:
-            summary = store.read_summary() or {}
-            manifest = store.read_manifest() or {}
+        if is_sim_run(path):
+            store = SimStore(path)
+            try:
+                summary, manifest = store.read_summary() or {}, store.read_manifest() or {}
+            finally:
+                store.close()
+            dirs.append((path, manifest))
+            sims.append(sim_row(str(manifest.get("run_id") or path.name), summary))
+            continue
+        with RunStore(path) as run_store:
+            summary = run_store.read_summary() or {}
+            manifest = run_store.read_manifest() or {}
         name, cell = headline(summary)
         data = summary.get("data") or {}
         run_id = str(manifest.get("run_id") or path.name)
         dirs.append((path, manifest))
         rows.append({"run_id": run_id, "task": summary.get("task"), "model": summary.get("model"),
                      "n_samples": summary.get("n_samples"), "figure": name, "cell": cell,
+                     "why": headline_why(summary),
                      "corrected": headline_corrected(summary),
                      "data": data.get("description"), "data_fingerprint": short_fingerprint(data.get("fingerprint")),
                      "demo_data": bool(summary.get("demo_data"))})
-    return rows, dirs
+    return rows, sims, dirs
+
+
+def _sim_json(row: dict[str, Any]) -> dict[str, Any]:
+    """A simulated-session run in runs.json, with the keys of the task runs where they mean the same."""
+    return {"run_id": row["id"], "task": "sim", "model": row["model"], "simulator": row["simulator"],
+            "mode": row["mode"], "n_sessions": row["n"], "figure": "Task success %", "cell": row["success"],
+            "flagged_sessions": row["flagged"], "demo_data": row["demo"]}
 
 
 def _public(board: dict[str, Any], publisher: Publisher) -> dict[str, Any]:
@@ -70,20 +92,21 @@ def build_site(paths: Sequence[str | Path], out: str | Path, *, judge: str | Non
                table: ModelTable | None = None, title: str = "UXBench leaderboard") -> Path:
     """Write the site into `out` (created; files there of the same names are replaced). Returns index.html. The
     figures are `report.leaderboard`'s, with the same `n_boot` and `seed` as `uxbench leaderboard`."""
-    runs, dirs = _runs(paths)
+    runs, sims, dirs = _runs(paths)
     publisher = Publisher(dirs)
     board = _public(leaderboard(paths, judge=judge, calibration=calibration, n_boot=n_boot, seed=seed, table=table),
                     publisher)
-    runs = publisher.clean(runs)
+    runs, sims = publisher.clean(runs), publisher.clean(sims)
     target = Path(out)
     target.mkdir(parents=True, exist_ok=True)
     env = Environment(loader=PackageLoader("uxbench.web", "templates"), autoescape=select_autoescape(default=True))
-    env.filters.update(pct=pct, cell=cell_text)
-    html = env.get_template("site.html").render(title=title, board=board, runs=runs)
+    env.filters.update(pct=pct, cell=cell_text, **board_filters())
+    html = env.get_template("site.html").render(title=title, board=board, runs=runs, sims=sims)
     for name in ("style.css", "app.js"):
         shutil.copyfile(STATIC / name, target / name)
     atomic_write_bytes(target / "leaderboard.json", json.dumps(board, ensure_ascii=False, indent=2).encode("utf-8"))
-    atomic_write_bytes(target / "runs.json", json.dumps(runs, ensure_ascii=False, indent=2).encode("utf-8"))
+    atomic_write_bytes(target / "runs.json", json.dumps(runs + [_sim_json(s) for s in sims],
+                                                                ensure_ascii=False, indent=2).encode("utf-8"))
     atomic_write_bytes(target / "index.html", html.encode("utf-8"))
     for name in ("index.html", "leaderboard.json", "runs.json", "style.css", "app.js"):
         (target / name).chmod(0o644)  # published as it is: readable by the web server

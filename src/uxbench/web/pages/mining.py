@@ -28,11 +28,12 @@ SESSIONS_STAGE = "01-sessions"
 PER_PAGE = 20
 
 
-def funnel(counts: dict[str, Any]) -> list[tuple[str, str, int]]:
-    """(step, unit, count) in pipeline order: the values `uxbench plot --kind funnel` draws (`report.plot_data`)."""
-    from uxbench.report.plot_data import funnel_steps
+def funnel(counts: dict[str, Any]) -> list[Any]:
+    """The funnel's panels, one per unit, steps in pipeline order: what `uxbench plot --kind funnel` draws
+    (`report.funnel`)."""
+    from uxbench.report.funnel import funnel_panels
 
-    return funnel_steps(counts)
+    return funnel_panels(counts)
 
 
 def shares(rows: list[tuple[str, int]], total: int) -> list[dict[str, Any]]:

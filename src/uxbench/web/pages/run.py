@@ -43,6 +43,23 @@ def strategy_tables(summary: dict[str, Any]) -> dict[str, Any] | None:
     return {"n": block.get("n_replies", 0), "columns": columns, "rows": rows, "judge": judge, "note": RULES_NOTE}
 
 
+def settings_lead(manifest: dict[str, Any], summary: dict[str, Any]) -> str:
+    """The settings a reader checks first, on one line: the task's prompt settings, the primary judge's protocol,
+    and whether the command line is known."""
+    config = manifest.get("task_config") or {}
+    keys = ("formulation", "strategy", "verdict_from", "lang", "system_prompt", "recovery_layout",
+            "recovery_strategy")
+    bits = [f"{k.replace('_', ' ')} {config[k]}" for k in keys if config.get(k) is not None]
+    primary = ((manifest.get("judges") or {}).get(manifest.get("primary_judge") or "") or {})
+    if primary:
+        settings = primary.get("settings") or {}
+        bits.append(f"primary judge {primary.get('spec')} ({settings.get('mode') or primary.get('mode')}, "
+                    f"lang {settings.get('lang', 'auto')})")
+    bits.append("command line recorded" if (summary.get("invocation") or {}).get("command") else
+                "no command line recorded")
+    return " · ".join(bits)
+
+
 @router.get("/runs/{run_id}", response_class=HTMLResponse)
 def run_page(request: Request, run_id: str) -> HTMLResponse:
     view = state(request)
@@ -51,9 +68,12 @@ def run_page(request: Request, run_id: str) -> HTMLResponse:
     manifest = entry.manifest()
     index = view.index(entry)
     indexed = index.ensure_nowait(view.index_wait(entry))  # the histograms need it; the figures do not
+    from uxbench.report.run_settings import task_run_settings
+
     context: dict[str, Any] = {"title": f"Run {entry.id}", "run": entry, "summary": summary, "manifest": manifest,
                                "task": summary.get("task"), "breakdown_titles": BREAKDOWN_TITLES,
-                               "plots": run_plot_kinds(summary)}
+                               "plots": run_plot_kinds(summary), "settings": task_run_settings(manifest, summary),
+                               "settings_lead": settings_lead(manifest, summary)}
     if summary.get("task") == "judge":
         metrics = summary.get("metrics") or {}
         context.update(metrics=metrics, metric_names=TASK1_METRICS, confusion=metrics.get("confusion") or {},
@@ -63,8 +83,13 @@ def run_page(request: Request, run_id: str) -> HTMLResponse:
         from uxbench.report.trust_text import block_of, corrected_cell, correction_notes
 
         judges = summary.get("judges") or {}
+        primary = summary.get("primary_judge")
         trust = {key: correction_notes(str(info.get("spec") or key), block_of(info)) for key, info in judges.items()}
-        context.update(judges=judges, primary=summary.get("primary_judge"), indexing=not indexed,
+        from uxbench.report.generative import unscored_reason
+
+        context.update(judges=judges, primary=primary, indexing=not indexed,
+                       unscored={key: why for key, info in judges.items() if (why := unscored_reason(info))},
+                       ordered_judges=sorted(judges.items(), key=lambda kv: kv[0] != primary),
                        strategies=strategy_tables(summary), trust=trust, corrected_text=corrected_cell,
                        histograms={k: index.score_histogram(k) for k, info in judges.items()
                                    if info.get("mode") == "grm"} if indexed else {})

@@ -33,13 +33,26 @@ def headline_corrected(summary: dict[str, Any]) -> dict[str, Any] | None:
     return found if isinstance(found, dict) else None
 
 
+def headline_why(summary: dict[str, Any]) -> str | None:
+    """Why a Task 2/3 run has no headline figure: its primary judge scored none of its replies (the counts of
+    each kind of unusable answer), or it has no judge yet."""
+    from uxbench.report.generative import unscored_reason
+
+    if summary.get("task") == "judge":
+        return None
+    info = (summary.get("judges") or {}).get(summary.get("primary_judge") or "")
+    if not info:
+        return "not scored by any judge yet"
+    return unscored_reason(info)
+
+
 def run_rows(view: ViewState) -> list[dict[str, Any]]:
     rows = []
     for entry in view.catalog.runs.values():
         summary = entry.summary()
         name, cell = headline(summary)
         rows.append({"id": entry.id, "task": summary.get("task"), "model": summary.get("model"),
-                     "n": summary.get("n_samples"), "metric": name, "cell": cell,
+                     "n": summary.get("n_samples"), "metric": name, "cell": cell, "why": headline_why(summary),
                      "corrected": headline_corrected(summary),
                      "data": (summary.get("data") or {}).get("description"), "demo": summary.get("demo_data")})
     return rows

@@ -119,6 +119,23 @@ def browser(request: Request, run_id: str) -> HTMLResponse:
                      carry=("?" + urlencode(kept)) if kept else "")
 
 
+def sample_prompts(manifest: dict[str, Any], summary: dict[str, Any], record: dict[str, Any],
+                   case: dict[str, Any], scores: list[dict[str, Any]]) -> dict[str, Any]:
+    """The full prompt each judge was sent for this sample (`report.judge_prompt`): Task 1's judge under test
+    under the key "model", each Task 2/3 judge under its key."""
+    from uxbench.report.judge_prompt import JudgePrompt, reply_judge_prompt, task1_prompt
+
+    if not case:
+        missing = JudgePrompt(error="this run stored no case with its records (made by an older uxbench), so the "
+                                    "prompt cannot be rebuilt")
+        return {"model": missing, **{str(s.get("judge")): missing for s in scores}}
+    if summary.get("task") == "judge":
+        return {"model": task1_prompt(manifest, record, case)}
+    judges = {**(summary.get("judges") or {}), **(manifest.get("judges") or {})}
+    return {str(s.get("judge")): reply_judge_prompt(manifest, judges.get(str(s.get("judge"))) or {}, record, case, s)
+            for s in scores}
+
+
 def _rid(value: str) -> int:
     try:
         return int(value)
@@ -144,8 +161,11 @@ def sample(request: Request, run_id: str, rid: str) -> HTMLResponse:
     around = index.neighbours(query, number) or index.neighbours(Query(judge=query.judge), number)
     record, case, scores = load_sample(entry.path, row["sample_id"])
     curation = Curation(entry.path / CURATION_DB)
+    primary = summary.get("primary_judge")
+    scores.sort(key=lambda s: s.get("judge") != primary)  # the judge of the run's figure first
     return view.page("sample.html", title=f"Sample {row['case_id']}", run=entry, row=row, record=record, case=case,
                      scores=scores, turns=conversation(case, record), judges=summary.get("judges") or {},
+                     prompts=sample_prompts(entry.manifest(), summary, record, case, scores), primary=primary,
                      task=summary.get("task"), events=curation.events(str(row["case_id"])), who=view.who,
                      target="run", target_id=entry.id, around=around, carry=carry, filtered=bool(kept),
                      under_test=UNDER_TEST)

@@ -23,16 +23,18 @@ def _entry(request: Request, sim_id: str) -> Any:
     return entry
 
 
+def sim_row(run_id: str, summary: dict[str, Any]) -> dict[str, Any]:
+    """A simulated-session run as the start page and the published site list it: its models by spec (never
+    their arguments), sessions, task success with its CI, and the sessions the corruption gate flagged."""
+    head = summary.get("headline") or {}
+    return {"id": run_id, "model": (summary.get("model") or {}).get("spec"),
+            "simulator": (summary.get("simulator") or {}).get("spec"), "mode": summary.get("mode"),
+            "n": summary.get("n_sessions"), "success": head.get("success_rate"),
+            "flagged": (summary.get("gate") or {}).get("n_flagged"), "demo": bool(summary.get("demo"))}
+
+
 def sim_rows(view: Any) -> list[dict[str, Any]]:
-    rows = []
-    for entry in view.catalog.sims.values():
-        summary = entry.summary()
-        head = summary.get("headline") or {}
-        rows.append({"id": entry.id, "model": (summary.get("model") or {}).get("spec"),
-                     "simulator": (summary.get("simulator") or {}).get("spec"), "mode": summary.get("mode"),
-                     "n": summary.get("n_sessions"), "success": head.get("success_rate"),
-                     "flagged": (summary.get("gate") or {}).get("n_flagged"), "demo": summary.get("demo")})
-    return rows
+    return [sim_row(entry.id, entry.summary()) for entry in view.catalog.sims.values()]
 
 
 @router.get("/sims/{sim_id}", response_class=HTMLResponse)
@@ -56,8 +58,39 @@ def sim_page(request: Request, sim_id: str) -> HTMLResponse:
                              "final": (record.satisfaction_curve() or [None])[-1]})
     finally:
         store.close()
+    from uxbench.report.run_settings import sim_run_settings
+    from uxbench.report.sim import judge_note
+
+    manifest = store.read_manifest() or {}
+    modes = (f"{summary.get('mode')} mode, lang {manifest.get('lang')}, {manifest.get('trials')} trial(s), "
+             f"at most {manifest.get('max_turns')} replies, seed {manifest.get('seed')}")
+    lead = modes + (" · command line recorded" if (summary.get("invocation") or {}).get("command") else
+                    " · no command line recorded")
     return view.page("sim_run.html", title=sim_id, sim=entry, summary=summary, headline=headline_rows(summary),
-                     sessions=sessions)
+                     sessions=sessions, judge_note=judge_note(summary), settings=sim_run_settings(manifest, summary),
+                     settings_lead=lead)
+
+
+def session_judge_note(key: str, body: dict[str, Any], failed: bool) -> str | None:
+    """What the satisfaction judge could not rate in one session, and why (None when it rated every reply)."""
+    from uxbench.report.sim import plural
+    from uxbench.sim.summary import SATISFACTION_JUDGE_PREFIX
+
+    unparsed, errors = int(body.get("unparsed") or 0), int(body.get("errors") or 0)
+    if not unparsed and not errors:
+        return None
+    rated = sum(v is not None for v in (body.get("turns") or {}).values())
+    bits = []
+    if unparsed:
+        example = body.get("unparsed_example")
+        bits.append(plural(unparsed, "answer held", "answers held") + " no rating 1-5"
+                    + (f" (the first: {example!r})" if example else ""))
+    if errors:
+        example = body.get("error_example")
+        bits.append(plural(errors, "call failed", "calls failed") + (f" ({example})" if example else "")
+                    + ("; left out of the run's figures until a rerun asks again" if failed else ""))
+    return (f"Satisfaction judge {key.removeprefix(SATISFACTION_JUDGE_PREFIX)} rated {rated} of "
+            f"{len(body.get('turns') or {})} replies here: " + "; ".join(bits) + ".")
 
 
 def curve_points(values: list[float | None], n: int) -> str:
@@ -83,6 +116,7 @@ def session_page(request: Request, sim_id: str, session_id: str) -> HTMLResponse
             raise HTTPException(404, "no such session in this run")
         persona = store.personas().get(record.persona_id)
         judged = {key: body for key in store.judges() if (body := store.judgements(key).get(session_id))}
+        failed = {key: body for key in store.judges() if (body := store.failed_judgements(key).get(session_id))}
     finally:
         store.close()
     items = []
@@ -113,6 +147,8 @@ def session_page(request: Request, sim_id: str, session_id: str) -> HTMLResponse
                    if t.role == "assistant"] if judge_body else []
     n = max(len(sat), len(judge_curve))
     return view.page("sim_session.html", title=session_id, sim=entry, record=record, items=items,
+                     judge_notes=[note for key, body in {**failed, **judged}.items()
+                                  if (note := session_judge_note(key, body, key in failed))],
                      flags=gate_flags(record, persona) if persona is not None else [],
                      sat_points=curve_points(sat, n), judge_points=curve_points(judge_curve, n),
                      judge_key=judge_key, curve_w=CURVE_W, curve_h=CURVE_H, pad=PAD, n_points=n,

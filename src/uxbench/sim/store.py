@@ -206,12 +206,6 @@ class SimStore:
         """Requests sent per party, over every invocation on this directory (empty for older runs)."""
         return {str(p): int(n) for p, n in self._conn().execute("SELECT party, requests FROM sent")}
 
-    def failed_judgements(self, judge: str) -> dict[str, dict[str, Any]]:
-        """session_id -> body of the judge's failed answers (`{"error": ...}`)."""
-        rows = self._conn().execute("SELECT session_id, body FROM judgements WHERE judge = ? AND status = 'error'",
-                                    (judge,))
-        return {sid: orjson.loads(body) for sid, body in rows}
-
     def judges(self) -> list[str]:
         return [row[0] for row in self._conn().execute("SELECT DISTINCT judge FROM judgements ORDER BY judge")]
 

@@ -29,3 +29,25 @@ document.addEventListener("DOMContentLoaded", function () {
     return isNaN(n) ? v : n;
   }
 });
+
+// Keyboard shortcuts (the annotator pages): a key press clicks the element whose data-key names it (a choice
+// button submits its form; ← → follow the previous / next links). Keys typed into a field, with a modifier or
+// while an input method composes are left alone; a form is sent once.
+document.addEventListener("keydown", function (e) {
+  if (e.ctrlKey || e.metaKey || e.altKey || e.isComposing || e.repeat) return;
+  var t = e.target;
+  if (t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT|BUTTON)$/.test(t.tagName) && t.type !== "submit")) return;
+  var key = e.key.length === 1 ? e.key.toLowerCase() : e.key;
+  var target = null;
+  document.querySelectorAll("[data-key]").forEach(function (el) {
+    if (!target && el.getAttribute("data-key") === key) target = el;
+  });
+  if (!target) return;
+  var form = target.form;
+  if (form) {
+    if (form.getAttribute("data-sent")) return;
+    form.setAttribute("data-sent", "1");
+  }
+  e.preventDefault();
+  target.click();
+});

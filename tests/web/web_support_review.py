@@ -3,8 +3,10 @@ written by the project's own commands with scripted providers, as a user would m
 `uxbench mine run --no-llm`, `uxbench sim run`, `human new`), over Chinese conversations written for these tests:
 
 - a Task 1 run whose verdicts come from logprobs (`scripted:oracle`: p(good) varies, some confident errors) and a
-  second Task 1 model on the same cases (compare), with the long run ids `uxbench run` gives;
-- two Task 2 runs (two reply models on the same cases) with a pointwise primary judge and a GRM judge (p(good));
+  second Task 1 model on the same cases (compare), with the long run ids `uxbench run` gives; a Task 1 run of
+  the pointwise judge (its calibration) and one on the bundled demo data (a DEMO badge, a second data set);
+- two Task 2 runs (two reply models on the same cases) with a pointwise primary judge (calibrated on one: a
+  corrected Good%) and a GRM judge (p(good));
 - a Task 3 run with Chinese complaints;
 - a mining output of a Chinese log with exported cases; a simulated-user run of the demo personas;
 - a pointwise study (3 annotators) of the Task 1 run and a pairwise study of the two Task 2 runs (one shared
@@ -55,21 +57,21 @@ def judge_rows() -> list[dict[str, Any]]:
         history[0]["content"] += f" [[GOLD:{said}]][[P:{P_GOOD[i % len(P_GOOD)]}]]"
         rows.append({"id": f"zh-{i:03d}", "task": "judge", "history": history,
                      "query": QUERIES[i % len(QUERIES)] + ("（请详细说明）" if i % 5 == 0 else ""),
-                     "response": REPLIES[i % len(REPLIES)], "label": label,
-                     "labels": {"scenario": SCENARIOS[i % 5], "difficulty": DIFFICULTIES[i % 3],
-                                "failure_dimension": DIMENSIONS[i % 3] if label == "bad" else None}})
+                     "response": REPLIES[i % len(REPLIES)], "label": label, "scenario": SCENARIOS[i % 5],
+                     "difficulty": DIFFICULTIES[i % 3],
+                     **({"failure_dimension": DIMENSIONS[i % 3]} if label == "bad" else {})})
     return rows
 
 
 def eval_rows() -> list[dict[str, Any]]:
     return [{"id": f"ev-{i:02d}", "task": "eval", "history": _history(i, LONG_HISTORY // 2),
-             "query": QUERIES[i % len(QUERIES)], "labels": {"scenario": SCENARIOS[i % 5]}} for i in range(N_EVAL)]
+             "query": QUERIES[i % len(QUERIES)], "scenario": SCENARIOS[i % 5]} for i in range(N_EVAL)]
 
 
 def recovery_rows() -> list[dict[str, Any]]:
     return [{"id": f"rc-{i:02d}", "task": "recovery", "history": [{"role": "user", "content": QUERIES[i % 6]}],
              "failed_response": REPLIES[i % len(REPLIES)], "complaint": COMPLAINTS[i % len(COMPLAINTS)],
-             "labels": {"scenario": SCENARIOS[i % 5]}} for i in range(N_EVAL)]
+             "scenario": SCENARIOS[i % 5]} for i in range(N_EVAL)]
 
 
 def _rules(path: Path, rules: list[tuple[str, str]], default: str) -> str:
@@ -99,23 +101,29 @@ def build_review(root: Path) -> dict[str, Path]:
     judge = _write(data / "任务一" / "judge_zh.jsonl", judge_rows())
     evals = _write(data / "eval_zh.jsonl", eval_rows())
     recov = _write(data / "recovery_zh.jsonl", recovery_rows())
-    model_a = _rules(root / "model_a.json", [(r"天气", "明天北京晴，最高气温 18 度，适合早上跑步。"),
-                                             (r"请假", "好的，下面是一封正式的请假邮件：\n\n尊敬的王经理：\n因家中有事，"
-                                                      "特申请请假三天，望批准。\n\n此致\n敬礼")],
+    letter = "好的，下面是一封正式的请假邮件：\n\n尊敬的王经理：\n因家中有事，特申请请假三天，望批准。\n\n此致\n敬礼"
+    model_a = _rules(root / "model_a.json", [(r"天气", "明天北京晴，最高气温 18 度，适合早上跑步。"), (r"请假", letter)],
                      "**建议**：\n1. 早点休息\n2. 少喝咖啡\n3. 写日记")
     model_b = _rules(root / "model_b.json", [(r"天气", "不知道。")], "好的。")
-    judge_text = _rules(root / "judge.json", [(r"不知道|好的。\s*$", "理由：回复没有回答问题。\n判断：差")],
-                        "理由：回复切题，信息完整。\n判断：好")
+    bad, good = "理由：回复没有回答问题。\n判断：差", "理由：回复切题，信息完整。\n判断：好"
+    judge_text = _rules(root / "judge.json", [(r"GOLD:bad", bad), (r"GOLD:good", good), (r"不知道|好的。\s*$", bad)],
+                        good)
     grm = _rules(root / "grm.json", [(r"不知道", "差")], "好")
     recovery_model = _rules(root / "recovery.json", [(r"上海", RECOVERIES[0]), (r"代码", RECOVERIES[1])],
                             RECOVERIES[2])
-    paths = {
+    paths: dict[str, Path] = {}
+    # The pointwise judge's own Task 1 run on labelled replies: it corrects the Task 2 run's Good% (--calibration).
+    paths["t1cal"] = _run(root, "t1-judge-calibration", "--task", "judge", "--data", judge, "--model", judge_text,
+                          "--lang", "zh")
+    paths |= {
+        "t1demo": _run(root, "t1-demo", "--task", "judge", "--data", "demo", "--model", "scripted:always-bad",
+                       "--limit", "40"),
         "t1": _run(root, "t1-oracle", "--task", "judge", "--data", judge, "--model", "scripted:oracle",
                    "--verdict-from", "logprobs", "--lang", "zh"),
         "t1b": _run(root, "t1-always-good", "--task", "judge", "--data", judge, "--model", "scripted:always-good",
                     "--lang", "zh"),
         "t2a": _run(root, "t2-model-a", "--task", "eval", "--data", evals, "--model", model_a, "--judge",
-                    judge_text, "--judge-mode", "pointwise"),
+                    judge_text, "--judge-mode", "pointwise", "--calibration", paths["t1cal"]),
         "t2b": _run(root, "t2-model-b", "--task", "eval", "--data", evals, "--model", model_b, "--judge",
                     judge_text, "--judge-mode", "pointwise"),
         "t3": _run(root, "t3-recovery", "--task", "recovery", "--data", recov, "--model", recovery_model,

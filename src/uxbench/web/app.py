@@ -14,7 +14,19 @@ from starlette.exceptions import HTTPException
 from uxbench.metrics.proportions import DEFAULT_N_BOOT
 from uxbench.web.catalog import Catalog
 from uxbench.web.context import IndexBuilding, ViewState
-from uxbench.web.pages import compare, curation, human, mined_cases, mining, plots, run, runs, samples, sim
+from uxbench.web.pages import (
+    compare,
+    curation,
+    human,
+    mined_cases,
+    mining,
+    plots,
+    run,
+    runs,
+    sample_export,
+    samples,
+    sim,
+)
 from uxbench.web.security import HostCheck
 
 if TYPE_CHECKING:
@@ -40,8 +52,8 @@ def create_app(catalog: Catalog, *, index_dir: Path, study: Study | None = None,
     check = hosts or HostCheck()
     static = Path(__file__).parent / "static"
     app.mount("/static", StaticFiles(directory=static), name="static")
-    routers = (human,) if annotator_only else (runs, run, samples, compare, mining, mined_cases, curation, human,
-                                               plots, sim)
+    routers = (human,) if annotator_only else (runs, run, samples, sample_export, compare, mining, mined_cases,
+                                               curation, human, plots, sim)
     for module in routers:
         app.include_router(module.router)
 

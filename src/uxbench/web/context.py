@@ -15,7 +15,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from uxbench.metrics.proportions import DEFAULT_N_BOOT
 from uxbench.web.catalog import Catalog, MineEntry, RunEntry
-from uxbench.web.render import cell_text, markdown_html, pct, text_lang, verbatim_html
+from uxbench.web.render import breakable, cell_text, highlight, markdown_html, pct, text_lang, verbatim_html
 from uxbench.web.sample_index import SampleIndex
 from uxbench.web.security import Csrf
 
@@ -31,7 +31,8 @@ _INDEXES_LOCK = threading.Lock()
 def _environment() -> Environment:
     env = Environment(loader=PackageLoader("uxbench.web", "templates"), autoescape=select_autoescape(default=True),
                       trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(md=markdown_html, verbatim=verbatim_html, text_lang=text_lang, pct=pct, cell=cell_text)
+    env.filters.update(md=markdown_html, verbatim=verbatim_html, text_lang=text_lang, pct=pct, cell=cell_text,
+                       breakable=breakable, highlight=highlight)
     return env
 
 

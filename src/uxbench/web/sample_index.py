@@ -279,6 +279,12 @@ class SampleIndex:
         with closing(self._connect()) as db:
             return sample_query.search(db, query, self._fts)
 
+    def iterate(self, query: Query) -> Iterator[dict[str, Any]]:
+        """Every sample that passes the filters, in the chosen order (`sample_query.iterate`): an export."""
+        self._ready()
+        with closing(self._connect()) as db:
+            yield from sample_query.iterate(db, query, self._fts)
+
     def neighbours(self, query: Query, rid: int) -> dict[str, Any] | None:
         """The sample's position and its previous and next samples under `query`'s filters and order."""
         self._ready()
@@ -321,7 +327,8 @@ class SampleIndex:
         for s in scores:
             counts[min(int(s * bins), bins - 1)] += 1
         top = max(counts) or 1
-        return [{"lo": i / bins, "hi": (i + 1) / bins, "n": c, "height": 160 * c / top} for i, c in enumerate(counts)]
+        return [{"lo": round(i / bins, 6), "hi": round((i + 1) / bins, 6), "n": c, "height": 160 * c / top}
+                for i, c in enumerate(counts)]
 
 
 def _text(value: Any) -> str | None:

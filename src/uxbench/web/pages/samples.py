@@ -1,6 +1,7 @@
 """The sample browser (filters, a search of the conversation and reply, a search of the judge's output, a sort
-over the whole run kept in the URL, server-side pages, a snippet per row) and one sample turn by turn, with
-its previous and next sample under the same filters and order and a jump to the turn under test."""
+over the whole run kept in the URL, server-side pages, a snippet per row with the matches marked, p(good) where
+the verdicts are probabilities, the filtered list exported as CSV or JSON Lines) and one sample turn by turn,
+with its previous and next sample under the same filters and order and a jump to the turn under test."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ UNDER_TEST = "under-test"
 """The id of the turn under test on a sample page (the target of its 'jump' link)."""
 
 
-def _curation_filter(query: Query, wanted: str | None, states: dict[str, Any]) -> None:
+def curation_filter(query: Query, wanted: str | None, states: dict[str, Any]) -> None:
     """Restrict `query` to the cases in a curation state (`CURATION_FILTERS`)."""
     if not wanted:
         return
@@ -37,7 +38,7 @@ def _curation_filter(query: Query, wanted: str | None, states: dict[str, Any]) -
         query.only_cases = frozenset(c for c, a in marked.items() if a in actions)
 
 
-def _query(request: Request, summary: dict[str, Any]) -> Query:
+def parse_query(request: Request, summary: dict[str, Any]) -> Query:
     p = request.query_params
     judge = p.get("judge") or None
     if summary.get("task") != "judge":
@@ -80,6 +81,18 @@ def conversation(case: dict[str, Any], record: dict[str, Any] | None) -> list[di
     return turns
 
 
+def score_label(summary: dict[str, Any], manifest: dict[str, Any], judge: str | None) -> str | None:
+    """The name of the score column: p(good) where the verdicts are probabilities (a Task 1 run with
+    --verdict-from logprobs, a GRM judge), `score` for a Likert or rubric score, None where there is none."""
+    if summary.get("task") != "judge":
+        info = (summary.get("judges") or {}).get(judge or "") or {}
+        return "p(good)" if info.get("mode") == "grm" else "score"
+    config = manifest.get("task_config") or {}
+    if config.get("verdict_from") == "logprobs":
+        return "p(good)"
+    return "score" if config.get("formulation") in ("likert", "rubric") else None
+
+
 def kept_params(request: Request) -> dict[str, str]:
     """The browser's filters, search and sort (not its page), carried by its links and the sample pages'."""
     return {k: request.query_params[k] for k in _PARAMS if request.query_params.get(k)}
@@ -103,20 +116,28 @@ def browser(request: Request, run_id: str) -> HTMLResponse:
     view = state(request)
     entry = view.run(run_id)
     summary = entry.summary()
-    query = _query(request, summary)
+    query = parse_query(request, summary)
     index = view.ready_index(entry)
     states = Curation(entry.path / CURATION_DB).states()
-    _curation_filter(query, request.query_params.get("curation") or None, states)
+    curation_filter(query, request.query_params.get("curation") or None, states)
     result = index.search(query)
     kept = kept_params(request)
     if query.per_page != 50:
         kept["per_page"] = str(result.per_page)
     links = {n: "?" + urlencode({**kept, "page": n}) for n in (1, result.page - 1, result.page + 1, result.pages)}
+    score = score_label(summary, entry.manifest(), query.judge)
+    confident = "?" + urlencode({**{k: v for k, v in kept.items() if k not in ("sort", "dir")},
+                                 **({"correct": "no"} if summary.get("task") == "judge" else {}),
+                                 "sort": "confidence", "dir": "desc"})
+    exported = urlencode({k: v for k, v in kept.items()})
     return view.page("samples.html", title=f"Samples of {entry.id}", run=entry, summary=summary, query=query,
                      result=result, facets=index.facet_values(), links=links, params=kept, curation=states,
                      judges=summary.get("judges") or {}, curation_filters=CURATION_FILTERS,
                      curation_filter=request.query_params.get("curation") or "", sort_links=_sort_links(kept, query),
-                     carry=("?" + urlencode(kept)) if kept else "")
+                     carry=("?" + urlencode(kept)) if kept else "", score_label=score,
+                     confident_link=confident if score == "p(good)" else None,
+                     export={"csv": f"/runs/{entry.id}/samples.csv" + (f"?{exported}" if exported else ""),
+                             "jsonl": f"/runs/{entry.id}/samples.jsonl" + (f"?{exported}" if exported else "")})
 
 
 def _rid(value: str) -> int:
@@ -132,12 +153,12 @@ def sample(request: Request, run_id: str, rid: str) -> HTMLResponse:
     entry = view.run(run_id)
     number = _rid(rid)
     summary = entry.summary()
-    query = _query(request, summary)
+    query = parse_query(request, summary)
     index = view.ready_index(entry)
     row = index.row(number)
     if row is None:
         raise HTTPException(404, "no such sample in this run")
-    _curation_filter(query, request.query_params.get("curation") or None,
+    curation_filter(query, request.query_params.get("curation") or None,
                      Curation(entry.path / CURATION_DB).states())
     kept = kept_params(request)
     carry = ("?" + urlencode(kept)) if kept else ""

@@ -51,3 +51,38 @@ document.addEventListener("keydown", function (e) {
   e.preventDefault();
   target.click();
 });
+
+// A sample opened from a search (the sample browser's q and jq, carried in its URL): every match is marked, in
+// the conversation (q) and in the outputs (jq). Text nodes are split, never parsed as HTML.
+document.addEventListener("DOMContentLoaded", function () {
+  if (!document.getElementById("sample-nav")) return;
+  var params = new URLSearchParams(window.location.search);
+  mark(document.querySelectorAll(".turn .text"), params.get("q"));
+  mark(document.querySelectorAll(".plain"), params.get("jq"));
+  function mark(roots, needle) {
+    needle = (needle || "").trim().toLowerCase();
+    if (!needle) return;
+    roots.forEach(function (root) {
+      var walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+      var nodes = [];
+      while (walker.nextNode()) nodes.push(walker.currentNode);
+      nodes.forEach(function (node) {
+        var text = node.nodeValue, lower = text.toLowerCase();
+        if (lower.length !== text.length) lower = text;  // a case mapping that changes lengths: match as written
+        var at = lower.indexOf(needle);
+        if (at < 0) return;
+        var frag = document.createDocumentFragment(), from = 0;
+        while (at >= 0) {
+          frag.appendChild(document.createTextNode(text.slice(from, at)));
+          var m = document.createElement("mark");
+          m.textContent = text.slice(at, at + needle.length);
+          frag.appendChild(m);
+          from = at + needle.length;
+          at = lower.indexOf(needle, from);
+        }
+        frag.appendChild(document.createTextNode(text.slice(from)));
+        node.parentNode.replaceChild(frag, node);
+      });
+    });
+  }
+});

@@ -13,7 +13,7 @@ from starlette.exceptions import HTTPException
 
 from uxbench.metrics.proportions import DEFAULT_N_BOOT
 from uxbench.web.catalog import Catalog
-from uxbench.web.context import IndexBuilding, ViewState
+from uxbench.web.context import IndexBuilding, RunInProgress, ViewState
 from uxbench.web.pages import (
     compare,
     curation,
@@ -87,6 +87,16 @@ def create_app(catalog: Catalog, *, index_dir: Path, study: Study | None = None,
         response = view.page("building.html", status=202, title=f"Indexing {exc.entry.id}", run=exc.entry,
                              done=done, total=total)
         response.headers["Retry-After"] = "2"
+        return response
+
+    @app.exception_handler(RunInProgress)
+    async def in_progress(request: Request, exc: RunInProgress) -> HTMLResponse:
+        from uxbench.web.pages.runs import pending_row
+
+        view: ViewState = request.app.state.view
+        response = view.page("run_progress.html", status=202, title=f"Run {exc.entry.id} in progress",
+                             run=pending_row(exc.entry))
+        response.headers["Retry-After"] = "5"
         return response
 
     @app.exception_handler(RequestValidationError)

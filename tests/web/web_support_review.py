@@ -30,6 +30,8 @@ LONG_HISTORY = 14
 P_GOOD = (0.97, 0.62, 0.88, 0.55, 0.93, 0.71, 0.99, 0.66)
 DIFFICULTIES = ("easy", "medium", "hard")
 DIMENSIONS = ("准确回答", "回复冗长", "语气生硬")
+FORMULA = "=SUM(A1:A3) 在表格里怎么用？"
+"""A query a spreadsheet would run as a formula: exported to CSV, it must stay text."""
 
 
 def _write(path: Path, rows: list[dict[str, Any]]) -> Path:
@@ -55,8 +57,8 @@ def judge_rows() -> list[dict[str, Any]]:
         said = ("bad" if label == "good" else "good") if i % 7 == 3 else label
         history = _history(i, 1 + i % 4)
         history[0]["content"] += f" [[GOLD:{said}]][[P:{P_GOOD[i % len(P_GOOD)]}]]"
-        rows.append({"id": f"zh-{i:03d}", "task": "judge", "history": history,
-                     "query": QUERIES[i % len(QUERIES)] + ("（请详细说明）" if i % 5 == 0 else ""),
+        query = FORMULA if i == 2 else QUERIES[i % len(QUERIES)] + ("（请详细说明）" if i % 5 == 0 else "")
+        rows.append({"id": f"zh-{i:03d}", "task": "judge", "history": history, "query": query,
                      "response": REPLIES[i % len(REPLIES)], "label": label, "scenario": SCENARIOS[i % 5],
                      "difficulty": DIFFICULTIES[i % 3],
                      **({"failure_dimension": DIMENSIONS[i % 3]} if label == "bad" else {})})

@@ -112,8 +112,9 @@ def _kappa(r: dict[str, Any]) -> str:
 
 
 def _no_majority(counts: dict[str, Any]) -> str:
-    """'2 tied and 1 judged by one annotator only (a majority needs 2)': the judged items without a majority."""
-    parts = [f"{counts.get('n_ties', 0)} tied"]
+    """'2 tied (no majority) and 1 judged by one annotator only (a majority needs 2)': the judged items without a
+    majority."""
+    parts = [f"{counts.get('n_ties', 0)} tied (no majority)"]
     if counts.get("n_single"):
         parts.append(f"{counts['n_single']} judged by one annotator only (a majority needs {counts['min_votes']})")
     return " and ".join(parts)
@@ -152,7 +153,7 @@ def results_text(results: dict[str, Any]) -> str:
             undecided = (f"; {counts['n_undecided']} of the majorities took no side (tie or both bad)"
                          if counts.get("n_undecided") else "")
             lines.append(f"Human majority: {counts['n_majority']} of {counts['n_judged']} judged items; "
-                         f"{_no_majority(counts)}: left out of the figures below{undecided}")
+                         f"{_no_majority(counts)}, left out of the figures below{undecided}")
         lines.append(f"{who} against the labels: {pct(results['majority_accuracy'])}")
         if results.get("preference"):
             lines.append(f"{who}'s preference (pairwise runs):")

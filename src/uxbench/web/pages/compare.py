@@ -96,9 +96,12 @@ def compare(request: Request) -> HTMLResponse:
                                  "to compare them case by case.")
     sa, sb = a.summary(), b.summary()
     if sa.get("task") != sb.get("task"):
+        from uxbench.report.leaderboard import TITLES
+
+        kinds = [TITLES.get(str(x.get("task")), str(x.get("task"))) for x in (sa, sb)]
         return view.page("compare.html", status=400, **form,
-                         problem=f"Run A ({a.id}) is a {sa.get('task')} run and run B ({b.id}) a {sb.get('task')} "
-                                 "run: a comparison pairs the cases of one task. Choose two runs of one task.")
+                         problem=f"Run A ({a.id}) is a {kinds[0]} run and run B ({b.id}) a {kinds[1]} run: a "
+                                 "comparison pairs the cases of one task. Choose two runs of one task.")
     task = str(sa.get("task"))
     oa = view.ready_index(a).outcomes(None if task == "judge" else sa.get("primary_judge"))
     ob = view.ready_index(b).outcomes(None if task == "judge" else sb.get("primary_judge"))

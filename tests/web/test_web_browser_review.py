@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from extra_skip import require_extra
 
 require_extra("web")
@@ -105,7 +106,7 @@ class Page:
           const doc = document.documentElement;
           const wide = [...document.querySelectorAll('body *')]
             .filter(e => e.getBoundingClientRect().right > doc.clientWidth + 1 && !e.closest('table, .context'))
-            .slice(0, 5).map(e => e.tagName + (e.id ? '#' + e.id : '') + (e.className ? '.' + e.className : '')
+            .slice(0, 5).map(e => e.tagName + (e.id ? '#' + e.id : '') + '.' + (e.getAttribute('class') || '')
                                   + ' ' + Math.round(e.getBoundingClientRect().right));
           return {scroll: doc.scrollWidth, client: doc.clientWidth, wide: wide};
         }""")

@@ -17,7 +17,7 @@ from web_support import write_eval_run, write_judge_run
 from uxbench.cli.main import app
 from uxbench.errors import UxbenchError
 from uxbench.human.anchored import human_anchored
-from uxbench.human.results import results_text, study_results, vote
+from uxbench.human.results import export_rows, results_text, study_results, vote
 from uxbench.human.study import Study
 
 
@@ -92,6 +92,8 @@ def test_pairwise_tie_and_both_bad_take_no_side(run_dir: Path, tmp_path: Path) -
     assert results["majority"]["n_majority"] == 1 and results["majority"]["n_ties"] == 3
     assert results["fleiss"]["n_items"] == 4  # tie and both bad are categories of their own
     assert "(3 tie or both bad)" in results_text(results)
+    exported = {(r["annotator"], r["item_id"]): r["correct"] for r in export_rows(study)}
+    assert exported[(b.name, items[1]["item_id"])] is None and exported[(b.name, items[0]["item_id"])] is True
 
 
 def test_a_skip_is_no_label_for_the_human_anchored_good_rate(tmp_path: Path) -> None:

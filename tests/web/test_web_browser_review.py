@@ -239,6 +239,8 @@ def test_every_keyboard_shortcut_records_its_choice(browser: Any, base_url: str,
         page.goto(f"{pairwise_url}/h/{annotator.token}")
         for k, (key, choice) in enumerate((("a", "A"), ("b", "B"), ("t", "tie"), ("x", "both_bad"), ("s", "skip"))):
             assert page.page.locator('input[name="item_id"]').get_attribute("value") == order[k]
+            if k == 0:  # the raw-text switch, once ticked, holds the focus: the keys still work
+                page.page.locator("#reply-A .raw-switch input").check()
             with page.page.expect_navigation():
                 page.page.keyboard.press(key)
             assert pairwise.judgments(annotator.token)[(annotator.token, order[k])] == choice, key
@@ -272,6 +274,27 @@ def test_every_keyboard_shortcut_records_its_choice(browser: Any, base_url: str,
                     page.page.keyboard.press(key)
                 assert pointwise.judgments(annotator.token)[(annotator.token, order[k])] == choice, key
             assert "3 / 3" in page.page.inner_text("#progress") or "3 of 3" in page.page.inner_text("#progress")
+        assert not page.errors, page.errors
+    finally:
+        page.close()
+
+
+def test_a_pair_of_two_conversations_needs_no_scrolling_on_a_laptop(browser: Any, review: dict[str, Path],
+                                                                     tmp_path: Path, shots: Path) -> None:
+    study = Study.create(tmp_path / "pairs", str(review["t1"]), n=3, annotators=1, mode="pairwise")
+    annotator = study.annotators()[0]
+    _, height = SIZES["laptop"]
+    page = Page(browser, SIZES["laptop"])
+    try:
+        with serving(create_app(Catalog(), index_dir=tmp_path / "idx", study=study, annotator_only=True)) as url:
+            for item in study.order(annotator):
+                page.goto(f"{url}/h/{annotator.token}?item={item}")
+                assert page.page.locator(".annotate.separate .context").count() == 2
+                for side in ("A", "B"):
+                    _in_view(page, f"#reply-{side} .reply", height)
+                choices = page.box("#choices")
+                assert choices["y"] + choices["height"] <= height, choices
+            page.page.screenshot(path=str(shots / "review-annotator-pairwise-two-conversations-laptop.png"))
         assert not page.errors, page.errors
     finally:
         page.close()

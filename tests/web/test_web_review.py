@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from extra_skip import require_extra
 
 require_extra("web")
@@ -221,7 +222,7 @@ def test_runs_written_after_the_start_appear_and_a_run_in_progress_shows_its_pro
         assert client.get(f"/runs/{manifest['run_id']}/samples").status_code == 202
         store.close()
     stopped = client.get(f"/runs/{manifest['run_id']}").text
-    assert "stopped" in stopped and "rerun the same" in stopped
+    assert "stopped" in stopped and "rerun the same" in stopped and 'http-equiv="refresh"' not in stopped
     shutil.copy(review["t1"] / "summary.json", live / "summary.json")  # it finished
     shutil.copytree(review["t2a"], runs / "third")  # and another run was written
     time.sleep(REFRESH_S + 0.1)
@@ -272,3 +273,18 @@ def test_an_english_study_speaks_english(review: dict[str, Path], tmp_path: Path
     html = app.get(f"/h/{study.annotators()[0].token}").text
     assert '<html lang="en">' in html and "Would the user be satisfied with the last reply?" in html
     assert "<kbd>g</kbd> Good" in html and "<kbd>s</kbd> Skip / unsure" in html and "How to judge" in html
+
+
+def test_a_pair_of_two_conversations_shows_each_above_its_reply(review: dict[str, Path], tmp_path: Path) -> None:
+    study = Study.create(tmp_path / "p", str(review["t1"]), n=4, annotators=1, mode="pairwise")
+    app = TestClient(create_app(Catalog(), index_dir=tmp_path / "idx", study=study), base_url=LOOPBACK)
+    annotator = study.annotators()[0]
+    for item in study.order(annotator):
+        shown = study.shown(item) or {}
+        html = app.get(f"/h/{annotator.token}", params={"item": item}).text
+        assert 'class="annotate pairwise separate"' in html
+        a_part = html[html.index('id="reply-A"'):html.index('id="reply-B"')]
+        b_part = html[html.index('id="reply-B"'):html.index('id="choices"')]
+        for side, part in (("A", a_part), ("B", b_part)):  # its own conversation, then its reply
+            assert part.count('<section class="context"') == 1, side
+            assert part.count('class="turn ') == len(shown[side.lower()]), side

@@ -104,7 +104,8 @@ def build_review(root: Path) -> dict[str, Path]:
     evals = _write(data / "eval_zh.jsonl", eval_rows())
     recov = _write(data / "recovery_zh.jsonl", recovery_rows())
     letter = "好的，下面是一封正式的请假邮件：\n\n尊敬的王经理：\n因家中有事，特申请请假三天，望批准。\n\n此致\n敬礼"
-    model_a = _rules(root / "model_a.json", [(r"天气", "明天北京晴，最高气温 18 度，适合早上跑步。"), (r"请假", letter)],
+    weather = "明天北京晴，最高气温 18 度，适合早上跑步。"
+    model_a = _rules(root / "model_a.json", [(r"天气", weather), (r"请假", letter)],
                      "**建议**：\n1. 早点休息\n2. 少喝咖啡\n3. 写日记")
     model_b = _rules(root / "model_b.json", [(r"天气", "不知道。")], "好的。")
     bad, good = "理由：回复没有回答问题。\n判断：差", "理由：回复切题，信息完整。\n判断：好"
@@ -136,7 +137,7 @@ def build_review(root: Path) -> dict[str, Path]:
                 "--data", evals, "--model", model_a if key == "t2a" else model_b, "--judge", grm,
                 "--judge-mode", "grm", "--judge-lang", "zh")
     _invoke("sim", "run", "--personas", "demo", "--model", "scripted:always-good", "--simulator", "scripted:user",
-            "--out", root / "runs" / "sim-demo", "--quiet", "--n-boot", "50")
+            "--out", root / "runs" / "sim-demo", "--quiet", "--n-boot", "50", "--no-cache")
     paths["sim"] = root / "runs" / "sim-demo"
     logs = root / "logs"
     logs.mkdir()

@@ -91,14 +91,16 @@ def study_results(study: Study, *, n_boot: int = 2000, seed: int = 0, anchor_by:
 
 def export_rows(study: Study) -> list[dict[str, Any]]:
     """One row per judgment: annotator name (never the token), item, choice, the label and the judges'
-    verdicts."""
+    verdicts; `correct` is None without a label or for an answer that takes no side (skip, tie, both bad)."""
     items = {i["item_id"]: i for i in study.items()}
     names = {a.token: a.name for a in study.annotators()}
+    sides = DECISIVE.get(study.mode, DECISIVE["pointwise"])
     out = []
     for (token, item_id), choice in sorted(study.judgments().items(), key=lambda kv: (names[kv[0][0]], kv[0][1])):
         item = items[item_id]
         out.append({"annotator": names[token], "item_id": item_id, "choice": choice, "label": item["label"],
-                    "correct": None if item["label"] is None else choice == item["label"], **item["hidden"]})
+                    "correct": None if item["label"] is None or choice not in sides else choice == item["label"],
+                    **item["hidden"]})
     return out
 
 

@@ -200,10 +200,6 @@ def search(db: sqlite3.Connection, query: Query, fts: bool) -> Page:
         for r in rows:
             r["snippet"] = found.get(r["rid"], r.get("snippet"))
             r["snippet_match"] = r["rid"] in found
-    if query.judge_q:
-        found = judge_snippets(db, [r["rid"] for r in rows], query.judge_q, query.judge)
-        for r in rows:
-            r["judge_snippet"] = found.get(r["rid"])
     return Page(rows=rows, total=total, page=page, per_page=per_page, capped=capped)
 
 
@@ -241,7 +237,7 @@ def neighbours(db: sqlite3.Connection, query: Query, fts: bool, rid: int) -> dic
     return {"position": position, "total": total, "prev": nearest(earlier, True), "next": nearest(later, False)}
 
 
-def _around(body: str, needle: str) -> str | None:
+def around(body: str, needle: str) -> str | None:
     """The text around the first match of `needle` (lower case), on one line; None without a match."""
     at = body.lower().find(needle)
     if at < 0:
@@ -258,22 +254,7 @@ def snippets(db: sqlite3.Connection, rids: list[int], q: str) -> dict[int, str]:
     out: dict[int, str] = {}
     marks = ",".join("?" * len(rids))
     for rid, body in db.execute(f"SELECT rowid, body FROM text WHERE rowid IN ({marks})", rids):
-        found = _around(str(body), q.lower())
-        if found is not None:
-            out[int(rid)] = found
-    return out
-
-
-def judge_snippets(db: sqlite3.Connection, rids: list[int], q: str, judge: str | None) -> dict[int, str]:
-    """rid -> the text around the first match of `q` in the judge's output (Task 1: the model's), for the rows
-    shown."""
-    if not rids:
-        return {}
-    out: dict[int, str] = {}
-    marks = ",".join("?" * len(rids))
-    for rid, body in db.execute(f"SELECT rid, body FROM judge_text WHERE judge = ? AND rid IN ({marks})",
-                                [judge or "", *rids]):
-        found = _around(str(body), q.lower())
+        found = around(str(body), q.lower())
         if found is not None:
             out[int(rid)] = found
     return out

@@ -169,4 +169,4 @@ def sample(request: Request, run_id: str, rid: str) -> HTMLResponse:
                      scores=scores, turns=conversation(case, record), judges=summary.get("judges") or {},
                      task=summary.get("task"), events=curation.events(str(row["case_id"])), who=view.who,
                      target="run", target_id=entry.id, around=around, carry=carry, filtered=bool(kept),
-                     under_test=UNDER_TEST)
+                     under_test=UNDER_TEST, score_label=score_label(summary, entry.manifest(), None))

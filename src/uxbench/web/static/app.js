@@ -31,12 +31,13 @@ document.addEventListener("DOMContentLoaded", function () {
 });
 
 // Keyboard shortcuts (the annotator pages): a key press clicks the element whose data-key names it (a choice
-// button submits its form; ← → follow the previous / next links). Keys typed into a field, with a modifier or
-// while an input method composes are left alone; a form is sent once.
+// button submits its form; ← → follow the previous / next links). Keys typed into a text field, with a modifier
+// or while an input method composes are left alone; a form is sent once.
 document.addEventListener("keydown", function (e) {
   if (e.ctrlKey || e.metaKey || e.altKey || e.isComposing || e.repeat) return;
-  var t = e.target;
-  if (t && (t.isContentEditable || /^(INPUT|TEXTAREA|SELECT|BUTTON)$/.test(t.tagName) && t.type !== "submit")) return;
+  var t = e.target;  // typing into a field is not a choice; a ticked "raw text" switch keeps the keys working
+  if (t && (t.isContentEditable || t.tagName === "TEXTAREA" || t.tagName === "SELECT" ||
+            (t.tagName === "INPUT" && !/^(checkbox|radio|button|submit|reset)$/.test(t.type)))) return;
   var key = e.key.length === 1 ? e.key.toLowerCase() : e.key;
   var target = null;
   document.querySelectorAll("[data-key]").forEach(function (el) {

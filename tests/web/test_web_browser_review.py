@@ -12,7 +12,6 @@ Skipped without the web extra, without playwright (the CI's second stage install
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,7 +23,7 @@ from extra_skip import require_extra
 
 require_extra("web")
 try:
-    from playwright import sync_api
+    import playwright.sync_api  # noqa: F401
 except ImportError:
     pytest.skip("needs playwright (pip install playwright; it drives Debian's chromium, no browser download)",
                 allow_module_level=True)
@@ -32,7 +31,7 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 if CHROMIUM is None:
     pytest.skip("needs Debian's chromium (apt-get install chromium)", allow_module_level=True)
 
-from browser_support import ARGS, serving  # noqa: E402
+from browser_support import chromium, screenshot_dir, serving  # noqa: E402
 
 from uxbench.human.study import Study  # noqa: E402
 from uxbench.web.app import create_app  # noqa: E402
@@ -65,19 +64,13 @@ def pairwise_url(review: dict[str, Path], tmp_path_factory: pytest.TempPathFacto
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield chromium
-        chromium.close()
+    with chromium(str(CHROMIUM)) as launched:
+        yield launched
 
 
 @pytest.fixture(scope="module")
 def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    wanted = os.environ.get("UXBENCH_SCREENSHOTS")
-    if wanted:
-        Path(wanted).mkdir(parents=True, exist_ok=True)
-        return Path(wanted)
-    return tmp_path_factory.mktemp("screenshots")
+    return screenshot_dir(tmp_path_factory.mktemp("screenshots"))
 
 
 class Page:

@@ -17,10 +17,8 @@ import orjson
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import StreamingResponse
 
-from uxbench.runs.curation import CURATION_DB, Curation
 from uxbench.runs.store import SAMPLES_DB
-from uxbench.web.context import state
-from uxbench.web.pages.samples import curation_filter, parse_query, score_label
+from uxbench.web.pages.samples import listing, score_label
 
 router = APIRouter()
 BATCH = 500
@@ -76,13 +74,8 @@ def _safe(value: Any) -> Any:
 
 
 def _export(request: Request, run_id: str, kind: str) -> StreamingResponse:
-    view = state(request)
-    entry = view.run(run_id)
-    summary = entry.summary()
-    query = parse_query(request, summary)
-    index = view.ready_index(entry)
-    states = Curation(entry.path / CURATION_DB).states()
-    curation_filter(query, request.query_params.get("curation") or None, states)
+    found = listing(request, run_id)
+    entry, summary, query, index, states = found.entry, found.summary, found.query, found.index, found.states
     task = summary.get("task")
     score = score_label(summary, entry.manifest(), query.judge)
     judge_spec = ((summary.get("judges") or {}).get(query.judge or "") or {}).get("spec") or query.judge

@@ -5,6 +5,7 @@ with its previous and next sample under the same filters and order and a jump to
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
@@ -12,8 +13,9 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse
 
 from uxbench.runs.curation import CURATION_DB, Curation
-from uxbench.web.context import state
-from uxbench.web.sample_index import load_sample
+from uxbench.web.catalog import RunEntry
+from uxbench.web.context import ViewState, state
+from uxbench.web.sample_index import SampleIndex, load_sample
 from uxbench.web.sample_query import FACETS, SORTS, Query
 
 router = APIRouter()
@@ -111,8 +113,20 @@ def _sort_links(kept: dict[str, str], query: Query) -> dict[str, str]:
     return out
 
 
-@router.get("/runs/{run_id}/samples", response_class=HTMLResponse)
-def browser(request: Request, run_id: str) -> HTMLResponse:
+@dataclass
+class Listing:
+    """What the browser's list is made of: the run, its summary, the query of the request (its curation filter
+    applied), the run's index and the curation states. The list's page and its export share it."""
+
+    view: ViewState
+    entry: RunEntry
+    summary: dict[str, Any]
+    query: Query
+    index: SampleIndex
+    states: dict[str, Any]
+
+
+def listing(request: Request, run_id: str) -> Listing:
     view = state(request)
     entry = view.run(run_id)
     summary = entry.summary()
@@ -120,6 +134,14 @@ def browser(request: Request, run_id: str) -> HTMLResponse:
     index = view.ready_index(entry)
     states = Curation(entry.path / CURATION_DB).states()
     curation_filter(query, request.query_params.get("curation") or None, states)
+    return Listing(view, entry, summary, query, index, states)
+
+
+@router.get("/runs/{run_id}/samples", response_class=HTMLResponse)
+def browser(request: Request, run_id: str) -> HTMLResponse:
+    found = listing(request, run_id)
+    view, entry, summary, query, index, states = (found.view, found.entry, found.summary, found.query, found.index,
+                                                  found.states)
     result = index.search(query)
     kept = kept_params(request)
     if query.per_page != 50:

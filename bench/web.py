@@ -56,15 +56,17 @@ def write_run(path: Path, n: int) -> float:
                                               Message(role="assistant", content="hi, how can I help?")],
                          labels=CaseLabels(scenario_key=SCENARIOS[i % 6], difficulty=("easy", "medium", "hard")[i % 3]))
         pred = gold if i % 5 else ("good" if gold == "bad" else "bad")
+        spread = ((i * 7919) % 1000) / 1000  # p(good) of a logprob verdict: on the side of the prediction
         sid = f"s{i:06d}"
         selected.append(sid)
         store.put(SampleRecord(sample_id=sid, case_id=case.id, index=i, status="ok", gold=gold, prediction=pred,
-                               raw_output=f"verdict: {pred}", parse_note="final line",
+                               raw_output=f"verdict: {pred}", parse_note="top logprobs",
+                               score=round(0.5 + 0.5 * spread if pred == "good" else 0.5 * spread, 4),
                                strata={"scenario": SCENARIOS[i % 6], "dimension": DIMENSIONS[i % 5],
                                        "difficulty": case.labels.difficulty, "n_turns": 2}),
                   case.__pydantic_serializer__.to_json(case))
     store.write_selection(selected)
-    manifest = {"run_id": path.name, "task": "judge", "task_config": task.config(),
+    manifest = {"run_id": path.name, "task": "judge", "task_config": {**task.config(), "verdict_from": "logprobs"},
                 "model": {"spec": "openai:bench-model", "args": {}},
                 "data": {"description": "bench cases", "fingerprint": "bench", "demo": False}}
     store.write_manifest(manifest)
@@ -135,19 +137,29 @@ def main() -> None:
                 "one sample, previous/next under gold=bad, sorted by case":
                     f"/runs/{run.name}/samples/{min(54321, args.n)}?gold=bad&sort=case&dir=desc",
                 "start page (leaderboard)": "/",
+                "samples, confident errors first (p(good) column)":
+                    f"/runs/{run.name}/samples?correct=no&sort=confidence&dir=desc",
+                "samples, sorted by p(good), page 1000": f"/runs/{run.name}/samples?sort=score&page=1000",
+                "compare form": "/compare",
+                "export CSV, gold=bad & incorrect": f"/runs/{run.name}/samples.csv?gold=bad&correct=no",
+                "export JSON Lines, gold=bad & incorrect": f"/runs/{run.name}/samples.jsonl?gold=bad&correct=no",
+                "export CSV, every sample": f"/runs/{run.name}/samples.csv",
             }
-            print("\n| page | median ms | p95 ms |\n|---|---|---|")
+            print("\n| page | median ms | p95 ms | bytes |\n|---|---|---|---|")
             for name, path in pages.items():
-                client.get(base + path)  # warm (the leaderboard is computed once per summary)
+                warm = client.get(base + path)  # warm (the leaderboard is computed once per summary)
+                if warm.status_code in (400, 404):  # a page this version of the view does not have
+                    print(f"| {name} | not served ({warm.status_code}) | | |")
+                    continue
                 times = []
-                for _ in range(args.repeat):
+                for _ in range(min(args.repeat, 5) if "export" in name else args.repeat):
                     t = time.perf_counter()
                     response = client.get(base + path)
                     times.append((time.perf_counter() - t) * 1000)
                     assert response.status_code == 200, (path, response.status_code)
                 times.sort()
                 p95 = times[min(len(times) - 1, int(0.95 * len(times)))]
-                print(f"| {name} | {statistics.median(times):.0f} | {p95:.0f} |")
+                print(f"| {name} | {statistics.median(times):.0f} | {p95:.0f} | {len(warm.content):,} |")
             rss, peak = _memory(proc.pid)
             print(f"\nserver memory: RSS {rss:.0f} MiB at the end, peak {peak:.0f} MiB; index file "
                   f"{sum(p.stat().st_size for p in (Path(tmp) / 'index').iterdir()) / 2**20:.0f} MiB")

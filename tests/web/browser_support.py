@@ -4,10 +4,12 @@ browser Playwright downloads), and a page that records every console error, page
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import uvicorn
@@ -40,6 +42,26 @@ def serving(app: Any) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+@contextlib.contextmanager
+def chromium(executable: str, *args: str) -> Iterator[Any]:
+    """Debian's Chromium (`executable`) driven by Playwright, with `ARGS` and `args`."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, args=[*ARGS, *args])
+        yield browser
+        browser.close()
+
+
+def screenshot_dir(fallback: Path) -> Path:
+    """Where screenshots go: $UXBENCH_SCREENSHOTS when set (created), else `fallback`."""
+    wanted = os.environ.get("UXBENCH_SCREENSHOTS")
+    if not wanted:
+        return fallback
+    Path(wanted).mkdir(parents=True, exist_ok=True)
+    return Path(wanted)
 
 
 class Watch:

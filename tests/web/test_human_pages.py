@@ -76,7 +76,7 @@ def test_judgments_persist_resume_and_stay_apart_per_annotator(study: Study, tmp
     assert study.judgments() == {(a.token, item): "bad"}
     fresh = _client(Study.open(study.dir), tmp_path)  # a new server process over the same study
     revisit = fresh.get(f"/h/{a.token}", params={"item": item}).text
-    assert 'id="current">bad<' in revisit
+    assert 'id="current" data-choice="bad"' in revisit
     assert fresh.get(f"/h/{a.token}", params={"item": "i9999"}).status_code == 404
     assert fresh.post(f"/h/{a.token}", data={"item_id": item, "choice": "maybe", "csrf": _item(revisit)[0]}
                       ).status_code == 400

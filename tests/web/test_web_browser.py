@@ -197,7 +197,7 @@ def test_blind_judgments_persist_across_reloads_per_annotator(browser: Any, base
         two.goto(f"{base_url}/h/{b.token}")
         assert "0 of 4 judged" in two.page.inner_text("#progress")
         one.goto(f"{base_url}/h/{a.token}?item={first}")
-        assert one.page.inner_text("#current") == "bad"
+        assert one.page.get_attribute("#current", "data-choice") == "bad"
         text = one.page.inner_text("body")
         assert "gpt-4o" not in text and "gold" not in text
         assert study.judgments(b.token) == {} and len(study.judgments(a.token)) == 2

@@ -18,17 +18,19 @@ def new(
     out: Annotated[Path, typer.Option(help="The study directory to create.")],
     n: Annotated[int, typer.Option("--n", min=1, help="Items in the study.")] = 50,
     annotators: Annotated[int, typer.Option(min=1, help="Annotators (one link each).")] = 3,
-    mode: Annotated[str, typer.Option(help="pointwise (good / bad) or pairwise (A / B: a good and a bad reply).")] = "pointwise",  # noqa: E501
+    mode: Annotated[str, typer.Option(help="pointwise (good / bad / skip) or pairwise (A / B / tie / both bad / skip: a good and a bad reply, or two runs' replies).")] = "pointwise",  # noqa: E501
     seed: Annotated[int, typer.Option(help="Seed of the draw and of each annotator's order.")] = 0,
     draw: Annotated[str | None, typer.Option(help="pointwise: random (every reply equally likely: what a human-anchored Good% needs) or stratified (by class, or by the primary judge's verdict).", show_default="random for a Task 2/3 run, else stratified")] = None,  # noqa: E501
     base_url: Annotated[str, typer.Option(help="Where the study will be served, for the printed links.")] = "http://127.0.0.1:8321",
+    lang: Annotated[str, typer.Option(help="Language of the annotator pages: zh | en | auto (zh when most items are Chinese).")] = "auto",  # noqa: E501
 ) -> None:
     from uxbench.human.study import Study
 
-    study = Study.create(out, source, n=n, annotators=annotators, mode=mode, seed=seed, draw=draw)
+    study = Study.create(out, source, n=n, annotators=annotators, mode=mode, seed=seed, draw=draw, lang=lang)
     meta = study.meta()
     how = f", drawn {meta['draw']} from {meta['population']} (seed {seed})" if meta.get("draw") else ""
-    typer.echo(f"Study of {meta['n']} {mode} items from {meta['source']}{how} in {out}.")
+    typer.echo(f"Study of {meta['n']} {mode} items from {meta['source']}{how} in {out}; pages in "
+               f"{'Chinese' if meta.get('lang') == 'zh' else 'English'} (--lang).")
     typer.echo(f"Serve it with: uxbench human serve {out}   Links (give each annotator only their own):")
     for a in study.annotators():
         typer.echo(f"  {a.name}: {base_url.rstrip('/')}/h/{a.token}")

@@ -4,8 +4,8 @@ plus the mean of (human - judge) over the labelled ones. One estimate per judge 
 
 Annotators: `majority` (default) labels an item by the majority of its annotators (a tie counts as half good, and
 ties are counted); `each` gives one estimate per annotator over the items they labelled. Only items someone labelled
-count; if annotators skipped items for a reason related to the replies, the labelled ones are no longer a random
-draw, so the number drawn and labelled are both reported.
+good or bad count (a skip is no label); if annotators skipped items for a reason related to the replies, the
+labelled ones are no longer a random draw, so the number drawn and labelled are both reported.
 """
 
 from __future__ import annotations
@@ -23,11 +23,11 @@ ANNOTATOR_MODES = ("majority", "each")
 
 
 def _majority(choices: list[str]) -> float | None:
-    """1 good, 0 bad, 0.5 on a tie; None without a choice."""
-    if not choices:
-        return None
+    """1 good, 0 bad, 0.5 on a tie; None without a good or bad choice (a skip is no label)."""
     counts = Counter(choices)
     good, bad = counts.get("good", 0), counts.get("bad", 0)
+    if not good and not bad:
+        return None
     return 1.0 if good > bad else 0.0 if bad > good else 0.5
 
 
@@ -83,7 +83,8 @@ def human_anchored(study: Study, *, annotators: str = "majority") -> dict[str, A
     else:
         for a in people:
             groups.append((a.name, {item["hidden"]["case_id"]: 1.0 if judged[(a.token, item["item_id"])] == "good"
-                                    else 0.0 for item in items if (a.token, item["item_id"]) in judged}))
+                                    else 0.0 for item in items
+                                    if judged.get((a.token, item["item_id"])) in ("good", "bad")}))
     out.update(n_drawn=len(items), population=len(population), notes=notes)
     for who, labels in groups:
         known = [cid for cid in labels if cid in by_case]

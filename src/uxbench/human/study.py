@@ -8,11 +8,17 @@ population size recorded), so that the human labels anchor an estimate of the ru
 `draw` chooses otherwise. Pairwise: two
 conversations of opposite gold labels (of one scenario when the data allows), shown as A and B in a random
 order; the annotator picks the better reply, and the label is the side of the good one.
+
+Besides the decisive choices (good / bad; A / B) an annotator may answer `skip` (unsure: no judgment, left out of
+every figure and counted) and, pairwise, `tie` (both replies equally good) or `both_bad` (neither would satisfy
+the user). The study's language (`lang`: zh or en, chosen at creation from the items' text unless given) is the
+language of the annotator pages.
 """
 
 from __future__ import annotations
 
 import random
+import re
 import secrets
 import sqlite3
 from collections import defaultdict
@@ -29,8 +35,15 @@ from uxbench.human.sources import Candidate, from_run, load_candidates
 
 STUDY_DB = "study.sqlite"
 Mode = Literal["pointwise", "pairwise"]
-CHOICES = {"pointwise": ("good", "bad"), "pairwise": ("A", "B")}
+CHOICES = {"pointwise": ("good", "bad", "skip"), "pairwise": ("A", "B", "tie", "both_bad", "skip")}
+"""What an annotator may answer, per mode."""
+DECISIVE = {"pointwise": ("good", "bad"), "pairwise": ("A", "B")}
+"""The choices that take a side (the others are `tie`, `both_bad` and `skip`)."""
+SKIP = "skip"
+"""Unsure: the annotator gives no judgment (left out of every figure, counted)."""
 DRAWS = ("random", "stratified")
+LANGS = ("auto", "zh", "en")
+_HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -85,6 +98,15 @@ def _pairs(candidates: list[Candidate], n: int, rng: random.Random) -> list[tupl
         bad.remove(b)
         pairs.append((g, b))
     return pairs
+
+
+def items_lang(shown: list[dict[str, Any]]) -> str:
+    """zh when most items' text is Chinese (Han characters in their turns), else en."""
+    def chinese(item: dict[str, Any]) -> bool:
+        turns = [t for key in ("turns", "a", "b") for t in item.get(key) or []]
+        return any(_HAN.search(str(t.get("text") or "")) for t in turns)
+
+    return "zh" if shown and 2 * sum(map(chinese, shown)) > len(shown) else "en"
 
 
 def _judge_pick(good: Candidate, bad: Candidate, good_side: str) -> dict[str, str | None]:
@@ -160,11 +182,14 @@ class Study:
     # -- creating ---------------------------------------------------------------------------
     @classmethod
     def create(cls, directory: str | Path, source: str | list[str], *, n: int, annotators: int,
-               mode: str = "pointwise", seed: int = 0, draw: str | None = None) -> Study:
+               mode: str = "pointwise", seed: int = 0, draw: str | None = None, lang: str = "auto") -> Study:
         """A study drawn from one run or data set, or (pairwise) from two Task 2/3 runs on the same cases.
 
         `draw` (pointwise): random (every reply equally likely; the default for a Task 2/3 run) or stratified (by
-        gold class, or by the primary judge's verdict; the default otherwise)."""
+        gold class, or by the primary judge's verdict; the default otherwise). `lang`: the language of the
+        annotator pages (auto: zh when most items are Chinese)."""
+        if lang not in LANGS:
+            raise UxbenchError(f"--lang must be one of {', '.join(LANGS)}, not {lang!r}.")
         if draw is not None and draw not in DRAWS:
             raise UxbenchError(f"--draw must be random or stratified, not {draw!r}.")
         if draw is not None and mode != "pointwise":
@@ -209,8 +234,9 @@ class Study:
         db = study._db()
         try:
             db.execute("BEGIN")
+            shown_lang = items_lang([orjson.loads(r[0]) for r in rows]) if lang == "auto" else lang
             meta: dict[str, str] = {"mode": mode, "source": info["source"], "task": info["task"], "n": str(len(rows)),
-                                    "seed": str(seed),
+                                    "seed": str(seed), "lang": shown_lang,
                                     "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                                     **{k: str(info[k]) for k in ("draw", "population", "kind") if k in info}}
             db.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
@@ -236,6 +262,12 @@ class Study:
     @property
     def mode(self) -> str:
         return self.meta().get("mode", "pointwise")
+
+    @property
+    def lang(self) -> str:
+        """The language of the annotator pages: the one recorded at creation (a study made before it was
+        recorded: read from its items)."""
+        return self.meta().get("lang") or items_lang([i["shown"] for i in self.items()])
 
     def annotators(self) -> list[Annotator]:
         db = self._db()
@@ -289,7 +321,7 @@ class Study:
     def judge(self, annotator: Annotator, item_id: str, choice: str) -> None:
         """Save (or change) one judgment; committed before returning."""
         if choice not in CHOICES[self.mode]:
-            raise UxbenchError(f"choice must be one of {', '.join(CHOICES[self.mode])}.")
+            raise UxbenchError(f"choice must be one of {', '.join(CHOICES[self.mode])}, not {choice!r}.")
         db = self._db()
         try:
             if db.execute("SELECT 1 FROM items WHERE item_id = ?", (item_id,)).fetchone() is None:

@@ -107,9 +107,9 @@ def _bars(chart: BarChart) -> Figure:
         _xticks(ax, chart.categories)
         ax.set_ylabel(chart.ylabel)
         ax.set_ylim(0, 115)  # percentages, with room for the labels above a bar at 100
-    if n_series > 1:  # under the axes: inside, it would hide the labels of the tallest bars
-        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.12 if chart.horizontal else -0.18),
-                  frameon=False)
+    if n_series > 1:  # under the figure: inside the axes it would hide the labels of the tallest bars, and the
+        # constrained layout keeps it clear of the category labels however long and slanted they are
+        fig.legend(fontsize=8, loc="outside lower center", frameon=False)
     _title(ax, chart.title, fig.get_figwidth())
     return fig
 
@@ -150,12 +150,16 @@ def _reliability(chart: ReliabilityChart) -> Figure:
         ax.plot(curve.x, curve.y, marker="", linewidth=1.5, label=f"{curve.name} ({scores})" if scores else curve.name)
         ax.scatter(curve.x, curve.y, s=sizes, alpha=0.6)
         for x, y, n in zip(curve.x, curve.y, curve.n, strict=True):
-            ax.annotate(f"{y:.1f} (n={n})", (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7)
+            # Upright labels, below a point in the upper half and above one in the lower half: neighbouring bins
+            # (a tenth of the axis apart) never run into each other, and no label leaves the axes.
+            high = y > 50
+            ax.annotate(f"{y:.1f} (n={n})", (x, y), textcoords="offset points", xytext=(0, -9 if high else 9),
+                        rotation=90, ha="center", va="top" if high else "bottom", fontsize=7)
     ax.set_xlim(0, 100)
-    ax.set_ylim(0, 105)
+    ax.set_ylim(-2, 105)
     ax.set_xlabel("mean p(good) in the bin, %")
     ax.set_ylabel("good cases in the bin, %")
-    ax.legend(fontsize=8, loc="upper left")
+    fig.legend(fontsize=8, loc="outside lower center", frameon=False)  # under the figure: clear of every point
     _title(ax, chart.title, fig.get_figwidth())
     return fig
 

@@ -13,8 +13,20 @@ from starlette.exceptions import HTTPException
 
 from uxbench.metrics.proportions import DEFAULT_N_BOOT
 from uxbench.web.catalog import Catalog
-from uxbench.web.context import IndexBuilding, ViewState
-from uxbench.web.pages import compare, curation, human, mined_cases, mining, plots, run, runs, samples, sim
+from uxbench.web.context import IndexBuilding, RunInProgress, ViewState
+from uxbench.web.pages import (
+    compare,
+    curation,
+    human,
+    mined_cases,
+    mining,
+    plots,
+    run,
+    runs,
+    sample_export,
+    samples,
+    sim,
+)
 from uxbench.web.security import HostCheck
 
 if TYPE_CHECKING:
@@ -40,8 +52,8 @@ def create_app(catalog: Catalog, *, index_dir: Path, study: Study | None = None,
     check = hosts or HostCheck()
     static = Path(__file__).parent / "static"
     app.mount("/static", StaticFiles(directory=static), name="static")
-    routers = (human,) if annotator_only else (runs, run, samples, compare, mining, mined_cases, curation, human,
-                                               plots, sim)
+    routers = (human,) if annotator_only else (runs, run, samples, sample_export, compare, mining, mined_cases,
+                                               curation, human, plots, sim)
     for module in routers:
         app.include_router(module.router)
 
@@ -75,6 +87,16 @@ def create_app(catalog: Catalog, *, index_dir: Path, study: Study | None = None,
         response = view.page("building.html", status=202, title=f"Indexing {exc.entry.id}", run=exc.entry,
                              done=done, total=total)
         response.headers["Retry-After"] = "2"
+        return response
+
+    @app.exception_handler(RunInProgress)
+    async def in_progress(request: Request, exc: RunInProgress) -> HTMLResponse:
+        from uxbench.web.pages.runs import pending_row
+
+        view: ViewState = request.app.state.view
+        response = view.page("run_progress.html", status=202, title=f"Run {exc.entry.id} in progress",
+                             run=pending_row(exc.entry))
+        response.headers["Retry-After"] = "5"
         return response
 
     @app.exception_handler(RequestValidationError)

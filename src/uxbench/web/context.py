@@ -14,8 +14,17 @@ from fastapi.responses import HTMLResponse
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from uxbench.metrics.proportions import DEFAULT_N_BOOT
-from uxbench.web.catalog import Catalog, MineEntry, RunEntry
-from uxbench.web.render import board_filters, cell_text, markdown_html, pct, text_lang, verbatim_html
+from uxbench.web.catalog import Catalog, MineEntry, PendingEntry, RunEntry
+from uxbench.web.render import (
+    board_filters,
+    breakable,
+    cell_text,
+    highlight,
+    markdown_html,
+    pct,
+    text_lang,
+    verbatim_html,
+)
 from uxbench.web.sample_index import SampleIndex
 from uxbench.web.security import Csrf
 
@@ -32,7 +41,7 @@ def _environment() -> Environment:
     env = Environment(loader=PackageLoader("uxbench.web", "templates"), autoescape=select_autoescape(default=True),
                       trim_blocks=True, lstrip_blocks=True)
     env.filters.update(md=markdown_html, verbatim=verbatim_html, text_lang=text_lang, pct=pct, cell=cell_text,
-                       **board_filters())
+                       breakable=breakable, highlight=highlight, **board_filters())
     return env
 
 
@@ -43,6 +52,14 @@ class IndexBuilding(Exception):
         super().__init__(entry.id)
         self.entry = entry
         self.index = index
+
+
+class RunInProgress(Exception):
+    """A page of a run that is still being written (no summary yet): the app answers with its progress."""
+
+    def __init__(self, entry: PendingEntry) -> None:
+        super().__init__(entry.id)
+        self.entry = entry
 
 
 @dataclass
@@ -87,6 +104,9 @@ class ViewState:
     def run(self, run_id: str) -> RunEntry:
         entry = self.catalog.run(run_id)
         if entry is None:
+            pending = self.catalog.pending.get(run_id)
+            if pending is not None:
+                raise RunInProgress(pending)
             raise HTTPException(404, "no such run")
         return entry
 

@@ -63,6 +63,34 @@ def text_lang(text: str | None) -> str:
     return ""
 
 
+_BREAK_AFTER = re.compile(r"([/:_.,=-]+)(?=\w)")
+
+
+def breakable(text: Any) -> Markup:
+    """The text escaped, with a line-break opportunity (`<wbr>`) after each `/ : _ . , = -` inside it: a model spec,
+    a path or a run id then wraps at its parts (`scripted:file:/tmp/` `model_a.json`) instead of widening its
+    table or being cut in the middle of a word."""
+    if text is None:
+        return Markup("")
+    return Markup(_BREAK_AFTER.sub(r"\1<wbr>", str(escape(str(text)))))
+
+
+def highlight(text: str | None, needle: str | None) -> Markup:
+    """The text escaped, with every case-insensitive match of `needle` in a `<mark>` (the browser's search)."""
+    if not text:
+        return Markup("")
+    if not needle:
+        return escape(text)
+    pattern = re.compile(re.escape(needle), re.IGNORECASE)
+    out, at = [], 0
+    for found in pattern.finditer(text):
+        out.append(str(escape(text[at:found.start()])))
+        out.append(f"<mark>{escape(found.group(0))}</mark>")
+        at = found.end()
+    out.append(str(escape(text[at:])))
+    return Markup("".join(out))
+
+
 def pct(value: Any, digits: int = 1) -> str:
     """A fraction as a percentage; an em dash when there is none."""
     if value is None:

@@ -274,10 +274,22 @@ class SampleIndex:
         return found
 
     def search(self, query: Query) -> Page:
-        """One page of the samples that pass the filters, in the chosen order (`sample_query.search`)."""
+        """One page of the samples that pass the filters, in the chosen order (`sample_query.search`); with a
+        search of the judge's output, each row's `judge_snippet` (the output around the match)."""
         self._ready()
         with closing(self._connect()) as db:
-            return sample_query.search(db, query, self._fts)
+            page = sample_query.search(db, query, self._fts)
+        if query.judge_q and page.rows:
+            found = judge_snippets(self.run_dir, [r["sample_id"] for r in page.rows], query.judge_q, query.judge)
+            for r in page.rows:
+                r["judge_snippet"] = found.get(r["sample_id"])
+        return page
+
+    def iterate(self, query: Query) -> Iterator[dict[str, Any]]:
+        """Every sample that passes the filters, in the chosen order (`sample_query.iterate`): an export."""
+        self._ready()
+        with closing(self._connect()) as db:
+            yield from sample_query.iterate(db, query, self._fts)
 
     def neighbours(self, query: Query, rid: int) -> dict[str, Any] | None:
         """The sample's position and its previous and next samples under `query`'s filters and order."""
@@ -321,7 +333,8 @@ class SampleIndex:
         for s in scores:
             counts[min(int(s * bins), bins - 1)] += 1
         top = max(counts) or 1
-        return [{"lo": i / bins, "hi": (i + 1) / bins, "n": c, "height": 160 * c / top} for i, c in enumerate(counts)]
+        return [{"lo": round(i / bins, 6), "hi": round((i + 1) / bins, 6), "n": c, "height": 160 * c / top}
+                for i, c in enumerate(counts)]
 
 
 def _text(value: Any) -> str | None:
@@ -343,6 +356,29 @@ class _Batch:
         self.rows.clear()
         self.texts.clear()
         self.judged.clear()
+
+
+def judge_snippets(run_dir: Path, sample_ids: list[str], needle: str, judge: str | None) -> dict[str, str]:
+    """sample_id -> the judge's output around the first match of `needle` (Task 1, `judge` None: the model's
+    output), for the rows of one page: read from the run's store by key (the index's text table has no key to
+    find them by)."""
+    marks = ",".join("?" * len(sample_ids))
+    db = sqlite3.connect(f"file:{run_dir / SAMPLES_DB}?mode=ro", uri=True, timeout=30)
+    try:
+        if judge:
+            rows = db.execute(f"SELECT sample_id, body FROM scores WHERE judge = ? AND sample_id IN ({marks})",
+                              [judge, *sample_ids]).fetchall()
+        else:
+            rows = db.execute(f"SELECT sample_id, body FROM records WHERE sample_id IN ({marks})",
+                              sample_ids).fetchall()
+    finally:
+        db.close()
+    out: dict[str, str] = {}
+    for sample_id, body in rows:
+        found = sample_query.around(str(orjson.loads(body).get("raw_output") or ""), needle.lower())
+        if found is not None:
+            out[sample_id] = found
+    return out
 
 
 def load_sample(run_dir: Path, sample_id: str) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]:

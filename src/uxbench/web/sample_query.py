@@ -8,6 +8,7 @@ Every column name that reaches SQL comes from the `SORTS` and `FACETS` tables he
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,8 +18,10 @@ FACETS = ("scenario", "dimension", "difficulty")
 COUNT_CAP = 10_000
 """A search counts its matches up to this many (a common word would otherwise be counted over every sample)."""
 SNIPPET_CHARS = 160
-SORTS = ("rid", "case", "gold", "verdict", "correct", "score", "scenario", "dimension", "difficulty", "turns")
-"""The columns the browser sorts by (the key in the URL's `sort`)."""
+SORTS = ("rid", "case", "gold", "verdict", "correct", "score", "confidence", "scenario", "dimension", "difficulty",
+         "turns")
+"""The columns the browser sorts by (the key in the URL's `sort`). `confidence`: how far p(good) (the score) is
+from 0.5, whichever side: with the incorrect verdicts only, descending, the confident errors come first."""
 
 
 @dataclass
@@ -75,6 +78,7 @@ def _sort_column(key: str, judge: str | None) -> str:
     columns = {"rid": "s.rid", "case": "s.case_id", "gold": "s.gold", "correct": "s.correct",
                "verdict": "COALESCE(v.label, 'none')" if judge else "s.prediction",
                "score": "v.score" if judge else "s.score", "turns": "s.turns",
+               "confidence": "ABS(v.score - 0.5)" if judge else "ABS(s.score - 0.5)",
                **{f: f"s.{f}" for f in FACETS}}
     return columns.get(key, "s.rid")
 
@@ -199,6 +203,14 @@ def search(db: sqlite3.Connection, query: Query, fts: bool) -> Page:
     return Page(rows=rows, total=total, page=page, per_page=per_page, capped=capped)
 
 
+def iterate(db: sqlite3.Connection, query: Query, fts: bool) -> Iterator[dict[str, Any]]:
+    """Every sample that passes the filters, in the chosen order (an export of the list: no page, no cap)."""
+    sel = _select(query, fts)
+    columns = "s.*" + (", v.label AS verdict_label, v.score AS verdict_score" if query.judge else "")
+    for row in db.execute(f"SELECT {columns} {sel.clause()} ORDER BY {sel.order()}", sel.params):
+        yield dict(row)
+
+
 def neighbours(db: sqlite3.Connection, query: Query, fts: bool, rid: int) -> dict[str, Any] | None:
     """Where sample `rid` stands among those that pass the filters, in the chosen order: {position, total, prev,
     next} (rids; None at the ends), or None when the filters leave it out. Each is an indexed query from the
@@ -225,20 +237,26 @@ def neighbours(db: sqlite3.Connection, query: Query, fts: bool, rid: int) -> dic
     return {"position": position, "total": total, "prev": nearest(earlier, True), "next": nearest(later, False)}
 
 
+def around(body: str, needle: str) -> str | None:
+    """The text around the first match of `needle` (lower case), on one line; None without a match."""
+    at = body.lower().find(needle)
+    if at < 0:
+        return None
+    start = max(0, at - SNIPPET_CHARS // 2)
+    piece = " ".join(body[start:start + SNIPPET_CHARS].split())
+    return ("…" if start else "") + piece + ("…" if start + SNIPPET_CHARS < len(body) else "")
+
+
 def snippets(db: sqlite3.Connection, rids: list[int], q: str) -> dict[int, str]:
     """rid -> the text around the first match of `q` (case-insensitive), for the rows shown."""
     if not rids:
         return {}
     out: dict[int, str] = {}
-    needle = q.lower()
     marks = ",".join("?" * len(rids))
     for rid, body in db.execute(f"SELECT rowid, body FROM text WHERE rowid IN ({marks})", rids):
-        at = str(body).lower().find(needle)
-        if at < 0:
-            continue
-        start = max(0, at - SNIPPET_CHARS // 2)
-        piece = " ".join(str(body)[start:start + SNIPPET_CHARS].split())
-        out[int(rid)] = ("…" if start else "") + piece + ("…" if start + SNIPPET_CHARS < len(str(body)) else "")
+        found = around(str(body), q.lower())
+        if found is not None:
+            out[int(rid)] = found
     return out
 
 

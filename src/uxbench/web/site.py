@@ -23,7 +23,7 @@ from uxbench.report.leaderboard import leaderboard
 from uxbench.runs.store import RunStore
 from uxbench.web.pages.runs import headline, headline_corrected, headline_why
 from uxbench.web.public import Publisher, short_fingerprint
-from uxbench.web.render import board_filters, cell_text, pct
+from uxbench.web.render import board_filters, breakable, cell_text, pct
 
 STATIC = Path(__file__).parent / "static"
 
@@ -100,7 +100,7 @@ def build_site(paths: Sequence[str | Path], out: str | Path, *, judge: str | Non
     target = Path(out)
     target.mkdir(parents=True, exist_ok=True)
     env = Environment(loader=PackageLoader("uxbench.web", "templates"), autoescape=select_autoescape(default=True))
-    env.filters.update(pct=pct, cell=cell_text, **board_filters())
+    env.filters.update(pct=pct, cell=cell_text, breakable=breakable, **board_filters())
     html = env.get_template("site.html").render(title=title, board=board, runs=runs, sims=sims)
     for name in ("style.css", "app.js"):
         shutil.copyfile(STATIC / name, target / name)

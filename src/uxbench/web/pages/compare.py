@@ -1,5 +1,6 @@
-"""Two runs on the same cases: the paired figures, then case by case with disagreements first and both outputs
-side by side."""
+"""Two runs on the same cases: each run's own figure and the paired difference, then case by case with
+disagreements first and both outputs side by side. The form lists the runs by task and chooses no run for the
+user (A = B is never a default); a pair it cannot compare (one run twice, two tasks) gets the form back with why."""
 
 from __future__ import annotations
 
@@ -43,8 +44,31 @@ def _rate_diff(oa: dict[str, dict[str, Any]], ob: dict[str, dict[str, Any]], sha
     both = [c for c in shared if oa[c]["verdict"] in ("good", "bad") and ob[c]["verdict"] in ("good", "bad")]
     if not both:
         return None
-    return paired_rate_diff([ob[c]["verdict"] == "good" for c in both], [oa[c]["verdict"] == "good" for c in both],
-                            n_boot=n_boot, seed=seed)
+    out = paired_rate_diff([ob[c]["verdict"] == "good" for c in both], [oa[c]["verdict"] == "good" for c in both],
+                           n_boot=n_boot, seed=seed)
+    # Each run's own rate on these cases, beside the difference of the two.
+    out["k_a"] = sum(oa[c]["verdict"] == "good" for c in both)
+    out["k_b"] = sum(ob[c]["verdict"] == "good" for c in both)
+    return out
+
+
+def _figure(summary: dict[str, Any]) -> dict[str, Any]:
+    """A run's own headline figure (the start page's): name and cell, over all its cases."""
+    from uxbench.web.pages.runs import headline
+
+    name, cell = headline(summary)
+    return {"name": name, "cell": cell, "model": summary.get("model"), "n": summary.get("n_samples")}
+
+
+def _choices(view: ViewState) -> list[dict[str, Any]]:
+    """The served runs grouped by task (the form's option groups), each with its model."""
+    from uxbench.report.leaderboard import TITLES
+
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for entry in view.catalog.runs.values():
+        summary = entry.summary()
+        groups.setdefault(str(summary.get("task")), []).append({"id": entry.id, "model": summary.get("model")})
+    return [{"task": task, "title": TITLES.get(task, task), "runs": runs} for task, runs in groups.items()]
 
 
 def _cached_paired(view: ViewState, a: RunEntry, b: RunEntry, task: str) -> dict[str, Any] | None:
@@ -60,17 +84,24 @@ def _cached_paired(view: ViewState, a: RunEntry, b: RunEntry, task: str) -> dict
 def compare(request: Request) -> HTMLResponse:
     view = state(request)
     p = request.query_params
-    runs = list(view.catalog.runs.values())
-    a_id, b_id = p.get("a"), p.get("b")
+    a_id, b_id = p.get("a") or None, p.get("b") or None
+    form: dict[str, Any] = {"title": "Compare runs", "groups": _choices(view), "sel_a": a_id, "sel_b": b_id,
+                            "a": None, "b": None}
     if not a_id or not b_id:
-        return view.page("compare.html", title="Compare runs", runs=runs, a=None, b=None)
+        return view.page("compare.html", **form)
     a, b = view.run(a_id), view.run(b_id)
     if a.id == b.id:
-        return view.page("compare.html", status=400, title="Compare runs", runs=runs, a=a, b=None,
-                         same=True)
+        return view.page("compare.html", status=400, **form,
+                         problem=f"Run A and run B are the same run ({a.id}): choose two different runs of one task "
+                                 "to compare them case by case.")
     sa, sb = a.summary(), b.summary()
     if sa.get("task") != sb.get("task"):
-        raise HTTPException(400, "these runs are of different tasks; compare runs of one task")
+        from uxbench.report.leaderboard import TITLES
+
+        kinds = [TITLES.get(str(x.get("task")), str(x.get("task"))) for x in (sa, sb)]
+        return view.page("compare.html", status=400, **form,
+                         problem=f"Run A ({a.id}) is a {kinds[0]} run and run B ({b.id}) a {kinds[1]} run: a "
+                                 "comparison pairs the cases of one task. Choose two runs of one task.")
     task = str(sa.get("task"))
     oa = view.ready_index(a).outcomes(None if task == "judge" else sa.get("primary_judge"))
     ob = view.ready_index(b).outcomes(None if task == "judge" else sb.get("primary_judge"))
@@ -93,7 +124,9 @@ def compare(request: Request) -> HTMLResponse:
                       "scores_a": scores_a, "scores_b": scores_b})
     base = {"a": a.id, "b": b.id}
     links = {"prev": "?" + urlencode({**base, "page": page - 1}), "next": "?" + urlencode({**base, "page": page + 1})}
-    return view.page("compare.html", title=f"{a.id} vs {b.id}", runs=runs, a=a, b=b, sa=sa, sb=sb, task=task,
+    form.update(title=f"{a.id} vs {b.id}", a=a, b=b)
+    return view.page("compare.html", **form, sa=sa, sb=sb, task=task,
+                     figures={"A": _figure(sa), "B": _figure(sb)},
                      n_shared=len(shared), n_differ=len(differ), n_only_a=len(oa) - len(shared),
                      n_only_b=len(ob) - len(shared), items=items, page=page, pages=pages, links=links,
                      paired=_cached_paired(view, a, b, task),

@@ -1,4 +1,6 @@
-"""The start page: every run with its headline figure, the leaderboard per task, the mining outputs."""
+"""The start page: every run with its headline figure, the runs in progress with what they have written, the
+leaderboard per task, the mining outputs. The served paths are looked at again on each visit (at most every few
+seconds), so a run written since the server started is listed."""
 
 from __future__ import annotations
 
@@ -8,7 +10,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
 from uxbench.errors import UxbenchError
-from uxbench.web.catalog import RunEntry
+from uxbench.web.catalog import PendingEntry, RunEntry
 from uxbench.web.context import ViewState, state
 
 router = APIRouter()
@@ -47,6 +49,8 @@ def headline_why(summary: dict[str, Any]) -> str | None:
 
 
 def run_rows(view: ViewState) -> list[dict[str, Any]]:
+    from uxbench.dirlock import read_lock_holder
+
     rows = []
     for entry in view.catalog.runs.values():
         summary = entry.summary()
@@ -54,8 +58,28 @@ def run_rows(view: ViewState) -> list[dict[str, Any]]:
         rows.append({"id": entry.id, "task": summary.get("task"), "model": summary.get("model"),
                      "n": summary.get("n_samples"), "metric": name, "cell": cell, "why": headline_why(summary),
                      "corrected": headline_corrected(summary),
-                     "data": (summary.get("data") or {}).get("description"), "demo": summary.get("demo_data")})
+                     "data": (summary.get("data") or {}).get("description"), "demo": summary.get("demo_data"),
+                     "running": read_lock_holder(entry.path) is not None})  # resumed, or a judge added
     return rows
+
+
+def pending_row(entry: PendingEntry) -> dict[str, Any]:
+    """A run in progress as the pages show it: task, model, what it has written, who writes it and when it last
+    did (`PendingEntry.progress`)."""
+    from datetime import datetime, timezone
+
+    manifest = entry.manifest()
+    progress = entry.progress()
+    limit = (manifest.get("options") or {}).get("limit")
+    judges = manifest.get("judges") or {}
+    updated = progress["updated"]
+    return {"id": entry.id, "task": manifest.get("task"), "model": (manifest.get("model") or {}).get("spec"),
+            "data": (manifest.get("data") or {}).get("description"), "records": progress["records"],
+            "errors": progress["errors"], "total": progress["selected"] or limit,
+            "scores": {str((judges.get(k) or {}).get("spec") or k): n for k, n in progress["scores"].items()},
+            "holder": progress["holder"],
+            "updated": datetime.fromtimestamp(updated, timezone.utc).isoformat(timespec="seconds") if updated
+            else None}
 
 
 def leaderboard_for(view: ViewState, entries: list[RunEntry]) -> dict[str, Any] | None:
@@ -87,10 +111,12 @@ def leaderboard_for(view: ViewState, entries: list[RunEntry]) -> dict[str, Any] 
 @router.get("/", response_class=HTMLResponse)
 def index(request: Request) -> HTMLResponse:
     view = state(request)
+    view.catalog.refresh()
     board = leaderboard_for(view, [*view.catalog.runs.values(), *view.catalog.sims.values()])  # type: ignore[list-item]
     from uxbench.web.pages.scaling import scaling_tasks
     from uxbench.web.pages.sim import sim_rows
 
     return view.page("index.html", title="uxbench", runs=run_rows(view), board=board, sims=sim_rows(view),
                      mines=list(view.catalog.mines.values()), skipped=view.catalog.skipped,
+                     pending=[pending_row(e) for e in view.catalog.pending.values()],
                      scaling=scaling_tasks(board))

@@ -1,9 +1,11 @@
 """The sample browser (filters, a search of the conversation and reply, a search of the judge's output, a sort
-over the whole run kept in the URL, server-side pages, a snippet per row) and one sample turn by turn, with
-its previous and next sample under the same filters and order and a jump to the turn under test."""
+over the whole run kept in the URL, server-side pages, a snippet per row with the matches marked, p(good) where
+the verdicts are probabilities, the filtered list exported as CSV or JSON Lines) and one sample turn by turn,
+with its previous and next sample under the same filters and order and a jump to the turn under test."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
@@ -11,8 +13,9 @@ from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import HTMLResponse
 
 from uxbench.runs.curation import CURATION_DB, Curation
-from uxbench.web.context import state
-from uxbench.web.sample_index import load_sample
+from uxbench.web.catalog import RunEntry
+from uxbench.web.context import ViewState, state
+from uxbench.web.sample_index import SampleIndex, load_sample
 from uxbench.web.sample_query import FACETS, SORTS, Query
 
 router = APIRouter()
@@ -23,7 +26,7 @@ UNDER_TEST = "under-test"
 """The id of the turn under test on a sample page (the target of its 'jump' link)."""
 
 
-def _curation_filter(query: Query, wanted: str | None, states: dict[str, Any]) -> None:
+def curation_filter(query: Query, wanted: str | None, states: dict[str, Any]) -> None:
     """Restrict `query` to the cases in a curation state (`CURATION_FILTERS`)."""
     if not wanted:
         return
@@ -37,7 +40,7 @@ def _curation_filter(query: Query, wanted: str | None, states: dict[str, Any]) -
         query.only_cases = frozenset(c for c, a in marked.items() if a in actions)
 
 
-def _query(request: Request, summary: dict[str, Any]) -> Query:
+def parse_query(request: Request, summary: dict[str, Any]) -> Query:
     p = request.query_params
     judge = p.get("judge") or None
     if summary.get("task") != "judge":
@@ -80,6 +83,18 @@ def conversation(case: dict[str, Any], record: dict[str, Any] | None) -> list[di
     return turns
 
 
+def score_label(summary: dict[str, Any], manifest: dict[str, Any], judge: str | None) -> str | None:
+    """The name of the score column: p(good) where the verdicts are probabilities (a Task 1 run with
+    --verdict-from logprobs, a GRM judge), `score` for a Likert or rubric score, None where there is none."""
+    if summary.get("task") != "judge":
+        info = (summary.get("judges") or {}).get(judge or "") or {}
+        return "p(good)" if info.get("mode") == "grm" else "score"
+    config = manifest.get("task_config") or {}
+    if config.get("verdict_from") == "logprobs":
+        return "p(good)"
+    return "score" if config.get("formulation") in ("likert", "rubric") else None
+
+
 def kept_params(request: Request) -> dict[str, str]:
     """The browser's filters, search and sort (not its page), carried by its links and the sample pages'."""
     return {k: request.query_params[k] for k in _PARAMS if request.query_params.get(k)}
@@ -98,25 +113,53 @@ def _sort_links(kept: dict[str, str], query: Query) -> dict[str, str]:
     return out
 
 
-@router.get("/runs/{run_id}/samples", response_class=HTMLResponse)
-def browser(request: Request, run_id: str) -> HTMLResponse:
+@dataclass
+class Listing:
+    """What the browser's list is made of: the run, its summary, the query of the request (its curation filter
+    applied), the run's index and the curation states. The list's page and its export share it."""
+
+    view: ViewState
+    entry: RunEntry
+    summary: dict[str, Any]
+    query: Query
+    index: SampleIndex
+    states: dict[str, Any]
+
+
+def listing(request: Request, run_id: str) -> Listing:
     view = state(request)
     entry = view.run(run_id)
     summary = entry.summary()
-    query = _query(request, summary)
+    query = parse_query(request, summary)
     index = view.ready_index(entry)
     states = Curation(entry.path / CURATION_DB).states()
-    _curation_filter(query, request.query_params.get("curation") or None, states)
+    curation_filter(query, request.query_params.get("curation") or None, states)
+    return Listing(view, entry, summary, query, index, states)
+
+
+@router.get("/runs/{run_id}/samples", response_class=HTMLResponse)
+def browser(request: Request, run_id: str) -> HTMLResponse:
+    found = listing(request, run_id)
+    view, entry, summary, query, index, states = (found.view, found.entry, found.summary, found.query, found.index,
+                                                  found.states)
     result = index.search(query)
     kept = kept_params(request)
     if query.per_page != 50:
         kept["per_page"] = str(result.per_page)
     links = {n: "?" + urlencode({**kept, "page": n}) for n in (1, result.page - 1, result.page + 1, result.pages)}
+    score = score_label(summary, entry.manifest(), query.judge)
+    confident = "?" + urlencode({**{k: v for k, v in kept.items() if k not in ("sort", "dir")},
+                                 **({"correct": "no"} if summary.get("task") == "judge" else {}),
+                                 "sort": "confidence", "dir": "desc"})
+    exported = urlencode({k: v for k, v in kept.items()})
     return view.page("samples.html", title=f"Samples of {entry.id}", run=entry, summary=summary, query=query,
                      result=result, facets=index.facet_values(), links=links, params=kept, curation=states,
                      judges=summary.get("judges") or {}, curation_filters=CURATION_FILTERS,
                      curation_filter=request.query_params.get("curation") or "", sort_links=_sort_links(kept, query),
-                     carry=("?" + urlencode(kept)) if kept else "")
+                     carry=("?" + urlencode(kept)) if kept else "", score_label=score,
+                     confident_link=confident if score == "p(good)" else None,
+                     export={"csv": f"/runs/{entry.id}/samples.csv" + (f"?{exported}" if exported else ""),
+                             "jsonl": f"/runs/{entry.id}/samples.jsonl" + (f"?{exported}" if exported else "")})
 
 
 def sample_prompts(manifest: dict[str, Any], summary: dict[str, Any], record: dict[str, Any],
@@ -149,12 +192,12 @@ def sample(request: Request, run_id: str, rid: str) -> HTMLResponse:
     entry = view.run(run_id)
     number = _rid(rid)
     summary = entry.summary()
-    query = _query(request, summary)
+    query = parse_query(request, summary)
     index = view.ready_index(entry)
     row = index.row(number)
     if row is None:
         raise HTTPException(404, "no such sample in this run")
-    _curation_filter(query, request.query_params.get("curation") or None,
+    curation_filter(query, request.query_params.get("curation") or None,
                      Curation(entry.path / CURATION_DB).states())
     kept = kept_params(request)
     carry = ("?" + urlencode(kept)) if kept else ""
@@ -168,4 +211,4 @@ def sample(request: Request, run_id: str, rid: str) -> HTMLResponse:
                      prompts=sample_prompts(entry.manifest(), summary, record, case, scores), primary=primary,
                      task=summary.get("task"), events=curation.events(str(row["case_id"])), who=view.who,
                      target="run", target_id=entry.id, around=around, carry=carry, filtered=bool(kept),
-                     under_test=UNDER_TEST)
+                     under_test=UNDER_TEST, score_label=score_label(summary, entry.manifest(), None))

@@ -55,6 +55,11 @@ _EN_HEADS = "Ash Black Thorn Wind Hollow Mar Fair Kettle Pem Under Whit Grim Dar
 _EN_TAILS = "wood combe bury ton field worth ley ham ridge ford hurst more stead well brook shaw".split()
 EN_LAST = [h + t for h in _EN_HEADS for t in _EN_TAILS]
 """288 English-looking surnames (most occur in no real log; a seed is used only if it occurs nowhere in it)."""
+_NEW_HEADS = "Quill Vex Zan Brin Tor Pell Rook Sab Wren Kest Lorn Mord Nym Ost Prax Ryl Sel Tam".split()
+_NEW_TAILS = "iter ovan ussen aker ilde orrow emby ashe ique ondo".split()
+NEW_LAST = [h + t for h in _NEW_HEADS for t in _NEW_TAILS if not any(last in h + t for last in EN_LAST)]
+"""Surnames of the kinds added later, none holding one of `EN_LAST`: a name one kind leaves behind cannot be
+the value of another kind's seed (``Dear Mr. Ashwood`` is seeded with ``Ashwood`` alone)."""
 KINDS = (
     "cn_mobile", "intl_mobile", "cn_resident_id", "bank_card", "cn_landline_separated", "cn_landline_plain",
     "cn_landline_parens", "cn_landline_plus86",
@@ -127,10 +132,10 @@ def make_value(kind: str, rng: random.Random) -> tuple[str, str]:
         value = rng.choice([f"({a})-{b}-{c}", f"({a}) {b}-{c}", f"{a}-{b}-{c}", f"{a}.{b}.{c}"])
         return rng.choice(["call me at {v}", "cell: {v}", "my number is {v}."]).format(v=value), value
     if kind == "email_apostrophe":
-        value = f"{rng.choice(EN_FIRST)}.O'{rng.choice(EN_LAST)}@{rng.choice(MAIL_DOMAINS)}"
+        value = f"{rng.choice(EN_FIRST)}.O'{rng.choice(NEW_LAST)}@{rng.choice(MAIL_DOMAINS)}"
         return rng.choice(["write to {v} please", "邮箱 {v}"]).format(v=value), value
     zh = rng.choice(ZH_SURNAMES) + rng.choice(ZH_GIVEN) + (rng.choice(ZH_GIVEN) if rng.random() < 0.5 else "")
-    first, last = rng.choice(EN_FIRST), rng.choice(EN_LAST)
+    first, last = rng.choice(EN_FIRST), rng.choice(EN_LAST if kind in KINDS[:16] else NEW_LAST)
     if kind == "name_zh_intro":
         return rng.choice(["我叫{v}", "我的名字是{v}", "本人{v}", "你好，我是{v}。"]).format(v=zh), zh
     if kind == "name_zh_address":
@@ -155,14 +160,16 @@ def make_value(kind: str, rng: random.Random) -> tuple[str, str]:
                              "\nThat is all. Regards, {f} {l}", "\n此致\n敬礼！\n{z}", "\n祝好！\n{z}", "\n{z} 敬上"])
         return phrase.format(f=first, l=last, z=zh), zh if "{z}" in phrase else f"{first} {last}"
     if kind == "address_postcode_tail":
-        number, street = rng.randint(2, 98), rng.choice(EN_LAST)
-        uk = (f"{rng.choice(UK_AREAS)}{rng.randint(1, 20)} {rng.randint(1, 9)}"
-              f"{rng.choice('ABDEFGHJLNPQRSTUWXYZ')}{rng.choice('ABDEFGHJLNPQRSTUWXYZ')}")
-        form, value = rng.choice([("{n} {s} Street, London {p}", uk), ("{n} {s} Road, Leeds, {p}", uk),
-                                  ("{n} {s} Road, Sydney {p}", f"NSW {rng.randint(2000, 2999)}"),
-                                  ("{n} {s} Avenue, Boston, {p}", f"MA 0{rng.randint(1000, 2799)}")])
+        # A UK postcode after an address; the value checked is the district's last digit and the inward code
+        # ("1 6XE" of "NW1 6XE"): what stays behind when the address is cut before the postcode ends.
+        number, street, district = rng.randint(2, 98), rng.choice(NEW_LAST), rng.randint(1, 20)
+        inward = (f"{rng.randint(1, 9)}{rng.choice('ABDEFGHJLNPQRSTUWXYZ')}"
+                  f"{rng.choice('ABDEFGHJLNPQRSTUWXYZ')}")
+        form = rng.choice(["{n} {s} Street, London {a}{d} {i}", "{n} {s} Road, Leeds, {a}{d} {i}",
+                           "{n} {s} Lane, Oxford {a}{d} {i}"])
         phrase = rng.choice(["Please send it to ", "Our office: ", "I moved to "]) + form
-        return phrase.format(n=number, s=street, p=value), value
+        return phrase.format(n=number, s=street, a=rng.choice(UK_AREAS), d=district, i=inward), \
+            f"{str(district)[-1]} {inward}"
     if kind == "address_zh_building":
         building = rng.choice(["SOHO现代城", "万达广场", "国贸中心", "阳光新城", "IFC国际金融中心"])
         unit = rng.choice(["号楼", "栋", "座"])

@@ -14,7 +14,7 @@ Each round runs, one after the other, each in a fresh child process:
    most favourable measure of the reference (no reading, no writing, no start-up).
 2. **uxbench**: ``python -m uxbench mine run LOG --out TMP --no-llm`` from start to exit: the whole
    process (start-up, reading, grouping, de-identification, gate, prefilter, signals, dedup, every output
-   file), timed by wall clock, with the CPU seconds of the whole process tree.
+   file), timed by wall clock, with the CPU seconds of the whole process tree (`TreeCpu`).
 
 Both rates are in turns per second over the same turns (every turn of the log). Printed: each round's rates and
 their ratio with the load average before it, and the median ratio. The machine's load moves both sides:
@@ -28,16 +28,18 @@ import argparse
 import importlib.util
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
+
+import psutil
 
 DEFAULT_POOL = os.environ.get("UXBENCH_SIGNALS_POOL", "~/.cache/uxbench/signals_dev/pool.jsonl")
 
@@ -87,9 +89,36 @@ def reference_child(signals_file: Path, log: Path) -> None:
                       "cpu_s": time.process_time() - cpu}))
 
 
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+class TreeCpu(threading.Thread):
+    """CPU seconds of a process and every process under it (its worker pool, the fork server and the workers
+    forked from it, which are not its own children and so escape ``RUSAGE_CHILDREN``): each process's own
+    user + system time, sampled every `interval` seconds, its last sample kept (a process's last fraction
+    of an interval is not counted)."""
+
+    def __init__(self, pid: int, interval: float = 0.2) -> None:
+        super().__init__(daemon=True)
+        self.root, self.interval = psutil.Process(pid), interval
+        self.seen: dict[tuple[int, float], float] = {}
+        self._halt = threading.Event()
+
+    def run(self) -> None:
+        while not self._halt.is_set():
+            try:
+                procs = [self.root, *self.root.children(recursive=True)]
+            except psutil.Error:
+                return
+            for proc in procs:
+                try:
+                    times = proc.cpu_times()
+                    self.seen[(proc.pid, proc.create_time())] = times.user + times.system
+                except psutil.Error:
+                    continue
+            self._halt.wait(self.interval)
+
+    def stop(self) -> float:
+        self._halt.set()
+        self.join()
+        return sum(self.seen.values())
 
 
 def run_reference(signals_file: Path, log: Path) -> dict[str, Any]:
@@ -105,11 +134,18 @@ def run_uxbench(log: Path, workers: int | None, batch_size: int | None) -> dict[
                    "--quiet"]
         command += ["--workers", str(workers)] if workers else []
         command += ["--batch-size", str(batch_size)] if batch_size else []
-        cpu, wall = _children_cpu(), time.perf_counter()
-        subprocess.run(command, check=True, capture_output=True)
-        wall = time.perf_counter() - wall
+        wall = time.perf_counter()
+        with subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as process:
+            sampler = TreeCpu(process.pid)
+            sampler.start()
+            _, stderr = process.communicate()
+            wall = time.perf_counter() - wall
+            cpu = sampler.stop()
+        if process.returncode:
+            tail = stderr.decode(errors="replace")[-2000:]
+            sys.exit(f"error: uxbench mine run failed ({process.returncode}): {tail}")
         counts = json.loads((tmp / "out" / "stage_counts.json").read_text(encoding="utf-8"))
-        return {"wall_s": wall, "cpu_s": _children_cpu() - cpu, "turns": counts["ingest"]["turns"]}
+        return {"wall_s": wall, "cpu_s": cpu, "turns": counts["ingest"]["turns"]}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -1,7 +1,8 @@
 """Engines that run a map stage over the pending batches of the previous stage's shards.
 
 `LocalEngine` (the default): the batches in one process, or spread over a pool of worker processes
-(``spawn``: the parent may hold threads, e.g. an HTTP client, that ``fork`` would copy half-way). Each
+(``forkserver`` or ``spawn``, never ``fork``: the parent may hold threads, e.g. an HTTP client, that ``fork``
+would copy half-way; `worker_context`). Each
 worker reads its input shard, applies the stage function and commits the output shard itself. With the
 local engine, the map stages that follow de-identification ride along in its job (`MapLink`): a batch goes
 through all of them while the driver is still reading and grouping the logs, each stage's shard committed
@@ -97,6 +98,22 @@ def deid_shard(dst: StageDir, batch: int, conversations: Sequence[tuple[str, Seq
     return counts
 
 
+WORKER_MODULES = ("uxbench.mining.pipeline.engine", "uxbench.mining.pipeline.driver_stages")
+"""What a worker runs: the stage functions and everything they import (about a second of CPU to import)."""
+
+
+def worker_context() -> multiprocessing.context.BaseContext:
+    """``forkserver`` with `WORKER_MODULES` preloaded where the platform has it, else ``spawn``. Both start
+    workers from a clean single-threaded process (never a copy of the driver and its threads); the fork server
+    imports the stage modules once, and each worker forked from it starts with them, where ``spawn`` had every
+    worker import them again."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(list(WORKER_MODULES))
+    return context
+
+
 class LocalEngine:
     """In-process engine: a pool of ``workers`` processes, or in-line work when ``workers`` is 1."""
 
@@ -109,7 +126,7 @@ class LocalEngine:
 
     def _executor(self) -> ProcessPoolExecutor:
         if self._pool is None:
-            self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+            self._pool = ProcessPoolExecutor(self.workers, mp_context=worker_context())
         return self._pool
 
     def submit(self, parallel: bool, job: Callable[..., dict[str, int]], *args: Any) -> None:

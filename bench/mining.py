@@ -160,9 +160,9 @@ class TreeSampler(threading.Thread):
 
 
 def _cpu_s() -> float:
-    """CPU seconds of this process, of its finished children, and of every live process under it (the worker
-    pool: workers forked by the fork server are not this process's children, so only a look at the live
-    tree counts them)."""
+    """CPU seconds of this process, of its finished children, and of every live process under it with the
+    children it reaped (the workers forked by the fork server are not this process's children: they count
+    while alive, then in the fork server's reaped children)."""
     own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     live = 0.0
     for proc in psutil.Process().children(recursive=True):
@@ -170,7 +170,7 @@ def _cpu_s() -> float:
             times = proc.cpu_times()
         except psutil.Error:
             continue
-        live += times.user + times.system
+        live += times.user + times.system + times.children_user + times.children_system  # the server's workers
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime + live
 
 

@@ -2,6 +2,7 @@
 
     python bench/mining_vs_reference.py --reference ~/src/UXBench     # your own checkout of the reference
     python bench/mining_vs_reference.py --reference ~/src/UXBench --log POOL --rounds 3 --workers 2
+    python bench/mining_vs_reference.py --reference ~/src/UXBench --baseline /tmp/uxbench-before/src  # + older code
 
 The reference implementation (the UXBench authors' repository, research-only license; not part of this
 project and not copied into it) computes its behavioural signals in one function, ``enrich_dialogue(history)``
@@ -16,8 +17,13 @@ Each round runs, one after the other, each in a fresh child process:
    process (start-up, reading, grouping, de-identification, gate, prefilter, signals, dedup, every output
    file), timed by wall clock, with the CPU seconds of the whole process tree (`TreeCpu`).
 
+With ``--baseline SRC`` (the ``src`` directory of a checkout of earlier uxbench code), each round also runs
+step 2 with that code (``PYTHONPATH=SRC``), right after the current code: the change between them, side by side.
+
 Both rates are in turns per second over the same turns (every turn of the log). Printed: each round's rates and
-their ratio with the load average before it, and the median ratio. The machine's load moves both sides:
+their ratio with the load average before it, the ratio of CPU seconds (the reference's over uxbench's whole
+process tree: what the two cost, less moved by other work on a loaded machine than the wall clock), and the
+median ratios. The machine's load moves both sides:
 compare the ratio, not the rates, and read the load average. Default log: the real ShareGPT development pool
 (`UXBENCH_SIGNALS_POOL`, ``../shared/data/signals_dev/build_log.py --pool``; 92,489 turns).
 """
@@ -127,15 +133,19 @@ def run_reference(signals_file: Path, log: Path) -> dict[str, Any]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def run_uxbench(log: Path, workers: int | None, batch_size: int | None) -> dict[str, Any]:
+def run_uxbench(log: Path, workers: int | None, batch_size: int | None, src: Path | None = None) -> dict[str, Any]:
+    """One whole ``mine run --no-llm``: the current code, or the code under ``src`` (first on PYTHONPATH)."""
     tmp = Path(tempfile.mkdtemp(prefix="uxbench-vs-ref-"))
+    env = dict(os.environ)
+    if src is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(src), *filter(None, [env.get("PYTHONPATH")])])
     try:
         command = [sys.executable, "-m", "uxbench", "mine", "run", str(log), "--out", str(tmp / "out"), "--no-llm",
                    "--quiet"]
         command += ["--workers", str(workers)] if workers else []
         command += ["--batch-size", str(batch_size)] if batch_size else []
         wall = time.perf_counter()
-        with subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as process:
+        with subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env) as process:
             sampler = TreeCpu(process.pid)
             sampler.start()
             _, stderr = process.communicate()
@@ -159,6 +169,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="reference and uxbench runs, alternating")
     parser.add_argument("--workers", type=int, help="uxbench mine run --workers (default: all cores)")
     parser.add_argument("--batch-size", type=int, help="uxbench mine run --batch-size (default: its own)")
+    parser.add_argument("--baseline", type=Path, help="the src directory of a checkout of earlier uxbench code, "
+                        "also run in each round")
     parser.add_argument("--json", type=Path, help="also write every round's figures here")
     parser.add_argument("--child-reference", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -172,27 +184,41 @@ def main() -> None:
                  "or pass --log")
     signals_file = reference_signals_file(args.reference.expanduser())
     print(f"log {args.log}; reference {signals_file}; {os.cpu_count()} CPUs; workers {args.workers or 'all'}")
-    print("| round | load avg (1 min) | reference turns/s | uxbench turns/s (whole process) | ratio | "
-          "reference wall / CPU s | uxbench wall / CPU s |\n|---:|---:|---:|---:|---:|---:|---:|")
+    base = args.baseline.expanduser() if args.baseline else None
+    head = ("| round | load avg (1 min) | reference turns/s | uxbench turns/s (whole process) | ratio (wall) | "
+            "ratio (CPU) | reference wall / CPU s | uxbench wall / CPU s |")
+    if base:
+        head += " baseline wall / CPU s | uxbench / baseline (wall) |"
+    print(head + "\n" + "|---:" * (head.count("|") - 1) + "|")
     rounds = []
     for number in range(1, args.rounds + 1):
         load = os.getloadavg()[0]
         ref = run_reference(signals_file, args.log)
         ours = run_uxbench(args.log, args.workers, args.batch_size)
-        if ours["turns"] != ref["turns"]:
-            sys.exit(f"error: uxbench read {ours['turns']} turns, the reference {ref['turns']}")
+        before = run_uxbench(args.log, args.workers, args.batch_size, base) if base else None
+        for run in filter(None, (ours, before)):
+            if run["turns"] != ref["turns"]:
+                sys.exit(f"error: uxbench read {run['turns']} turns, the reference {ref['turns']}")
         ref_rate, our_rate = ref["turns"] / ref["wall_s"], ours["turns"] / ours["wall_s"]
-        rounds.append({"round": number, "load_1min": load, "reference": ref, "uxbench": ours,
-                       "reference_turns_per_s": ref_rate, "uxbench_turns_per_s": our_rate,
-                       "ratio": our_rate / ref_rate})
-        print(f"| {number} | {load:.2f} | {ref_rate:,.0f} | {our_rate:,.0f} | {our_rate / ref_rate:.2f} | "
-              f"{ref['wall_s']:.1f} / {ref['cpu_s']:.1f} | {ours['wall_s']:.1f} / {ours['cpu_s']:.1f} |", flush=True)
+        row = {"round": number, "load_1min": load, "reference": ref, "uxbench": ours,
+               "reference_turns_per_s": ref_rate, "uxbench_turns_per_s": our_rate, "ratio": our_rate / ref_rate,
+               "cpu_ratio": ref["cpu_s"] / ours["cpu_s"]}
+        line = (f"| {number} | {load:.2f} | {ref_rate:,.0f} | {our_rate:,.0f} | {row['ratio']:.2f} | "
+                f"{row['cpu_ratio']:.2f} | {ref['wall_s']:.1f} / {ref['cpu_s']:.1f} | "
+                f"{ours['wall_s']:.1f} / {ours['cpu_s']:.1f} |")
+        if before:
+            row["baseline"], row["speedup_over_baseline"] = before, before["wall_s"] / ours["wall_s"]
+            line += f" {before['wall_s']:.1f} / {before['cpu_s']:.1f} | {row['speedup_over_baseline']:.2f} |"
+        rounds.append(row)
+        print(line, flush=True)
     median = statistics.median(r["ratio"] for r in rounds)
-    print(f"\n{rounds[0]['reference']['turns']:,} turns; median ratio {median:.2f} (uxbench's whole process "
-          f"over the reference's enrich_dialogue calls alone); load average now {os.getloadavg()[0]:.2f}")
+    cpu_median = statistics.median(r["cpu_ratio"] for r in rounds)
+    print(f"\n{rounds[0]['reference']['turns']:,} turns; median ratio {median:.2f} by wall clock, {cpu_median:.2f} by "
+          f"CPU seconds (uxbench's whole process over the reference's enrich_dialogue calls alone); load average "
+          f"now {os.getloadavg()[0]:.2f}")
     if args.json:
-        args.json.write_text(json.dumps({"log": str(args.log), "rounds": rounds, "median_ratio": median},
-                                        indent=1), encoding="utf-8")
+        args.json.write_text(json.dumps({"log": str(args.log), "rounds": rounds, "median_ratio": median,
+                                         "median_cpu_ratio": cpu_median}, indent=1), encoding="utf-8")
 
 
 if __name__ == "__main__":

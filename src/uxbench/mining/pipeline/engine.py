@@ -2,7 +2,7 @@
 
 `LocalEngine` (the default): the batches in one process, or spread over a pool of worker processes
 (``forkserver`` or ``spawn``, never ``fork``: the parent may hold threads, e.g. an HTTP client, that ``fork``
-would copy half-way; `worker_context`). Each
+would copy half-way; `uxbench.mining.workers`). Each
 worker reads its input shard, applies the stage function and commits the output shard itself. With the
 local engine, the map stages that follow de-identification ride along in its job (`MapLink`): a batch goes
 through all of them while the driver is still reading and grouping the logs, each stage's shard committed
@@ -14,7 +14,6 @@ byte-identical.
 
 from __future__ import annotations
 
-import multiprocessing
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -29,6 +28,7 @@ from uxbench.mining.pipeline.stages import StageFn, deid_batch_table, sessions_r
 from uxbench.mining.pipeline.store import StageDir
 from uxbench.mining.sessions import session_of_lines
 from uxbench.mining.types import Session
+from uxbench.mining.workers import worker_context
 
 
 class Engine(Protocol):
@@ -96,22 +96,6 @@ def deid_shard(dst: StageDir, batch: int, conversations: Sequence[tuple[str, Seq
             else:  # done by an earlier run under the same key: the next stage reads it
                 table = pq.read_table(link.dst.shard_path(batch))
     return counts
-
-
-WORKER_MODULES = ("uxbench.mining.pipeline.engine", "uxbench.mining.pipeline.driver_stages")
-"""What a worker runs: the stage functions and everything they import (about a second of CPU to import)."""
-
-
-def worker_context() -> multiprocessing.context.BaseContext:
-    """``forkserver`` with `WORKER_MODULES` preloaded where the platform has it, else ``spawn``. Both start
-    workers from a clean single-threaded process (never a copy of the driver and its threads); the fork server
-    imports the stage modules once, and each worker forked from it starts with them, where ``spawn`` had every
-    worker import them again."""
-    if "forkserver" not in multiprocessing.get_all_start_methods():
-        return multiprocessing.get_context("spawn")
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(list(WORKER_MODULES))
-    return context
 
 
 class LocalEngine:

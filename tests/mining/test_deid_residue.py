@@ -48,6 +48,7 @@ KEPT = [  # placeholders, examples and public services: no one is identified, th
     "Replace your-email@example.com with your address.",
     "smtp.login('your_email@gmail.com', password)",
     "邮箱请填 your_email@qq.com 这种格式",
+    "from: 'email@gmail.com', to: 'username@yourserver.com', cc: 'user@remote.host'",
     "requests.get('https://translation.googleapis.com/language/translate/v2?key=YOUR_API_KEY')",
     "curl 'https://api.example.net/v1/items?api_key=<YOUR_TOKEN>&q=1'",
     "fetch(`https://api.weatherapi.com/v1/forecast.json?key=${API_KEY}`)",
@@ -79,6 +80,8 @@ STILL_REMOVED = [  # next to each kept form, the real one is still removed
     ("our resolver is 81.2.69.160", "81.2.69.160"),
     ("Call 415-555-0199 tonight", "415-555-0199"),
     ("she wrote from jane.smith@example.co.uk", "jane.smith@example.co.uk"),
+    ("write to me@alicewong.com or mail@janedoe.de", "me@alicewong.com"),
+    ("write to me@alicewong.com or mail@janedoe.de", "mail@janedoe.de"),
     ("我住在127 Hollis Street, Springfield, IL 62704", "127 Hollis Street"),
     ("Office phone 03-3456-7890", "03-3456-7890"),
 ]

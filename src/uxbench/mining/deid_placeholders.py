@@ -7,7 +7,8 @@ is kept when it is one of these (`is_placeholder`):
 
 - EMAIL: a domain reserved for examples by RFC 2606 / 6761 (``example.com`` / ``.org`` / ``.net`` and
   anything under ``.example``, ``.test``, ``.invalid``, ``.localhost``), or a local part that is a blank
-  to fill in (``your_email``, ``yourname``, ``email``, ``username``, ``firstname.lastname``).
+  to fill in (``your_email``, ``yourname``, ``username``, ``firstname.lastname``; ``email`` and ``me`` only
+  at a mailbox provider such as gmail.com, since ``me@alicewong.com`` is somebody's own).
 - URL: see `placeholder_value` and `placeholder_userinfo` (a credential parameter whose value is
   ``YOUR_API_KEY``, ``<token>``, ``${KEY}`` or empty; ``user:password@`` user info); used by
   `deid_rules.url_is_personal`.
@@ -36,18 +37,27 @@ from uxbench.mining.deid_types import PiiSpan
 _RESERVED_DOMAINS = frozenset(("example.com", "example.org", "example.net", "example.edu"))
 _RESERVED_TLDS = (".example", ".test", ".invalid", ".localhost")
 _BLANK_LOCALS = frozenset(
-    "email mail emailaddress user username name someone somebody firstnamelastname firstlast firstname lastname "
-    "fname lname me myemail myname mymail recipient sender password pass passwd".split())
+    "user username someone somebody firstnamelastname firstlast firstname lastname fname lname recipient sender "
+    "password pass passwd".split())
+_BLANK_AT_MAILBOXES = frozenset("email mail emailaddress name me myemail myname mymail".split())
+"""Blanks only at a mailbox provider: at a domain of one's own, ``me@alicewong.com`` or ``mail@janedoe.de`` is
+a real person's address."""
+_MAILBOXES = frozenset(
+    "gmail.com googlemail.com outlook.com hotmail.com live.com msn.com yahoo.com icloud.com me.com mac.com "
+    "aol.com proton.me protonmail.com gmx.com gmx.de gmx.net web.de mail.ru yandex.ru yandex.com qq.com 163.com "
+    "126.com yeah.net sina.com sohu.com foxmail.com".split())
 _SEPARATORS = re.compile(r"[._+-]")
 
 
 def placeholder_email(value: str) -> bool:
-    """An address at a reserved domain, or whose local part is a blank to fill in."""
+    """An address at a reserved domain, or whose local part is a blank to fill in (``your...``, ``username``;
+    ``email`` / ``me`` only at a mailbox provider)."""
     local, _, domain = value.lower().rpartition("@")
     if domain in _RESERVED_DOMAINS or domain.endswith(_RESERVED_TLDS):
         return True
     bare = _SEPARATORS.sub("", local)
-    return bare in _BLANK_LOCALS or bare.startswith("your")
+    return (bare in _BLANK_LOCALS or bare.startswith("your")
+            or (bare in _BLANK_AT_MAILBOXES and domain in _MAILBOXES))
 
 
 _WRAPPERS = "<>{}[]()$%*'\"` "

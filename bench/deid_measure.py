@@ -3,6 +3,12 @@ what the rules remove from real text that nobody seeded (the false removals, for
 
     python bench/deid_measure.py --pool ~/.cache/uxbench/signals_dev/pool.jsonl --part test --out /tmp/deid-bench
 
+Before and after a change to the rules, one after the other on the same part and seed (the earlier code from a
+checkout of its commit; this script, its seeds and its carrier phrases are the same for both):
+
+    PYTHONPATH=/tmp/uxbench-before/src python bench/deid_measure.py --part test --out /tmp/deid-before
+    python bench/deid_measure.py --part test --out /tmp/deid-after --compare /tmp/deid-before
+
 The pool is split in two halves by a hash of the conversation id: misses are looked at (and rules changed) on
 ``--part dev`` only; the figures in docs/MINING.md are from ``--part test``.
 
@@ -49,12 +55,23 @@ _EN_HEADS = "Ash Black Thorn Wind Hollow Mar Fair Kettle Pem Under Whit Grim Dar
 _EN_TAILS = "wood combe bury ton field worth ley ham ridge ford hurst more stead well brook shaw".split()
 EN_LAST = [h + t for h in _EN_HEADS for t in _EN_TAILS]
 """288 English-looking surnames (most occur in no real log; a seed is used only if it occurs nowhere in it)."""
+_NEW_HEADS = "Quill Vex Zan Brin Tor Pell Rook Sab Wren Kest Lorn Mord Nym Ost Prax Ryl Sel Tam".split()
+_NEW_TAILS = "iter ovan ussen aker ilde orrow emby ashe ique ondo".split()
+NEW_LAST = [h + t for h in _NEW_HEADS for t in _NEW_TAILS if not any(last in h + t for last in EN_LAST)]
+"""Surnames of the kinds added later, none holding one of `EN_LAST`: a name one kind leaves behind cannot be
+the value of another kind's seed (``Dear Mr. Ashwood`` is seeded with ``Ashwood`` alone)."""
 KINDS = (
     "cn_mobile", "intl_mobile", "cn_resident_id", "bank_card", "cn_landline_separated", "cn_landline_plain",
     "cn_landline_parens", "cn_landline_plus86",
     "intl_landline", "email", "name_zh_intro", "name_zh_address", "name_zh_signature", "name_en_intro",
     "name_en_address", "name_en_signature",
+    # forms added with issue 28 (item 8): the residue that outside probes found on real text
+    "nanp_phone", "email_apostrophe", "name_en_i_am", "name_signature_block", "address_postcode_tail",
+    "address_zh_building",
 )
+MAIL_DOMAINS = ("gmail.com", "outlook.com", "163.com", "qq.com", "yahoo.co.uk", "proton.me")
+"""Real providers' domains (example.org and the other reserved domains are placeholders the rules keep)."""
+UK_AREAS = ("NW", "SW", "SE", "EC", "WC", "N", "E", "W", "M", "B", "LS", "BS", "G", "EH", "CF", "OX", "CB")
 
 
 def _digits(rng: random.Random, n: int, first: str = "23456789") -> str:
@@ -107,10 +124,20 @@ def make_value(kind: str, rng: random.Random) -> tuple[str, str]:
                             f"({d(3)}) {d(3)}-{d(4)}", f"089/{d(7)}"])
         return rng.choice(["call the office on {v}", "Tel. {v}", "our landline: {v}"]).format(v=value), value
     if kind == "email":
-        value = f"{rng.choice(EN_FIRST).lower()}.{rng.choice(EN_LAST).lower()}{rng.randint(10, 99)}@example.org"
+        value = (f"{rng.choice(EN_FIRST).lower()}.{rng.choice(EN_LAST).lower()}{rng.randint(10, 99)}"
+                 f"@{rng.choice(MAIL_DOMAINS)}")
         return rng.choice(["my email is {v}", "邮箱：{v}"]).format(v=value), value
+    if kind == "nanp_phone":
+        a, b, c = _digits(rng, 3), _digits(rng, 3), _digits(rng, 4, "0123456789")
+        value = rng.choice([f"({a})-{b}-{c}", f"({a}) {b}-{c}", f"{a}-{b}-{c}", f"{a}.{b}.{c}"])
+        return rng.choice(["call me at {v}", "cell: {v}", "my number is {v}."]).format(v=value), value
+    if kind == "email_apostrophe":
+        # the value checked is what a match that stops at the apostrophe leaves: "Jasper-Ursula.O'"
+        head = f"{rng.choice(EN_FIRST)}-{rng.choice(EN_FIRST)}.O'"
+        address = f"{head}{rng.choice(NEW_LAST)}@{rng.choice(MAIL_DOMAINS)}"
+        return rng.choice(["write to {v} please", "邮箱 {v}"]).format(v=address), head
     zh = rng.choice(ZH_SURNAMES) + rng.choice(ZH_GIVEN) + (rng.choice(ZH_GIVEN) if rng.random() < 0.5 else "")
-    first, last = rng.choice(EN_FIRST), rng.choice(EN_LAST)
+    first, last = rng.choice(EN_FIRST), rng.choice(EN_LAST if kind in KINDS[:16] else NEW_LAST)
     if kind == "name_zh_intro":
         return rng.choice(["我叫{v}", "我的名字是{v}", "本人{v}", "你好，我是{v}。"]).format(v=zh), zh
     if kind == "name_zh_address":
@@ -127,6 +154,30 @@ def make_value(kind: str, rng: random.Random) -> tuple[str, str]:
     if kind == "name_en_signature":
         return rng.choice(["\n\nBest regards,\n{f} {l}", "\n\nSincerely,\n{f} {l}", "\nName: {f} {l}"]).format(
             f=first, l=last), f"{first} {last}"
+    if kind == "name_en_i_am":
+        phrase = rng.choice(["Hello, I am {f} {l} and I need help.", "I am {f} {l}, a nurse.", "Hi, I'm {f} {l}."])
+        return phrase.format(f=first, l=last), f"{first} {last}"
+    if kind == "name_signature_block":
+        phrase = rng.choice(["\nThanks again. Regards,\n{f} {l}", "\n\nKind regards,\n\n{f} {l}",
+                             "\nThat is all. Regards, {f} {l}", "\n此致\n敬礼！\n{z}", "\n祝好！\n{z}", "\n{z} 敬上"])
+        return phrase.format(f=first, l=last, z=zh), zh if "{z}" in phrase else f"{first} {last}"
+    if kind == "address_postcode_tail":
+        # A UK postcode after an address; the value checked is the district's last digit and the inward code
+        # ("1 6XE" of "NW1 6XE"): what stays behind when the address is cut before the postcode ends.
+        number, street, district = rng.randint(2, 98), rng.choice(NEW_LAST), rng.randint(1, 20)
+        inward = (f"{rng.randint(1, 9)}{rng.choice('ABDEFGHJLNPQRSTUWXYZ')}"
+                  f"{rng.choice('ABDEFGHJLNPQRSTUWXYZ')}")
+        form = rng.choice(["{n} {s} Street, London {a}{d} {i}", "{n} {s} Road, Leeds, {a}{d} {i}",
+                           "{n} {s} Lane, Oxford {a}{d} {i}"])
+        phrase = rng.choice(["Please send it to ", "Our office: ", "I moved to "]) + form
+        return phrase.format(n=number, s=street, a=rng.choice(UK_AREAS), d=district, i=inward), \
+            f"{str(district)[-1]} {inward}"
+    if kind == "address_zh_building":
+        building = rng.choice(["SOHO现代城", "万达广场", "国贸中心", "阳光新城", "IFC国际金融中心"])
+        unit = rng.choice(["号楼", "栋", "座"])
+        value = f"{building}{rng.randint(1, 12)}{unit}{rng.randint(3, 30)}{rng.randint(1, 9):02d}室"
+        road = rng.choice(["建国路", "人民路", "中山路", "解放大道"])
+        return f"地址：{rng.choice(['北京市朝阳区', '上海市浦东新区', ''])}{road}{rng.randint(1, 300)}号{value}", value
     raise ValueError(kind)
 
 
@@ -149,6 +200,9 @@ def main() -> None:
                     help="half of the pool (by a hash of the conversation id): look at misses on dev, report test")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--sample", type=int, default=120, help="false removals written out to be read")
+    ap.add_argument("--compare", type=Path, metavar="BEFORE_OUT",
+                    help="the --out of an earlier run (e.g. of the code before a change, same --part and --seed): "
+                         "recall per kind side by side, and the removals that went or came, with samples to read")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     conversations: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -219,7 +273,8 @@ def main() -> None:
             text = t["content"] or ""
             turns_read += 1
             for span in find_pii(text):
-                removals.append({"type": span.type, "text": text[span.start:span.end],
+                removals.append({"conversation_id": cid, "turn_index": t["turn_index"], "start": span.start,
+                                 "type": span.type, "text": text[span.start:span.end],
                                  "context": text[max(0, span.start - 60):span.end + 60].replace("\n", " ")})
     by_type: dict[str, int] = defaultdict(int)
     for r in removals:
@@ -228,6 +283,8 @@ def main() -> None:
     with (args.out / "false_removals_sample.txt").open("w", encoding="utf-8") as fh:
         for i, r in enumerate(sample, 1):
             fh.write(f"{i:3d} {r['type']:7s} {r['text']!r}\n    ...{r['context']}...\n")
+    (args.out / "removals.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in removals),
+                                             encoding="utf-8")
     (args.out / "missed.jsonl").write_text("".join(json.dumps(m, ensure_ascii=False) + "\n" for m in missed),
                                            encoding="utf-8")
     table = {k: {"caught": c, "n": n, "recall": c / n, "ci95": list(wilson_ci(c, n))}
@@ -247,7 +304,39 @@ def main() -> None:
             print(f"| {k} | {row['caught']} / {row['n']} | {row['recall']:.0%} [{lo:.0%}, {hi:.0%}] |")
     print(f"removals in untouched text: {len(removals)} ({dict(by_type)}); sample of {len(sample)} in "
           f"{args.out / 'false_removals_sample.txt'}")
+    if args.compare:
+        compare(args.compare, args.out, table, removals, args.sample, args.seed)
     sys.exit(0)
+
+
+def _key(removal: dict[str, Any]) -> tuple[Any, ...]:
+    return removal["conversation_id"], removal["turn_index"], removal["start"], removal["text"]
+
+
+def compare(before_dir: Path, out: Path, table: dict[str, dict[str, Any]], removals: list[dict[str, Any]],
+            sample: int, seed: int) -> None:
+    """Recall per kind beside the earlier run's, and the removals that went (`gone_sample.txt`) or came
+    (`new_sample.txt`) on the same untouched text, each a seeded sample to read."""
+    before = json.loads((before_dir / "results.json").read_text(encoding="utf-8"))
+    print(f"\nbefore ({before_dir}) and now, same part and seed:\n| kind | before | now |\n|---|---:|---:|")
+    for kind in KINDS:
+        was, now = before["recall"].get(kind), table.get(kind)
+        cell = (lambda r: f"{r['caught']} / {r['n']}" if r else "-")  # noqa: E731
+        print(f"| {kind} | {cell(was)} | {cell(now)} |")
+    earlier = [json.loads(line) for line in (before_dir / "removals.jsonl").open(encoding="utf-8")]
+    then_keys, now_keys = {_key(r) for r in earlier}, {_key(r) for r in removals}
+    gone = [r for r in earlier if _key(r) not in now_keys]
+    new = [r for r in removals if _key(r) not in then_keys]
+    for name, rows in (("gone", gone), ("new", new)):
+        counts: dict[str, int] = defaultdict(int)
+        for r in rows:
+            counts[r["type"]] += 1
+        picked = random.Random(seed + 2).sample(rows, min(sample, len(rows)))
+        with (out / f"{name}_sample.txt").open("w", encoding="utf-8") as fh:
+            for i, r in enumerate(picked, 1):
+                fh.write(f"{i:3d} {r['type']:7s} {r['text']!r}\n    ...{r['context']}...\n")
+        print(f"removals {name}: {len(rows)} ({dict(counts)}); sample of {len(picked)} in {out / f'{name}_sample.txt'}")
+    print(f"removals in untouched text: {len(earlier)} before, {len(removals)} now")
 
 
 if __name__ == "__main__":

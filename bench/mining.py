@@ -160,9 +160,18 @@ class TreeSampler(threading.Thread):
 
 
 def _cpu_s() -> float:
-    """CPU seconds of this process and of its finished children (the worker pools end with their stage)."""
+    """CPU seconds of this process, of its finished children, and of every live process under it with the
+    children it reaped (the workers forked by the fork server are not this process's children: they count
+    while alive, then in the fork server's reaped children)."""
     own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+    live = 0.0
+    for proc in psutil.Process().children(recursive=True):
+        try:
+            times = proc.cpu_times()
+        except psutil.Error:
+            continue
+        live += times.user + times.system + times.children_user + times.children_system  # the server's workers
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime + live
 
 
 def child(args: argparse.Namespace) -> None:

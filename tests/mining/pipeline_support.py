@@ -24,10 +24,10 @@ def cn_id(first17: str) -> str:
 PHONE_CN = "13812345678"
 PHONE_INTL = "+44 20 7946 0958"
 EMAIL_ZH = "zhang.wei@example.cn"
-EMAIL_EN = "jane.roe@example.org"
+EMAIL_EN = "jane.roe@roe-family.org"  # not example.org: reserved for examples, kept
 RESIDENT_ID = cn_id("11010119900307123")
 CARD = "4111 1111 1111 1111"
-IP = "203.0.113.77"
+IP = "81.2.69.160"  # not 203.0.113.x: a documentation range, kept as an example
 ADDRESS = "北京市朝阳区建国路88号"
 PII_VALUES = [PHONE_CN, PHONE_INTL, EMAIL_ZH, EMAIL_EN, RESIDENT_ID, CARD, CARD.replace(" ", ""), IP, ADDRESS]
 """Every original personal value in the log (the card also as bare digits)."""

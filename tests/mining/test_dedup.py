@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,7 +16,9 @@ from uxbench.errors import ConfigError, DataError
 from uxbench.mining.dedup import (
     DedupConfig,
     NearDuplicateIndex,
+    lsh_bands,
     normalise_for_shingles,
+    permutations,
     session_text,
     shingle_hashes,
     shingles,
@@ -173,6 +179,45 @@ def test_band_tables_group_as_the_librarys_lsh(threshold: float) -> None:
     ours = [index.add_signature(key, values) for key, values in pairs]
     assert ours == _library_index(pairs, config)
     assert 5 <= sum(rep is not None for rep in ours) < len(pairs) / 2  # some grouped, not all
+
+
+@pytest.mark.parametrize(("num_perm", "seed"), [(16, 1), (128, 1), (128, 7), (256, 123)])
+def test_permutations_are_the_librarys(num_perm: int, seed: int) -> None:
+    """Drawn without importing datasketch, the permutations are its affine32 ones, value for value."""
+    a, b = permutations(DedupConfig(num_perm=num_perm, seed=seed))
+    library_a, library_b = MinHash(num_perm=num_perm, seed=seed, scheme="affine32").permutations
+    assert a.dtype == b.dtype == np.uint32 and a.shape == b.shape == (num_perm, 1)
+    assert a.ravel().tolist() == library_a.tolist() and b.ravel().tolist() == library_b.tolist()
+
+
+@pytest.mark.parametrize("num_perm", [16, 33, 128])
+def test_bands_are_the_librarys_choice(num_perm: int) -> None:
+    """Gauss-Legendre integrals of the banding's error choose the (b, r) that datasketch's MinHashLSH chooses with
+    scipy's quad, at every threshold from 0.05 to 1.0 (a change of b or r would change every grouping)."""
+    from datasketch import MinHashLSH
+
+    for step in range(1, 21):
+        threshold = step / 20
+        lsh = MinHashLSH(threshold=threshold, num_perm=num_perm) if lsh_bands(threshold, num_perm)[0] >= 2 else None
+        if lsh is not None:
+            assert lsh_bands(threshold, num_perm) == (lsh.b, lsh.r), threshold
+        else:
+            with pytest.raises(ValueError, match="bands"):
+                MinHashLSH(threshold=threshold, num_perm=num_perm)
+
+
+def test_a_mining_run_does_not_import_scipy(tmp_path: Path) -> None:
+    """datasketch imports scipy.integrate (most of a second at every run's start): the mining run needs neither."""
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(
+        json.dumps({"conversation_id": f"c{i}", "turn_index": t, "role": "user" if t % 2 == 0 else "assistant",
+                    "content": f"question {i} about git commits, take {t}"}) + "\n"
+        for i in range(6) for t in range(4)), encoding="utf-8")
+    script = ("import sys\nfrom uxbench.mining.pipeline import MineConfig, run_pipeline\n"
+              f"run_pipeline(MineConfig(inputs=({str(log)!r},), out={str(tmp_path / 'out')!r}, llm=False, "
+              "workers=1))\nprint(sorted(m for m in sys.modules if m.split('.')[0] in ('scipy', 'datasketch')))")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]"
 
 
 def test_ascii_normalisation_is_the_regex_one() -> None:

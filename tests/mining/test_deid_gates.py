@@ -23,7 +23,7 @@ def ungated_find_pii(text: str) -> list[r.PiiSpan]:
     found += [r.PiiSpan("EMAIL", m.start(), m.end(), m.group().lower()) for m in r.EMAIL.finditer(text)]
     found += names.find_names(text)  # the name rules have gates of their own, checked below
     if not r._DIGIT.search(text):
-        return _resolve(found)
+        return _resolve(found, text)
     found += [r.PiiSpan("ID", m.start(), m.end(), m.group().upper())
               for m in r.CN_ID.finditer(text) if r.cn_id_valid(m.group())]
     for match in r.CARD.finditer(text):
@@ -35,7 +35,7 @@ def ungated_find_pii(text: str) -> list[r.PiiSpan]:
     for pattern in (r.PHONE_LANDLINE, r.PHONE_NATIONAL, r.PHONE_INTL, r.PHONE_NANP):
         for match in pattern.finditer(text):
             digits = r._digits(match.group())
-            if pattern is r.PHONE_NATIONAL and not 9 <= len(digits) <= 12:
+            if pattern is r.PHONE_NATIONAL and (not 9 <= len(digits) <= 12 or r.date_like(match.group())):
                 continue
             if 8 <= len(digits) <= 15 or pattern is not r.PHONE_INTL:
                 norm = r._landline_norm(digits) if pattern is r.PHONE_LANDLINE else digits
@@ -60,10 +60,11 @@ def ungated_find_pii(text: str) -> list[r.PiiSpan]:
     for match in r.EN_ADDRESS.finditer(text):
         if match.group("rest") or not re.match(r"[ \t]+[A-Z][a-z]", text[match.end():]):
             found.append(r.PiiSpan("ADDRESS", match.start(), match.end(), " ".join(match.group().lower().split())))
-    return _resolve(found)
+    return _resolve(found, text)
 
 
-def _resolve(found: list[r.PiiSpan]) -> list[r.PiiSpan]:
+def _resolve(found: list[r.PiiSpan], text: str) -> list[r.PiiSpan]:
+    found = [span for span in found if not r.is_placeholder(text, span)]
     found.sort(key=lambda s: (s.start, -(s.end - s.start), r._RANK[s.type]))
     chosen: list[r.PiiSpan] = []
     for span in found:

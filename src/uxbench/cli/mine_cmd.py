@@ -44,14 +44,18 @@ def run(
     signals_mode: Annotated[str, typer.Option("--signals", help="Who decides dissatisfied on a reply with a next message: rules, or learned:DIR (a classifier from `uxbench mine train-signals`; the learn extra).")] = "rules",  # noqa: E501
 ) -> None:
     from uxbench.cli.checks import check_mine_run_options
+    from uxbench.mining import workers as mining_workers
+
+    check_mine_run_options(logs=logs, no_llm=no_llm, engine=engine, ray_address=ray_address, model=model,
+                           model_arg=model_arg, cache_path=cache_path, concurrency=concurrency,
+                           agent_max_tokens=agent_max_tokens)
+    if engine == "local":  # the workers' imports overlap the driver's below
+        mining_workers.start_early(workers or mining_workers.default_workers())
     from uxbench.dirlock import check_output_dir, hold_dir_lock
     from uxbench.mining.ingest import require_turns
     from uxbench.mining.logformat import check_format
     from uxbench.mining.pipeline import MineConfig, run_pipeline
 
-    check_mine_run_options(logs=logs, no_llm=no_llm, engine=engine, ray_address=ray_address, model=model,
-                           model_arg=model_arg, cache_path=cache_path, concurrency=concurrency,
-                           agent_max_tokens=agent_max_tokens)
     logs = _sim_run_logs(logs, quiet)
     options: dict[str, object] = {}
     if agent_max_tokens is not None:

@@ -109,14 +109,33 @@ Permutations = tuple[np.ndarray, np.ndarray]
 
 @lru_cache(maxsize=4)
 def permutations(config: DedupConfig) -> Permutations:
-    """The library's affine32 permutations for the config's (num_perm, seed).
+    """datasketch's affine32 permutations for the config's (num_perm, seed), drawn as `MinHash` draws them (odd
+    multipliers, then offsets, from one ``RandomState(seed)``; equal to the library's, tested). Not imported from
+    the library: datasketch imports scipy.integrate, about 0.6-0.9 s of CPU on the driver at a run's start."""
+    gen = np.random.RandomState(config.seed)
+    a = gen.randint(0, 1 << 31, config.num_perm, dtype=np.uint32) * np.uint32(2) + np.uint32(1)
+    b = gen.randint(0, 1 << 32, config.num_perm, dtype=np.uint32)
+    return a[:, None], b[:, None]
 
-    datasketch is imported here, not at module level: it imports scipy.integrate (0.9 s of CPU per process),
-    and the signal stage's worker processes get the permutations from the driver instead (`signature`)."""
-    from datasketch import MinHash
 
-    a, b = MinHash(num_perm=config.num_perm, seed=config.seed, scheme=_SCHEME).permutations
-    return a.astype(np.uint32)[:, None], b.astype(np.uint32)[:, None]
+@lru_cache(maxsize=16)
+def lsh_bands(threshold: float, num_perm: int) -> tuple[int, int]:
+    """datasketch's `MinHashLSH` choice of b bands of r values (equal weights): the (b, r), b * r <= num_perm, whose
+    false positive and false negative probabilities (integrals over the Jaccard similarity below and above the
+    threshold) sum least, the first such in the library's order on a tie. The library integrates with
+    scipy's ``quad``; the integrands are polynomials of degree b * r <= num_perm, which Gauss-Legendre with
+    num_perm // 2 + 1 nodes integrates exactly, all pairs at once (the same choice as the library's, tested)."""
+    pairs = np.array([(b, r) for b in range(1, num_perm + 1) for r in range(1, num_perm // b + 1)], dtype=float)
+    nodes, weights = np.polynomial.legendre.leggauss(num_perm // 2 + 1)
+
+    def integral(low: float, high: float, collides: bool) -> np.ndarray:
+        s = (high - low) / 2 * nodes + (high + low) / 2  # the nodes mapped onto [low, high]
+        p = 1 - (1 - s[None, :] ** pairs[:, 1:2]) ** pairs[:, 0:1]  # probability that two sets share a band
+        return np.asarray(((p if collides else 1 - p) @ weights) * (high - low) / 2)
+
+    error = integral(0.0, threshold, True) * 0.5 + integral(threshold, 1.0, False) * 0.5
+    b, r = pairs[int(np.argmin(error))]
+    return int(b), int(r)
 
 
 _ROWS = 8192  # shingles permuted at once: bounds the (num_perm x rows) temporary to 4 MiB at 128 permutations
@@ -162,25 +181,22 @@ class NearDuplicateIndex:
     becomes a representative).
 
     The banding is datasketch's `MinHashLSH` (its choice of b bands of r values for the threshold and
-    num_perm); the band tables are plain dicts keyed by the band's bytes, which finds the same candidates
+    num_perm, `lsh_bands`); the band tables are plain dicts keyed by the band's bytes, which finds the same candidates
     (two bands collide exactly when their values are equal) without the library's per-band numpy calls:
     the serial index over the pool's 9,967 conversations took 1.6 s through the library."""
 
     def __init__(self, config: DedupConfig | None = None) -> None:
         self.config = config or DedupConfig()
         cfg = self.config
-        from datasketch import MinHashLSH
-
-        try:
-            lsh = MinHashLSH(threshold=cfg.threshold, num_perm=cfg.num_perm)
-        except ValueError as err:
+        bands, rows = lsh_bands(cfg.threshold, cfg.num_perm)
+        if bands < 2:  # what the library refuses: too few bands to find candidates
             raise ConfigError(
                 f"near-duplicate threshold {cfg.threshold} with num_perm {cfg.num_perm} is not usable: "
-                f"{err}; "
+                f"it gives {bands} LSH band of {rows} values (at least 2 bands are needed); "
                 "lower the threshold or raise num_perm"
-            ) from None
+            )
         width = np.dtype("<u4").itemsize
-        self._bands = [(start * width, end * width) for start, end in lsh.hashranges]
+        self._bands = [(i * rows * width, (i + 1) * rows * width) for i in range(bands)]
         self._tables: list[dict[bytes, list[str]]] = [{} for _ in self._bands]
         self._order: dict[str, int] = {}
         self._values: dict[str, np.ndarray] = {}

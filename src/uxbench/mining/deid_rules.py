@@ -48,6 +48,7 @@ from datetime import date
 from urllib.parse import parse_qsl, urlsplit
 
 from uxbench.mining.deid_names import find_names
+from uxbench.mining.deid_placeholders import is_placeholder, placeholder_userinfo, placeholder_value
 from uxbench.mining.deid_types import PiiSpan
 
 __all__ = ["PII_TYPES", "PiiSpan", "find_pii"]
@@ -71,14 +72,15 @@ PHONE_NATIONAL = re.compile(rf"{_B}(?:\(0[1-9]\d{{0,3}}\)|0[1-9]\d{{0,3}})(?:[ .
 """Other countries' landlines written with their trunk 0 and separators: 020 7946 0958, (030) 1234567,
 089/1234567, 01 23 45 67 89, 03-1234-5678, (02) 9876 5432, 011-23456789 (9 to 12 digits in all)."""
 PHONE_INTL = re.compile(rf"(?<![0-9A-Za-z+])\+\d{{1,3}}(?:[ .-]?\(?\d{{1,4}}\)?){{1,5}}{_E}")
-PHONE_NANP = re.compile(rf"{_B}(?:\(\d{{3}}\)[ ]?|\d{{3}}[ .-])\d{{3}}[ .-]\d{{4}}{_E}")
+PHONE_NANP = re.compile(rf"{_B}(?:\(\d{{3}}\)[ -]?|\d{{3}}[ .-])\d{{3}}[ .-]\d{{4}}{_E}")
+"""(555) 123-4567, (516)-974-4700, 555-123-4567, 555.123.4567."""
 CN_ID = re.compile(rf"{_B}[1-9]\d{{16}}[\dXx]{_E}")
 CARD = re.compile(
     rf"{_B}(?:\d{{13,19}}|\d{{4}}(?:[ -]\d{{4}}){{2,3}}(?:[ -]\d{{1,3}})?"
     rf"|\d{{4}}[ -]\d{{6}}[ -]\d{{4,5}}){_E}"
 )
 EMAIL = re.compile(
-    r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@"
+    r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9](?:[A-Za-z0-9._%+-]|['’](?=[A-Za-z0-9])){0,63}@"
     r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}(?![A-Za-z0-9-])"
 )
 IPV4 = re.compile(
@@ -105,13 +107,15 @@ _ADMIN = (
     rf"(?:{_NAME}{{2,7}}?(?:省|自治区))?(?:{_NAME}{{1,7}}?(?:市|自治州|州|盟))?"
     rf"(?:{_NAME}{{1,7}}?(?:区|县|旗))?(?:{_NAME}{{1,7}}?(?:镇|乡|街道))?"
 )
-_UNIT = rf"(?:{_NAME}{{0,6}}?(?:\d{{1,5}}|[A-Za-z])(?:号楼|栋|幢|座|单元|层|楼|室|号|户))"
+_UNIT = rf"(?:(?:{_NAME}|[A-Za-z]){{0,10}}?(?:\d{{1,5}}|[A-Za-z])(?:号楼|栋|幢|座|单元|层|楼|室|号|户))"
+"""A building, unit or room after the house number, its building's name included (SOHO现代城5号楼, 1203室)."""
 CN_STREET = re.compile(
     rf"{_ADMIN}(?:{_NAME}|\d){{1,12}}?(?:大道|大街|路|街|巷|弄|胡同|道)"
     rf"(?:[\d一二三四五六七八九十]{{1,3}}(?:段|巷|弄))?\d{{1,5}}(?:-\d{{1,5}})?号(?:院)?{_UNIT}*(?:\d{{1,5}}室?)?"
 )
 CN_ESTATE = re.compile(
-    rf"{_ADMIN}{_NAME}{{2,10}}?(?:小区|花园|公寓|大厦|家园|新村|社区|苑|村)(?:\d{{1,4}}|[A-Za-z])(?:号楼|栋|幢|座)"
+    rf"{_ADMIN}(?:{_NAME}|[A-Za-z]){{2,10}}?(?:小区|花园|公寓|大厦|大楼|家园|新村|社区|广场|中心|城|园|府|公馆|苑|村)"
+    rf"(?:\d{{1,4}}|[A-Za-z])(?:号楼|栋|幢|座)"
     rf"(?:\d{{1,3}}单元)?(?:\d{{1,5}}(?:室|号)?)?"
 )
 _STREET_TYPES = (
@@ -119,11 +123,17 @@ _STREET_TYPES = (
     "Parkway|Pkwy|Highway|Hwy|Circle|Cir|Square|Sq|Trail|Trl|Crescent|Close"
 )
 EN_ADDRESS = re.compile(
-    rf"\b\d{{1,6}}[A-Za-z]?\s+(?:[A-Z][A-Za-z'-]*\.?\s+){{1,4}}(?P<kind>{_STREET_TYPES})\b\.?"
+    rf"(?<![0-9A-Za-z])\d{{1,6}}[A-Za-z]?\s+(?:[A-Z][A-Za-z'-]*\.?\s+){{1,4}}(?P<kind>{_STREET_TYPES})\b\.?"
     r"(?:\s+(?:N|S|E|W|NE|NW|SE|SW)\b)?"
     r"(?P<rest>(?:,?\s*(?:Apt|Apartment|Unit|Suite|Ste|Floor|Fl|#)\.?\s*#?[A-Za-z0-9-]+)?"
-    r"(?:,\s*[A-Z][A-Za-z]+(?:\s[A-Z][A-Za-z]+){0,2})?(?:,\s*[A-Z]{2})?(?:,?\s+\d{5}(?:-\d{4})?)?)"
+    r"(?:,\s*[A-Z][a-z][A-Za-z]*(?:\s[A-Z][a-z][A-Za-z]*){0,2})?"
+    r"(?:(?:,\s*|\s+)[A-Z]{2,3}(?![A-Za-z0-9])(?:\s+\d{4}(?![A-Za-z0-9-]))?)?"
+    r"(?:,?\s*(?:USA|U\.S\.A\.|United States|UK|U\.K\.|United Kingdom|Canada|Australia)(?![A-Za-z]))?"
+    r"(?:,?\s+(?:\d{5}(?:-\d{4})?|[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}|[A-Z]\d[A-Z]\s?\d[A-Z]\d)(?![A-Za-z0-9]))?)"
 )
+"""English street addresses: number, capitalised street name and type, unit, city, state (with an Australian
+postcode: ``Sydney NSW 2000``), country and a US ZIP, UK postcode (``London NW1 6XE``) or Canadian postal code,
+so that no tail of the address stays behind."""
 
 _ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
 _ID_CHECK = "10X98765432"
@@ -231,14 +241,15 @@ def url_is_personal(url: str) -> bool:
     try:
         parts = urlsplit(url if "://" in url else "http://" + url)
         if "@" in parts.netloc:
-            return True
+            if not placeholder_userinfo(parts.netloc.rsplit("@", 1)[0]):
+                return True
         params = [*parse_qsl(parts.query, keep_blank_values=True),
                   *parse_qsl(parts.fragment, keep_blank_values=True)]
     except ValueError:
         return True  # malformed enough that we cannot tell: mask it
-    for key, _ in params:
+    for key, value in params:
         name = key.lower()
-        if name in _SECRET_KEYS or any(part in name for part in _SECRET_PARTS):
+        if (name in _SECRET_KEYS or any(part in name for part in _SECRET_PARTS)) and not placeholder_value(value):
             return True
     return any(_random_segment(segment) for segment in parts.path.split("/"))
 
@@ -259,12 +270,21 @@ def _phone_spans(text: str, shape: bytes, joined: bytes) -> list[PiiSpan]:
             continue
         for match in pattern.finditer(text):
             digits = _digits(match.group())
-            if pattern is PHONE_NATIONAL and not 9 <= len(digits) <= 12:
+            if pattern is PHONE_NATIONAL and (not 9 <= len(digits) <= 12 or date_like(match.group())):
                 continue
             if 8 <= len(digits) <= 15 or pattern is not PHONE_INTL:
                 spans.append(PiiSpan("PHONE", match.start(), match.end(), _landline_norm(digits)
                                      if pattern is PHONE_LANDLINE else digits))
     return spans
+
+
+_DATE = re.compile(r"0[1-9][-/.](?:0[1-9]|[12]\d|3[01])(?: |[-/.](?:19|20)\d\d)")
+
+
+def date_like(value: str) -> bool:
+    """``03-28 2536.48``, ``09/27/2023-09/29``: a month and a day (then a space, or a year), not a number
+    with its trunk 0 (``03-3456-7890``, ``01 23 45 67 89`` keep a separator other than - / . or a longer group)."""
+    return _DATE.match(value) is not None
 
 
 def _landline_norm(digits: str) -> str:
@@ -353,6 +373,7 @@ def find_pii(text: str) -> list[PiiSpan]:
     found += find_names(text)
     if not found:
         return found
+    found = [span for span in found if not is_placeholder(text, span)]
     found.sort(key=lambda s: (s.start, -(s.end - s.start), _RANK[s.type]))
     chosen: list[PiiSpan] = []
     for span in found:

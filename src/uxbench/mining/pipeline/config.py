@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -12,19 +11,13 @@ from uxbench.mining.dedup import DedupConfig
 from uxbench.mining.logformat import FORMATS
 from uxbench.mining.prefilter import PrefilterConfig
 from uxbench.mining.signals import SignalConfig
+from uxbench.mining.workers import default_workers
 from uxbench.redact import redact_args
 
 if TYPE_CHECKING:
     from uxbench.mining.agents import AgentConfig
 
 Engine = Literal["local", "ray"]
-
-
-def default_workers() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
 
 
 class MineConfig(BaseModel):

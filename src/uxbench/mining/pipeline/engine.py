@@ -1,7 +1,8 @@
 """Engines that run a map stage over the pending batches of the previous stage's shards.
 
 `LocalEngine` (the default): the batches in one process, or spread over a pool of worker processes
-(``spawn``: the parent may hold threads, e.g. an HTTP client, that ``fork`` would copy half-way). Each
+(``forkserver`` or ``spawn``, never ``fork``: the parent may hold threads, e.g. an HTTP client, that ``fork``
+would copy half-way; `uxbench.mining.workers`). Each
 worker reads its input shard, applies the stage function and commits the output shard itself. With the
 local engine, the map stages that follow de-identification ride along in its job (`MapLink`): a batch goes
 through all of them while the driver is still reading and grouping the logs, each stage's shard committed
@@ -13,7 +14,6 @@ byte-identical.
 
 from __future__ import annotations
 
-import multiprocessing
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -28,6 +28,7 @@ from uxbench.mining.pipeline.stages import StageFn, deid_batch_table, sessions_r
 from uxbench.mining.pipeline.store import StageDir
 from uxbench.mining.sessions import session_of_lines
 from uxbench.mining.types import Session
+from uxbench.mining.workers import worker_context
 
 
 class Engine(Protocol):
@@ -109,7 +110,7 @@ class LocalEngine:
 
     def _executor(self) -> ProcessPoolExecutor:
         if self._pool is None:
-            self._pool = ProcessPoolExecutor(self.workers, mp_context=multiprocessing.get_context("spawn"))
+            self._pool = ProcessPoolExecutor(self.workers, mp_context=worker_context())
         return self._pool
 
     def submit(self, parallel: bool, job: Callable[..., dict[str, int]], *args: Any) -> None:

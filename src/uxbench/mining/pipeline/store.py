@@ -33,6 +33,11 @@ from uxbench.fileio import atomic_write_bytes, remove_stale_temps, temp_path
 KEY_FILE = "_KEY"
 DONE_FILE = "_DONE"
 PARQUET_COMPRESSION = "zstd"
+"""Compression of the output tables (signals.parquet): small files to keep and share."""
+WORK_COMPRESSION = "lz4"
+"""Compression of the checkpoint shards under OUT/work: written once per stage and batch (the session text in
+four of them), read back by the driver. LZ4, without dictionary pages (the columns are mostly unique text),
+writes and reads them in about half zstd's CPU time, for files about 1.4x larger."""
 
 
 def stage_key(name: str, settings: Any, upstream: str | None = None) -> str:
@@ -49,7 +54,7 @@ def write_table(path: Path, table: pa.Table) -> None:
     """Parquet, atomically. One chunk per column first, so equal tables give byte-identical files
     whatever chunking the engine that built them used."""
     tmp = temp_path(path)
-    pq.write_table(table.combine_chunks(), tmp, compression=PARQUET_COMPRESSION)
+    pq.write_table(table.combine_chunks(), tmp, compression=WORK_COMPRESSION, use_dictionary=False)
     os.replace(tmp, path)
 
 

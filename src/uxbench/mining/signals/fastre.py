@@ -53,6 +53,22 @@ def words_of(low: str) -> frozenset[str]:
     return frozenset(WORD.findall(low))
 
 
+_LOWERED: list[tuple[str, str]] = []
+_LOWERED_KEEP = 4
+
+
+def lowered(text: str) -> str:
+    """``text.lower()``, the same string object for the same text object (the last few texts are kept): the
+    ~10 cue patterns of one message then lower it once, and `words_of` finds it by a hash computed once."""
+    for kept, low in _LOWERED:
+        if kept is text:
+            return low
+    low = text.lower()
+    _LOWERED.insert(0, (text, low))
+    del _LOWERED[_LOWERED_KEEP:]
+    return low
+
+
 class _Condition:
     """A word condition (see `literals.word_condition`) prepared for set operations: a text meets it when it
     holds one of `singles`, or a word of `firsts` with all the other words that go with it (`rests`)."""
@@ -153,7 +169,7 @@ class WordRegex:
 
     def search(self, text: str) -> re.Match[str] | None:
         """The first match; its positions index `text` (its group text is lower-cased)."""
-        low = text.lower()
+        low = lowered(text)
         if len(low) != len(text):
             return self.slow.search(text)
         if not self._alternatives:
@@ -183,7 +199,7 @@ class WordRegex:
         return found
 
     def spans(self, text: str) -> Iterator[tuple[int, int]]:
-        low = text.lower()
+        low = lowered(text)
         if len(low) != len(text):
             pattern, subject = self.slow, text
         else:

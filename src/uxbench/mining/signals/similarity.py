@@ -86,7 +86,7 @@ def reading_units(text: str) -> int:
 def content_tokens(text: str) -> tuple[str, ...]:
     """`tokens` without function words ("how do i", "的", "怎么"), so that two questions built on the
     same frame ("how do I X", "怎么X") are not similar for the frame alone."""
-    return _content_tokens_cached(text) if len(text) <= _CACHE_MAX_CHARS else _content_tokens(text)
+    return _content_tokens_cached(text) if len(text) <= _CACHE_MAX_CHARS else _content_tokens_long(text)
 
 
 def _content_tokens(text: str) -> tuple[str, ...]:
@@ -94,6 +94,9 @@ def _content_tokens(text: str) -> tuple[str, ...]:
 
 
 _content_tokens_cached = lru_cache(maxsize=4096)(_content_tokens)
+_content_tokens_long = lru_cache(maxsize=4)(_content_tokens)
+"""A long user message is compared twice (with the message before it, then with the one after): the last few are
+kept, like `_tokens_long`."""
 
 
 def cjk_share(text: str) -> float:
@@ -160,12 +163,33 @@ class TextIndex:
     """A reference text prepared once for `units_in` (normalised text, token set), since one reply is
     looked up several times per follow-up."""
 
-    __slots__ = ("_norm", "_words", "text")
+    __slots__ = ("_flat", "_norm", "_words", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
         self._norm: str | None = None
         self._words: frozenset[str] | None = None
+        self._flat: str | None = None
+
+    def ascii_tokens_among(self, words: frozenset[str]) -> frozenset[str]:
+        """``words & set(tokens(self.text))`` for an ASCII text, without splitting it into tokens: a word is one
+        of its tokens where it stands in the lower-cased text, apostrophes dropped, between two characters
+        that are not letters or digits (the tokens are the runs of those). A long reply has hundreds of
+        tokens and the follow-up a handful of words: finding each word costs far less than the split."""
+        if self._flat is None:
+            self._flat = self.text.lower().replace("'", "")
+        flat, found = self._flat, []
+        for word in words:
+            if not word.isascii():
+                continue
+            at, size = flat.find(word), len(word)
+            while at >= 0:
+                end = at + size
+                if (not at or not flat[at - 1].isalnum()) and (end == len(flat) or not flat[end].isalnum()):
+                    found.append(word)
+                    break
+                at = flat.find(word, at + 1)
+        return frozenset(found)
 
     @property
     def norm(self) -> str:
@@ -213,8 +237,12 @@ def unit_groups(text: str) -> Units:
 def found_in(units: Units, reference: TextIndex) -> Units:
     """The units that occur in `reference` (as `units_in` finds them)."""
     cjk = frozenset(u for u in units.cjk if u in reference.norm) if units.cjk else _NONE
+    if not units.words:
+        return Units(cjk, _NONE)
+    if reference.text.isascii():
+        return Units(cjk, reference.ascii_tokens_among(units.words))
     # the reference's tokens are not made a set: one pass over them is all the lookup needs
-    return Units(cjk, units.words.intersection(tokens(reference.text)) if units.words else _NONE)
+    return Units(cjk, units.words.intersection(tokens(reference.text)))
 
 
 def units_in(units: frozenset[str], *references: str | TextIndex) -> set[str]:

@@ -20,7 +20,7 @@ import aiohttp
 import orjson
 from pydantic import Field, PositiveFloat, model_validator
 
-from uxbench.data.schema import Message
+from uxbench.data.schema import Message, ToolCall
 from uxbench.errors import ConfigError, FatalModelError, ModelTimeoutError, TransientModelError
 from uxbench.models.api import (
     GenerateConfig,
@@ -28,12 +28,14 @@ from uxbench.models.api import (
     ModelOutput,
     ProviderArgs,
     TokenLogprobs,
+    ToolSpec,
     TopLogprob,
     Usage,
 )
 from uxbench.models.providers._args import EnvVarName, HeaderObject, HttpUrl, JsonObject, parse_provider_args
 from uxbench.models.providers._errors import error_for_status, parse_retry_after, short
 from uxbench.models.providers._markers import split_think
+from uxbench.models.providers._tools import dump_arguments, parse_arguments
 from uxbench.models.registry import register_provider
 from uxbench.redact import clip, redact_json, remember_basic_auth, remember_secret, scrub, url_credentials
 
@@ -154,8 +156,13 @@ class OpenAIModel(ModelAPI):
     def build_body(self, messages: list[Message], config: GenerateConfig) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model_name,
-            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "messages": [openai_message(m) if (m.tool_calls or m.role == "tool") else
+                         {"role": m.role, "content": m.content} for m in messages],
         }
+        if config.tools:
+            body["tools"] = openai_tools(config.tools)
+        if config.tool_choice is not None:
+            body["tool_choice"] = config.tool_choice
         if config.temperature is not None:
             body["temperature"] = config.temperature
         if config.max_tokens is not None:
@@ -279,6 +286,7 @@ class OpenAIModel(ModelAPI):
                 logprobs=logprobs,
                 finish_reason=choice.get("finish_reason"),
                 model=data.get("model") or self.model_name,
+                tool_calls=parse_tool_calls(message.get("tool_calls")),
             )
         except (AttributeError, KeyError, TypeError, IndexError, ValueError) as err:
             raise TransientModelError(f"{self._where} returned an unexpected response shape: {err}") from None
@@ -290,6 +298,39 @@ class OpenAIModel(ModelAPI):
                 await session.close()
             except RuntimeError:
                 pass  # created on an event loop that is gone; nothing left to release
+
+
+def openai_message(m: Message) -> dict[str, Any]:
+    """A message with tool business in the wire format: assistant `tool_calls`, or a `tool` result."""
+    if m.role == "tool":
+        return {"role": "tool", "tool_call_id": m.tool_call_id or "", "content": m.content}
+    calls = [{"id": c.id, "type": "function",
+              "function": {"name": c.name, "arguments": dump_arguments(c.arguments, c.raw_arguments)}}
+             for c in m.tool_calls]
+    return {"role": m.role, "content": m.content or None, "tool_calls": calls}
+
+
+def openai_tools(tools: tuple[ToolSpec, ...]) -> list[dict[str, Any]]:
+    return [{"type": "function", "function": {"name": t.name, "description": t.description,
+                                              "parameters": t.parameters}} for t in tools]
+
+
+def parse_tool_calls(raw: Any) -> list[ToolCall]:
+    """`message.tool_calls` of a completion (arguments as JSON text, or as an object from some servers)."""
+    if not isinstance(raw, list):
+        return []
+    out = []
+    for i, call in enumerate(raw):
+        if not isinstance(call, dict) or not isinstance(call.get("function"), dict):
+            continue
+        function = call["function"]
+        name = function.get("name")
+        if not name:
+            continue
+        arguments, bad = parse_arguments(function.get("arguments"))
+        out.append(ToolCall(id=str(call.get("id") or f"call_{i}"), name=str(name), arguments=arguments,
+                            raw_arguments=bad))
+    return out
 
 
 def _usage(raw: Any) -> Usage:

@@ -5,7 +5,9 @@ last user message), `oracle` (the verdict hidden in the prompt as `[[GOLD:good]]
 `file:/path/rules.json` (a list of {"pattern": regex, "response": text}, or {"rules": [...],
 "default": text}; the first pattern found in the last user message wins).
 
-`[[SAY:x]]` in the last user message overrides every script; `[[P:0.8]]` sets the first token's
+Tools (`GenerateConfig.tools`): `[[CALL:name {"k": "v"}]]` in the last user message makes any script call that tool,
+and a conversation ending with tool results gets them quoted back (`_tools.scripted_tool_reply`: a scripted
+tool agent for tests). `[[SAY:x]]` in the last user message overrides every script; `[[P:0.8]]` sets the first token's
 probability in fabricated logprobs. Model args: latency_ms, fail_first_n (TransientModelError for
 the first n calls of each distinct prompt), reasoning (fixed reasoning text), default.
 """
@@ -22,7 +24,7 @@ from typing import Any, ClassVar
 import orjson
 from pydantic import NonNegativeFloat, NonNegativeInt
 
-from uxbench.data.schema import Message
+from uxbench.data.schema import Message, ToolCall
 from uxbench.errors import ConfigError, FatalModelError, TransientModelError
 from uxbench.models.api import (
     GenerateConfig,
@@ -43,6 +45,7 @@ from uxbench.models.providers._markers import (
     marker_probability,
     verdict_word,
 )
+from uxbench.models.providers._tools import scripted_tool_reply
 from uxbench.models.providers.replay import messages_hash
 from uxbench.models.registry import register_provider
 
@@ -172,7 +175,18 @@ class ScriptedModel(ModelAPI):
             raise TransientModelError(
                 f"scripted:{self.script} injected failure {self.calls_by_prompt[key]} of {self.fail_first_n}"
             )
-        text = self.answer(messages)
+        tool_reply = None
+        if config.tools or (messages and messages[-1].role == "tool"):
+            tool_reply = scripted_tool_reply([{"role": m.role, "content": m.content, "name": m.name}
+                                              for m in messages], [t.name for t in config.tools])
+        if tool_reply is not None and tool_reply.calls:
+            calls = [ToolCall(id=f"call_{self.calls}_{i}", name=name, arguments=args)
+                     for i, (name, args) in enumerate(tool_reply.calls)]
+            usage = Usage(input_tokens=sum(len(fake_tokens(m.content)) for m in messages),
+                          output_tokens=sum(len(fake_tokens(str(c.arguments))) + 1 for c in calls))
+            return ModelOutput(text="", usage=usage, finish_reason="tool_calls", model=f"scripted:{self.script}",
+                               tool_calls=calls)
+        text = tool_reply.text if tool_reply is not None else self.answer(messages)
         finish = "stop"
         if config.max_tokens is not None:
             tokens = fake_tokens(text)

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-
 from tests.extra_skip import require_extra
+
 from uxbench.data.schema import Message, ToolCall
 from uxbench.models.api import GenerateConfig, ToolSpec
 from uxbench.models.model import Model, create_model
@@ -81,7 +81,7 @@ async def test_tool_calls_are_cached_counted_and_keyed_by_the_tools(tmp_path: Pa
         # the tool result enters the key: another result, another answer
         call = first.tool_calls[0]
         answer = await model.generate(follow_up(call), TOOLS)
-        changed = follow_up(call)[:2] + [Message(role="tool", content="{}", tool_call_id=call.id, name=call.name)]
+        changed = [*follow_up(call)[:2], Message(role="tool", content="{}", tool_call_id=call.id, name=call.name)]
         answer2 = await model.generate(changed, TOOLS)
         assert srv.stats.requests == 4 and answer.text != answer2.text
         stats = model.usage.models[model.spec]

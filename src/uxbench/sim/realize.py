@@ -31,7 +31,7 @@ TEMPLATES = PackageTemplates("uxbench.sim", "Simulator")
 TEMPLATE_FILES = tuple(f"{lang}/{name}" for lang in ("en", "zh") for name in (
     "realise.txt", "realise_turn.txt", "open_turn.txt", "free.txt", "free_turn.txt", "acts.json", "assess.txt",
     "judge_satisfaction.txt"))
-SCRIPTED_SPECS = ("scripted:user", "scripted:user-leaky")
+SCRIPTED_SPECS = ("scripted:user", "scripted:user-leaky", "scripted:user-uncooperative")
 Record = Callable[[ModelOutput], None]
 
 
@@ -142,7 +142,15 @@ _ZH_RULES = {"opening": "随时可以说", "on_request": "只有助手问起时�
 
 
 def free_messages(view: FreeView) -> list[Message]:
-    """The free-mode prompt: the whole persona, facts and their rules in words (as the tau-bench family does)."""
+    """The free-mode prompt: the whole persona, facts and their rules in words (as the tau-bench family does).
+    A tool task's baseline proxy gets the benchmark's own user-simulator prompt and the conversation as that
+    simulator sees it (its words as the assistant's, the agent's as the user's, opening with the agent's
+    greeting)."""
+    if view.system_prompt is not None:
+        flipped = [Message(role="user", content=view.greeting or "Hi! How can I help you today?")]
+        flipped += [Message(role="assistant" if line.role == "user" else "user", content=line.text)
+                    for line in view.transcript]
+        return [Message(role="system", content=view.system_prompt), *flipped]
     zh = view.lang == "zh"
     goal = "\n".join(f"{i}. {request}" for i, (_id, request) in enumerate(view.goal, start=1))
     lines = []

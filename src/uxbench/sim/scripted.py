@@ -6,6 +6,8 @@ detectors recover its acts is measured, not built in (`uxbench sim signals`).
 
 `scripted:user-leaky` behaves the same in structured mode (where it never sees a fact it may not say) and, in
 free mode, states every fact of the persona in its first message: the premature-disclosure checks must catch it.
+`scripted:user-uncooperative` (structured mode) declines every fact it is asked for, the confirmation included:
+the fact-accuracy checks must catch it, and an agent that needs the user's answers gets less done.
 """
 
 from __future__ import annotations
@@ -77,8 +79,14 @@ class ScriptedRealiser:
     def __init__(self, spec: str = "scripted:user") -> None:
         self.spec = spec
         self.leaky = spec.endswith("-leaky")
+        self.uncooperative = spec.endswith("-uncooperative")
 
     async def realise(self, view: RealiserView, *, attempt: int, record: Record) -> str:
+        if self.uncooperative and view.act == "answer":
+            bank = _bank(view.lang)
+            labels = [f.label for f in view.state_facts] + list(view.declined)
+            return _join([str(bank["declined"]).format(label=label) for label in labels] or [str(bank["unknown"])],
+                         view.lang)
         return scripted_text(view)
 
     async def speak_free(self, view: FreeView, *, attempt: int, record: Record) -> str:

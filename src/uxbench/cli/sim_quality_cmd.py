@@ -162,7 +162,8 @@ def sensitivity(
 
 @app.command("proxies", help="UserProxyBench over tool tasks: runs that share the agent and the tasks and differ "
                              "only in the user proxy. Mean reward per proxy with paired CIs and the largest "
-                             "difference, the share of successful episodes with a user-instruction violation, premature disclosure "
+                             "difference, the share of successful episodes with a user-instruction violation, "
+                             "premature disclosure "
                              "and what it does to the agent's tool calls, UFS, and the cost-fidelity frontier.")
 def proxies(
     run_dirs: Annotated[list[Path], typer.Argument(help="Tool-task sim runs (`uxbench sim run --tasks ...`), one per user proxy; the first is the reference of the paired differences.")],  # noqa: E501

@@ -15,6 +15,11 @@ time, the others wait in its queue, and a request whose client gave up is still 
         model = create_model_api("openai:loopback", {"base_url": srv.base_url})
 
     python -m uxbench.testing.loopback --port 8765 --latency-ms 100   # foreground, prints the base URL
+    python -m uxbench.testing.loopback --agent reference               # the scripted tool-task agent behind it
+
+Tools: with `tools` in the request, `[[CALL:name {...}]]` in the last user message answers with that tool call and
+a conversation ending with tool results gets them quoted back (the scripted tool agent); a responder may answer
+with tool calls itself (`testing/agents.py`: the scripted plan agents of tool tasks).
 """
 
 from __future__ import annotations
@@ -401,7 +406,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--reasoning-field", default="reasoning_content")
     parser.add_argument("--max-inflight", type=int, default=0,
                         help="requests worked on at once (1: a single-slot server); 0: no limit")
+    parser.add_argument("--agent", choices=("reference", "weak"), default=None,
+                        help="answer as a scripted tool-task agent (its resolution steps in the system prompt)")
     ns = parser.parse_args(argv)
+    responder = None
+    if ns.agent:
+        from uxbench.testing.agents import plan_agent_responder
+
+        responder = plan_agent_responder(ns.agent)
     config = LoopbackConfig(
         latency_ms=ns.latency_ms,
         default_answer=ns.default_answer,
@@ -410,6 +422,7 @@ def main(argv: list[str] | None = None) -> None:
         timeout_sleep_s=ns.timeout_sleep_s,
         reasoning_field=ns.reasoning_field,
         max_inflight=ns.max_inflight,
+        responder=responder,
     )
     try:
         asyncio.run(_serve_forever(config, ns.host, ns.port))

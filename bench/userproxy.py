@@ -1,0 +1,117 @@
+"""UserProxyBench over tau2: every airline and retail task x 3 trials, the scripted reference agent behind a
+loopback OpenAI-compatible server (100 ms per reply) at concurrency 64, once per user proxy; then the proxies
+report over those runs.
+
+    python bench/userproxy.py                         # faithful, leaky, uncooperative proxies; airline + retail
+    python bench/userproxy.py --tasks tau2:airline --trials 1 --proxies faithful,leaky   # smaller
+
+Needs the tau2 extra. The agent is `python -m uxbench.testing.loopback --agent reference` in its own process (its
+latency is `asyncio.sleep`: no CPU); the proxies are this project's scripted users (no model): what is measured is
+the harness with tau2 inside it (policy, projection, realiser, the tool-call loop over HTTP, tau2's environment
+executing each call, tau2's evaluator scoring each session, the SQLite store, the summary). Each run is a fresh
+`python -m uxbench sim run` process with --no-cache; CPU (user + system) and peak RSS come from `os.wait4`.
+Ideal sessions/s = concurrency / (mean agent generations per session x latency): the rate with no harness cost.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+PROXIES = {
+    "faithful": ("scripted:user", "structured"),
+    "leaky": ("scripted:user-leaky", "free"),
+    "uncooperative": ("scripted:user-uncooperative", "structured"),
+}
+
+
+def start_server(latency_ms: float) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen([sys.executable, "-m", "uxbench.testing.loopback", "--latency-ms", str(latency_ms),
+                             "--agent", "reference"], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    url = proc.stdout.readline().strip()
+    if not url.startswith("http"):
+        proc.kill()
+        raise RuntimeError(f"loopback server did not start: {url!r}")
+    return proc, url
+
+
+def one_run(name: str, tasks: list[str], trials: int, url: str, concurrency: int, latency_ms: float,
+            out: Path) -> dict[str, object]:
+    simulator, mode = PROXIES[name]
+    cmd = [sys.executable, "-m", "uxbench", "sim", "run", *[x for t in tasks for x in ("--tasks", t)],
+           "--trials", str(trials), "--agent-prompt", "oracle", "--model", "openai:agent", "-M", f"base_url={url}",
+           "-M", "api_key_env=UXBENCH_BENCH_NO_KEY", "--simulator", simulator, "--mode", mode, "--max-turns", "30",
+           "--concurrency", str(concurrency), "--out", str(out), "--no-cache", "--quiet", "--format", "json",
+           "--n-boot", "1000"]
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    stdout_b, stderr_b = b"", b""
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    stdout_b = proc.stdout.read() if proc.stdout else b""
+    stderr_b = proc.stderr.read() if proc.stderr else b""
+    if os.waitstatus_to_exitcode(status) not in (0, 1):  # 1: some sessions ended in error (counted in the summary)
+        raise RuntimeError(f"sim run failed ({status}): {stderr_b.decode()[-2000:]}")
+    summary = json.loads(stdout_b)
+    n = int(summary["n_sessions"])
+    generations = int(summary["usage"]["assistant"]["calls"])
+    elapsed = float(summary["invocation"]["elapsed_s"])
+    ideal = concurrency / (generations / n * latency_ms / 1000.0)
+    cpu = usage.ru_utime + usage.ru_stime
+    return {"proxy": name, "sessions": n, "agent_generations": generations,
+            "generations_per_session": round(generations / n, 2), "wall_s": round(wall, 2),
+            "sessions_elapsed_s": round(elapsed, 2), "sessions_per_s": round(n / elapsed, 2),
+            "ideal_sessions_per_s": round(ideal, 2), "efficiency": round(n / elapsed / ideal, 3),
+            "client_cpu_s": round(cpu, 2), "client_cpu_ms_per_generation": round(1000 * cpu / generations, 2),
+            "peak_rss_mib": round(usage.ru_maxrss / 1024, 1), "mean_reward": ((summary.get("reward") or {}).get("mean") or {}).get("value"),
+            "success_rate": (summary["metrics"].get("success_rate") or {}).get("value"),
+            "n_errors": summary.get("n_errors")}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", default="tau2:airline,tau2:retail", help="comma-separated --tasks selectors")
+    parser.add_argument("--trials", type=int, default=3)
+    parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--latency-ms", type=float, default=100.0)
+    parser.add_argument("--proxies", default="faithful,leaky,uncooperative")
+    parser.add_argument("--keep", type=Path, default=None, help="keep the run directories here")
+    parser.add_argument("--out", type=Path, default=Path("bench/out/userproxy.json"))
+    ns = parser.parse_args()
+    server, url = start_server(ns.latency_ms)
+    results: dict[str, object] = {"command": " ".join(sys.argv), "latency_ms": ns.latency_ms,
+                                  "load_before": os.getloadavg()}
+    tasks = [t for t in ns.tasks.split(",") if t]
+    try:
+        with tempfile.TemporaryDirectory(prefix="uxbench-bench-userproxy-") as tmp:
+            root = ns.keep or Path(tmp)
+            runs, dirs = [], []
+            for name in [p for p in ns.proxies.split(",") if p]:
+                dirs.append(root / f"run-{name}")
+                runs.append(one_run(name, tasks, ns.trials, url, ns.concurrency, ns.latency_ms, dirs[-1]))
+                print(json.dumps(runs[-1]), flush=True)
+            results["runs"] = runs
+            start = time.perf_counter()
+            report = subprocess.run([sys.executable, "-m", "uxbench", "sim", "proxies", *map(str, dirs),
+                                     "--target", "0.9", "--n-boot", "1000"], capture_output=True, text=True,
+                                    check=True, env={**os.environ, "COLUMNS": "200"})
+            results["proxies_report_s"] = round(time.perf_counter() - start, 2)
+            results["proxies_report"] = report.stdout
+            print(report.stdout, flush=True)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    results["load_after"] = os.getloadavg()
+    ns.out.parent.mkdir(parents=True, exist_ok=True)
+    ns.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,196 @@
+"""UserProxyBench over tau2 (the tau2 extra): tau2's tasks, environments and evaluator with this project's user
+proxies and scripted agents served by a real OpenAI-compatible loopback server."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.extra_skip import require_extra
+
+require_extra("tau2")
+
+from uxbench.errors import ConfigError, DataError  # noqa: E402
+from uxbench.sim.persona import Fact  # noqa: E402
+from uxbench.sim.run import execute  # noqa: E402
+from uxbench.sim.spec import RoleSpec, SimSpec  # noqa: E402
+from uxbench.sim.store import SimStore  # noqa: E402
+from uxbench.sim.task_compile import check_facts, compile_persona  # noqa: E402
+from uxbench.sim.task_sources import task_source  # noqa: E402
+from uxbench.testing import LoopbackConfig, LoopbackServer  # noqa: E402
+from uxbench.testing.agents import plan_agent_responder  # noqa: E402
+
+AIRLINE_SOME = "tau2:airline:0,1,3,4,5,7,10,12"
+RETAIL_SOME = "tau2:retail:0,1,2,3,4,5,6,7,8,9"
+
+
+@pytest.fixture(scope="module")
+def agent() -> Iterator[LoopbackServer]:
+    with LoopbackServer(LoopbackConfig(responder=plan_agent_responder("reference"))) as srv:
+        yield srv
+
+
+def spec(tmp: Path, server: LoopbackServer, tasks: str, *, simulator: str = "scripted:user",
+         mode: str = "structured", trials: int = 1, **kw: Any) -> SimSpec:
+    return SimSpec(tasks=[tasks], agent_prompt="oracle", model=RoleSpec(model="openai:agent",
+                                                                          args={"base_url": server.base_url}),
+                   simulator=RoleSpec(model=simulator), mode=mode, trials=trials, max_turns=30,  # type: ignore[arg-type]
+                   out=tmp, use_cache=False, n_boot=200, **kw)
+
+
+def run(s: SimSpec) -> dict[str, Any]:
+    return asyncio.run(execute(s)).summary
+
+
+def sessions(path: Path) -> list[Any]:
+    with SimStore(path) as store:
+        return list(store.iter_sessions())
+
+
+@pytest.mark.slow
+def test_reference_agent_and_faithful_proxy_reach_the_gold_reward(tmp_path: Path, agent: LoopbackServer) -> None:
+    """Every mock task and airline tasks: the session's reward is what tau2's evaluator gives the gold trajectory."""
+    source = task_source("tau2")
+    for selector, out in (("tau2:mock", tmp_path / "mock"), (AIRLINE_SOME, tmp_path / "airline")):
+        run(spec(out, agent, selector))
+        records = sessions(out)
+        tasks = {t.id: t for t in source.load(selector.split(":", 1)[1])}
+        assert len(records) == len(tasks) >= 5
+        for record in records:
+            gold = source.gold_reward(tasks[record.task_id])
+            assert record.reward == gold.reward, (record.task_id, record.reward_detail, record.termination)
+            assert record.termination.reason == "goal_complete"
+        assert any(r.tool_calls for r in records)
+        # what the agent's server received: tau2's tools in the OpenAI format, and the oracle prompt
+        body = agent.stats.last_body
+        assert body["tools"] and body["tools"][0]["type"] == "function"
+        assert "<resolution_steps>" in body["messages"][0]["content"]
+
+
+def test_mock_end_to_end_records_tools_and_rewards(tmp_path: Path, agent: LoopbackServer) -> None:
+    summary = run(spec(tmp_path, agent, "tau2:mock:create_task_1,update_task_1"))
+    assert summary["n_sessions"] == 2 and summary["metrics"]["success_rate"]["value"] == 1.0
+    for record in sessions(tmp_path):
+        calls = [c for t in record.turns for step in t.tool_steps for c in step.calls]
+        assert calls and not any(c.error for c in calls)
+        assert record.reward == 1.0 and record.reward_breakdown
+        assert record.usage["assistant"].calls >= len(calls) + 1
+        asked = [t for t in record.turns if t.role == "assistant" and "?" in t.text]
+        assert asked  # the reference agent asked for the values (the structured user gave them when asked)
+    manifest = SimStore(tmp_path).read_manifest() or {}
+    assert manifest["tool_tasks"]["n"] == 2 and manifest["tool_tasks"]["sources"]["tau2"]
+
+
+@pytest.mark.slow
+def test_leaky_proxy_disclosure_is_caught_and_the_tool_call_difference_reported(tmp_path: Path,
+                                                                              agent: LoopbackServer) -> None:
+    from uxbench.sim.proxies import proxies_report
+
+    faithful, leaky = tmp_path / "faithful", tmp_path / "leaky"
+    run(spec(faithful, agent, RETAIL_SOME))
+    run(spec(leaky, agent, RETAIL_SOME, simulator="scripted:user-leaky", mode="free"))
+    report = proxies_report([faithful, leaky], n_boot=200)
+    by = {p["label"]: p for p in report["proxies"]}
+    f, lk = by["scripted:user (structured)"], by["scripted:user-leaky (free)"]
+    assert f["premature_disclosure_rate"]["value"] == 0.0
+    assert lk["premature_disclosure_rate"]["value"] > 0.5
+    assert lk["questions_per_session"] < f["questions_per_session"]
+    assert lk["tool_calls_per_success"] < f["tool_calls_per_success"]
+    pooled = report["tool_calls_success_pooled"]
+    assert pooled["n_with"] > 0 and pooled["n_without"] > 0 and pooled["difference"] < 0
+    assert report["largest_difference"] is not None and "retail" in report["statement"]
+    from uxbench.report.proxies import render_proxies
+
+    text = render_proxies(report, "md")
+    assert "premature" in text and "Largest reward difference" in text
+
+
+def test_a_compiled_fact_must_occur_in_the_scenario() -> None:
+    source = task_source("tau2")
+    task = source.load("airline:1")[0]
+    persona = compile_persona(task)
+    assert {f.id for f in persona.facts} >= {"name", "user_id", "confirm"}
+    check_facts(task.id, persona.facts, task.scenario.text())  # what the code compiled is there
+    made_up = Fact(id="phone", label="phone", value="555-0199")
+    with pytest.raises(DataError, match="does not occur in the task's user scenario"):
+        check_facts(task.id, [*persona.facts, made_up], task.scenario.text())
+
+
+def test_every_airline_and_retail_scenario_compiles() -> None:
+    source = task_source("tau2")
+    for domain in ("airline", "retail"):
+        for task in source.load(domain):
+            persona = compile_persona(task)  # raises on a value that is not in the scenario
+            hidden = [f for f in persona.facts if f.disclose == "on_request"]
+            for item in persona.goal:
+                assert not any(f.value in item.request for f in hidden)
+
+
+def test_dual_control_and_unknown_domains_are_refused() -> None:
+    source = task_source("tau2")
+    with pytest.raises(ConfigError, match="dual-control"):
+        source.load("telecom")
+    with pytest.raises(ConfigError, match="Did you mean 'airline'"):
+        source.load("airlines")
+    with pytest.raises(ConfigError, match="no task nope"):
+        source.load("mock:nope")
+
+
+def _command(out: Path, base_url: str) -> list[str]:
+    import sys
+
+    return [sys.executable, "-m", "uxbench", "sim", "run", "--tasks", "tau2:airline:test", "--trials", "2",
+            "--agent-prompt", "oracle", "-m", "openai:agent", "-M", f"base_url={base_url}",
+            "--simulator", "scripted:user", "--max-turns", "30", "--concurrency", "6", "--out", str(out),
+            "--n-boot", "200", "--quiet", "--format", "json", "--no-cache"]
+
+
+@pytest.mark.slow
+def test_kill_during_a_tau2_run_loses_and_repeats_no_session(tmp_path: Path) -> None:
+    import json
+    import os
+    import signal
+    import sqlite3
+    import subprocess
+    import time
+
+    def stored(db: Path) -> int:
+        try:
+            with sqlite3.connect(db, timeout=5) as conn:
+                return int(conn.execute("SELECT COUNT(*) FROM sessions").fetchone()[0])
+        except sqlite3.Error:
+            return 0
+
+    env = {**os.environ, "UXBENCH_CACHE_DIR": str(tmp_path / "cache")}
+    with LoopbackServer(LoopbackConfig(responder=plan_agent_responder("reference"), latency_ms=30)) as srv:
+        killed = tmp_path / "killed"
+        proc = subprocess.Popen(_command(killed, srv.base_url), env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 240
+        while stored(killed / "sim.sqlite") < 8 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        assert proc.poll() is None, "the run finished before it could be killed"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+        partial = stored(killed / "sim.sqlite")
+        assert 0 < partial < 40 and not (killed / "summary.json").exists()
+        resumed = subprocess.run(_command(killed, srv.base_url), env=env, capture_output=True, text=True,
+                                 timeout=600, check=False)
+        assert resumed.returncode == 0, resumed.stderr
+        straight = subprocess.run(_command(tmp_path / "straight", srv.base_url), env=env, capture_output=True,
+                                  text=True, timeout=600, check=False)
+        assert straight.returncode == 0, straight.stderr
+    with sqlite3.connect(killed / "sim.sqlite") as conn:
+        ids = [row[0] for row in conn.execute("SELECT session_id FROM sessions")]
+    assert len(ids) == len(set(ids)) == 40  # 20 tasks x 2 trials, each once
+    a = json.loads((killed / "summary.json").read_text())
+    b = json.loads((tmp_path / "straight" / "summary.json").read_text())
+    for key in ("metrics", "gate", "n_sessions", "usage"):
+        assert a[key] == b[key], key
+    assert a["invocation"]["resumed_sessions"] == partial
+    rewards = {r.session_id: r.reward for r in sessions(killed)}
+    assert rewards == {r.session_id: r.reward for r in sessions(tmp_path / "straight")}

@@ -70,7 +70,8 @@ def one_run(name: str, tasks: list[str], trials: int, url: str, concurrency: int
             "sessions_elapsed_s": round(elapsed, 2), "sessions_per_s": round(n / elapsed, 2),
             "ideal_sessions_per_s": round(ideal, 2), "efficiency": round(n / elapsed / ideal, 3),
             "client_cpu_s": round(cpu, 2), "client_cpu_ms_per_generation": round(1000 * cpu / generations, 2),
-            "peak_rss_mib": round(usage.ru_maxrss / 1024, 1), "mean_reward": ((summary.get("reward") or {}).get("mean") or {}).get("value"),
+            "peak_rss_mib": round(usage.ru_maxrss / 1024, 1),
+            "mean_reward": ((summary.get("reward") or {}).get("mean") or {}).get("value"),
             "success_rate": (summary["metrics"].get("success_rate") or {}).get("value"),
             "n_errors": summary.get("n_errors")}
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from tests.extra_skip import require_extra
 
+from extra_skip import require_extra
 from uxbench.data.schema import Message, ToolCall
 from uxbench.models.api import GenerateConfig, ToolSpec
 from uxbench.models.model import Model, create_model

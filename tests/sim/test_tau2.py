@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.extra_skip import require_extra
+from extra_skip import require_extra
 
 require_extra("tau2")
 
@@ -143,7 +143,7 @@ def test_dual_control_and_unknown_domains_are_refused() -> None:
 def _command(out: Path, base_url: str) -> list[str]:
     import sys
 
-    return [sys.executable, "-m", "uxbench", "sim", "run", "--tasks", "tau2:airline:test", "--trials", "2",
+    return [sys.executable, "-m", "uxbench", "sim", "run", "--tasks", "tau2:mock", "--trials", "6",
             "--agent-prompt", "oracle", "-m", "openai:agent", "-M", f"base_url={base_url}",
             "--simulator", "scripted:user", "--max-turns", "30", "--concurrency", "6", "--out", str(out),
             "--n-boot", "200", "--quiet", "--format", "json", "--no-cache"]
@@ -171,13 +171,13 @@ def test_kill_during_a_tau2_run_loses_and_repeats_no_session(tmp_path: Path) -> 
         proc = subprocess.Popen(_command(killed, srv.base_url), env=env, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE)
         deadline = time.monotonic() + 240
-        while stored(killed / "sim.sqlite") < 8 and time.monotonic() < deadline and proc.poll() is None:
+        while stored(killed / "sim.sqlite") < 6 and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.05)
         assert proc.poll() is None, "the run finished before it could be killed"
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
         partial = stored(killed / "sim.sqlite")
-        assert 0 < partial < 40 and not (killed / "summary.json").exists()
+        assert 0 < partial < 42 and not (killed / "summary.json").exists()
         resumed = subprocess.run(_command(killed, srv.base_url), env=env, capture_output=True, text=True,
                                  timeout=600, check=False)
         assert resumed.returncode == 0, resumed.stderr
@@ -186,7 +186,7 @@ def test_kill_during_a_tau2_run_loses_and_repeats_no_session(tmp_path: Path) -> 
         assert straight.returncode == 0, straight.stderr
     with sqlite3.connect(killed / "sim.sqlite") as conn:
         ids = [row[0] for row in conn.execute("SELECT session_id FROM sessions")]
-    assert len(ids) == len(set(ids)) == 40  # 20 tasks x 2 trials, each once
+    assert len(ids) == len(set(ids)) == 42  # the 7 runnable mock tasks x 6 trials, each once
     a = json.loads((killed / "summary.json").read_text())
     b = json.loads((tmp_path / "straight" / "summary.json").read_text())
     for key in ("metrics", "gate", "n_sessions", "usage"):

@@ -23,11 +23,12 @@ from collections.abc import Iterable
 
 from uxbench.errors import DataError
 from uxbench.sim.disclosure import mentions
+from uxbench.sim.markers import normalize
 from uxbench.sim.persona import Fact, GoalCheck, GoalItem, Patience, Persona, Profile, RubricItem
 from uxbench.sim.tooltask import ToolTask
 
 CONFIRM_FACT = "confirm"
-DONE_PATTERN = r"(?i)\b(all done|is done|has been|have been|successfully|completed)\b"
+DONE_PATTERN = r"(?i)\b(all done|is done|has been|have been|successfully|is now)\b"
 """A reply that says the request was carried out (the rules assessor's check of a compiled goal item)."""
 DONE_QUESTION = "Does the reply say that this request was carried out, or answer it for good?"
 _NAME = r"([A-Z][a-z]+(?: [A-Z][a-z]+)?)"
@@ -120,7 +121,7 @@ def compile_persona(task: ToolTask) -> Persona:
     facts = compile_facts(task)
     if scenario.free_text is not None:
         sentences = re.split(r"(?<=[.!?])\s+", scenario.free_text.strip())
-        kept = [s for s in sentences if not any(f.value in s for f in facts)]
+        kept = [s for s in sentences if not any(normalize(f.value) in normalize(s) for f in facts)]
         reasons = [" ".join(kept) or "I need help with a task."]
         wants: list[str] = []
         notes: list[str] = []
@@ -129,8 +130,9 @@ def compile_persona(task: ToolTask) -> Persona:
         wants = [p for p in _paragraphs(scenario.task_instructions) if _WANT_RE.match(p)]
         notes = [p for p in _paragraphs(scenario.task_instructions) if p not in wants]
     requests = [first_person(r) for r in reasons + wants]
-    stated = " ".join(requests)
-    facts = [f.model_copy(update={"disclose": "opening" if f.value in stated else "on_request"}) for f in facts]
+    stated = normalize(" ".join(requests))
+    facts = [f.model_copy(update={"disclose": "opening" if normalize(f.value) in stated else "on_request"})
+             for f in facts]
     check_facts(task.id, facts, scenario.text())
     hidden = [f for f in facts if f.disclose != "opening"]
     goal = []

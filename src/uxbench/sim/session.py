@@ -214,8 +214,7 @@ class _Session:
                  skim: bool = False) -> None:
         reply = self.turns[-1].text if self.turns else ""
         stamp = self.clock.user_message(reply, text, skim) if self.turns else self.clock.stamp()
-        stated = tuple(f.id for f in self.persona.facts if markers.normalize(f.value) and
-                       markers.normalize(f.value) in markers.normalize(text))
+        stated = tuple(f.id for f in self.persona.facts if _says(text, f.value))
         if decision is not None:  # what the text says, not what the policy asked it to say, counts as said
             kept = tuple(f for f in self.state.disclosed if f not in decision.state_facts or f in stated)
             self.state = self.state.model_copy(update={"disclosed": tuple(dict.fromkeys(kept + stated))})
@@ -365,11 +364,18 @@ class _Session:
         return self.record("out_of_scope", marker)
 
 
+def _says(text: str, value: str) -> bool:
+    """The text states the value: the same characters once normalised, and found by the disclosure detector (so
+    a name inside an identifier, "Raj Sanchez" in "raj_sanchez_7340", is not the name said)."""
+    from uxbench.sim.disclosure import mentions
+
+    norm = markers.normalize(value)
+    return bool(norm) and norm in markers.normalize(text) and mentions(value, text)
+
+
 def _states_hidden(text: str, hidden: list[str]) -> str | None:
-    folded = markers.normalize(text)
     for value in hidden:
-        norm = markers.normalize(value)
-        if norm and norm in folded:
+        if _says(text, value):
             return "a fact it may not say yet"
     return None
 

@@ -7,13 +7,17 @@ over HTTP in the OpenAI format, for tests and benchmarks of tool tasks with the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from uxbench.models.providers._plan_agent import AgentStyle, plan_reply
-from uxbench.testing.loopback import Responder
 
 
-def plan_agent_responder(style: AgentStyle = "reference") -> Responder:
+def plan_agent_responder(
+    style: AgentStyle = "reference",
+) -> Callable[[list[dict[str, Any]], dict[str, Any]], str | dict[str, Any]]:
+    """A `LoopbackConfig.responder` answering as the scripted plan agent of `style`."""
+
     def respond(messages: list[dict[str, Any]], body: dict[str, Any]) -> str | dict[str, Any]:
         names = [str((t.get("function") or {}).get("name")) for t in body.get("tools") or [] if isinstance(t, dict)]
         reply = plan_reply(messages, names, style)

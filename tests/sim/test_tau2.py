@@ -83,6 +83,20 @@ def test_mock_end_to_end_records_tools_and_rewards(tmp_path: Path, agent: Loopba
         assert asked  # the reference agent asked for the values (the structured user gave them when asked)
     manifest = SimStore(tmp_path).read_manifest() or {}
     assert manifest["tool_tasks"]["n"] == 2 and manifest["tool_tasks"]["sources"]["tau2"]
+    # the view's session page shows each tool call with the environment's answer, and the reward
+    from fastapi.testclient import TestClient
+
+    from uxbench.web.app import create_app
+    from uxbench.web.catalog import build_catalog
+
+    catalog = build_catalog([str(tmp_path)])
+    client = TestClient(create_app(catalog, index_dir=tmp_path / "index"), base_url="http://127.0.0.1")
+    sim_id = next(iter(catalog.sims))
+    record = sessions(tmp_path)[0]
+    page = client.get(f"/sims/{sim_id}/sessions/{record.session_id}")
+    assert page.status_code == 200 and "tool call" in page.text and "reward <b>1.0</b>" in page.text
+    call = next(c for t in record.turns for step in t.tool_steps for c in step.calls)
+    assert call.name in page.text
 
 
 @pytest.mark.slow

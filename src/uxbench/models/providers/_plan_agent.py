@@ -11,7 +11,7 @@ The reference agent, for the next step in order:
    that neither the user nor a tool result has said yet; a value the user cannot give after being asked is taken
    from the step itself (an oracle's knowledge: the call is still made with the right value);
 2. before a step that changes something (`read_only` false), asks for the user's confirmation and waits for it; a
-   reply that starts with "no" skips the step;
+   reply that starts with "no" (or "don't", "I'd rather not") skips the step;
 3. makes the call. A read-only step whose every argument the user gave *before being asked* (volunteered) is
    treated as already verified and left out, unless a later step needs a value not yet known (then it is made,
    in order, as a lookup). This is the mechanism behind "premature disclosure changes the interaction": users who

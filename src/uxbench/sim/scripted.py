@@ -134,7 +134,8 @@ def scripted_free_text(view: FreeView, *, leaky: bool = False) -> str:
     last = view.transcript[-1].text.lower() if view.transcript else ""
     said = " ".join(line.text for line in view.transcript if line.role == "user").lower()
     asked = [f for f in view.facts if f.label.lower() in last and f.disclose != "never"
-             and not f.disclose.startswith("after_turn") and (f.value or "").lower() not in said]
+             and not f.disclose.startswith("after_turn")
+             and ((f.value or "").lower() not in said or f.disclose == "opening")]  # an opening fact: any time
     if asked:
         return _join(_facts(tuple(asked), lang), lang)
     for _id, request in view.goal[1:]:

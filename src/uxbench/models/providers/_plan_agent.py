@@ -127,7 +127,7 @@ def plan_reply(messages: Sequence[dict[str, Any]], tool_names: Sequence[str], st
             continue
         missing = [(name, v) for name, v in values if _fold(v) not in known]
         if missing and deferred:
-            return _calls(turn, [deferred[0]], tool_names)  # a lookup that may hold what is missing
+            return _calls(turn, [deferred[-1]], tool_names)  # the nearest lookup before: it may hold it
         for name, _value in missing:
             words = name.replace("_", " ")
             if words not in asked:

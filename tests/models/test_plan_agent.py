@@ -48,7 +48,8 @@ async def test_reference_agent_asks_calls_confirms_and_reports() -> None:
 
 
 async def test_volunteered_lookups_are_skipped_and_a_no_skips_the_write() -> None:
-    convo = [Message(role="user", content="Cancel order #W1. My zip code is 19122, my user id is yusuf_9.")]
+    convo = [Message(role="assistant", content="Hi! How can I help you today?"),  # tau2's greeting asks nothing
+             Message(role="user", content="Cancel order #W1. My zip code is 19122, my user id is yusuf_9.")]
     text, calls = await answer("scripted:reference-agent", convo)
     assert text.startswith("Please give me your confirmation")  # find_user left out: its input was volunteered
     convo += [Message(role="assistant", content=text), Message(role="user", content="No, I'd rather keep it.")]

@@ -71,6 +71,73 @@ def test_reference_agent_and_faithful_proxy_reach_the_gold_reward(tmp_path: Path
         assert "<resolution_steps>" in body["messages"][0]["content"]
 
 
+@pytest.mark.slow
+def test_the_reward_is_what_tau2s_own_evaluator_gives(tmp_path: Path, agent: LoopbackServer) -> None:
+    """The session's reward (its own environment, the gold database hashed once per task) equals tau2's
+    `evaluate_simulation` on the recorded trajectory (fresh environments, replayed calls), whether the session
+    wrote (its own database), only read (the shared one), or was cut short; the shared databases stay pristine."""
+    from uxbench.sim.tau2_env import digests
+    from uxbench.sim.tooltask import trajectory
+
+    source = task_source("tau2")
+    selector = "tau2:mock"
+    runs = [("faithful", "scripted:user", "structured"), ("uncooperative", "scripted:user-uncooperative",
+                                                           "structured"), ("leaky", "scripted:user-leaky", "free")]
+    records = []
+    for name, simulator, mode in runs:
+        for sel in (selector, "tau2:airline:0,2,4", "tau2:retail:0,3"):
+            out = tmp_path / f"{name}-{sel.replace(':', '_').replace(',', '_')}"
+            run(spec(out, agent, sel, simulator=simulator, mode=mode))
+            records += sessions(out)
+    tasks = {t.id: t for sel in ("mock", "airline:0,2,4", "retail:0,3") for t in source.load(sel)}
+    rewards = set()
+    for record in records:
+        task = tasks[record.task_id]
+        steps = trajectory(record.turns, source.greeting())  # type: ignore[attr-defined]
+        ending = record.reward_detail["ending"]
+        if record.reward is None:  # tau2's evaluator raised (an assertion on a task the session never created)
+            assert record.reward_detail["note"].startswith("evaluation failed")
+            with pytest.raises(Exception, match=record.reward_detail["note"].split(": ", 2)[-1][:40]):
+                source.reference_reward(task, steps, ending)  # type: ignore[attr-defined]
+            continue
+        reference = source.reference_reward(task, steps, ending)  # type: ignore[attr-defined]
+        assert record.reward == reference.reward, (record.task_id, record.reward_detail, reference)
+        assert record.reward_breakdown == reference.breakdown, record.task_id
+        kept = {k: v for k, v in record.reward_detail.items() if k not in ("note", "ending")}
+        assert kept == reference.detail, record.task_id
+        rewards.add(record.reward)
+    assert rewards == {0.0, 1.0}  # both verdicts were compared
+    for domain in ("mock", "airline", "retail"):
+        shared = source._domain(domain)  # type: ignore[attr-defined]
+        assert digests(shared.shared) == shared.shared_digests, domain
+
+
+def test_a_session_copies_the_database_at_its_first_write_and_a_mislabelled_read_is_caught() -> None:
+    from uxbench.sim.tau2_env import digests
+
+    source = task_source("tau2")
+    task = source.load("airline:2")[0]
+    domain = source._domain("airline")  # type: ignore[attr-defined]
+    pristine = domain.shared_digests
+    env = source.environment(task)
+    env.call("get_user_details", {"user_id": "mia_li_3668"}, "c1")
+    assert env.own is None  # reads go to the shared environment
+    env.call("send_certificate", {"user_id": "mia_li_3668", "amount": 50}, "c2")
+    assert env.own is not None and env.digests() != pristine  # the write went to the session's own copy
+    assert digests(domain.shared) == pristine
+    # a tool tau2 types as a read that changes the database is caught at its first use: the session keeps the
+    # changed environment, the shared one is rebuilt, and the tool counts as a write from then on
+    domain.writes.discard("send_certificate")
+    domain.checked.discard("send_certificate")
+    try:
+        other = source.environment(task)
+        other.call("send_certificate", {"user_id": "mia_li_3668", "amount": 75}, "c3")
+        assert other.own is not None and other.digests() != pristine
+        assert digests(domain.shared) == pristine and "send_certificate" in domain.writes
+    finally:
+        domain.writes.add("send_certificate")
+
+
 def test_mock_end_to_end_records_tools_and_rewards(tmp_path: Path, agent: LoopbackServer) -> None:
     summary = run(spec(tmp_path, agent, "tau2:mock:create_task_1,update_task_1"))
     assert summary["n_sessions"] == 2 and summary["metrics"]["success_rate"]["value"] == 1.0
@@ -102,25 +169,30 @@ def test_mock_end_to_end_records_tools_and_rewards(tmp_path: Path, agent: Loopba
 @pytest.mark.slow
 def test_leaky_proxy_disclosure_is_caught_and_the_tool_call_difference_reported(tmp_path: Path,
                                                                               agent: LoopbackServer) -> None:
+    """The leaky proxy is the faithful one except that it opens with every fact: the same reward, its
+    disclosures caught, and the reference agent asks less and leaves out lookups the volunteered values make
+    unnecessary. Task 54's user has an e-mail address that holds her name: giving the address is not the name."""
+    from uxbench.report.proxies import render_proxies
     from uxbench.sim.proxies import proxies_report
 
     faithful, leaky = tmp_path / "faithful", tmp_path / "leaky"
-    run(spec(faithful, agent, RETAIL_SOME))
-    run(spec(leaky, agent, RETAIL_SOME, simulator="scripted:user-leaky", mode="free"))
-    report = proxies_report([faithful, leaky], n_boot=200)
+    run(spec(faithful, agent, RETAIL_SOME + ",54"))
+    run(spec(leaky, agent, RETAIL_SOME + ",54", simulator="scripted:user-leaky"))
+    assert not any(r.termination.reason == "error" for r in sessions(faithful) + sessions(leaky))
+    report = proxies_report([faithful, leaky], n_boot=500)
     by = {p["label"]: p for p in report["proxies"]}
-    f, lk = by["scripted:user (structured)"], by["scripted:user-leaky (free)"]
+    f, lk = by["scripted:user (structured)"], by["scripted:user-leaky (structured)"]
     assert f["premature_disclosure_rate"]["value"] == 0.0
-    assert lk["premature_disclosure_rate"]["value"] > 0.5
-    assert lk["questions_per_session"] < f["questions_per_session"]
-    assert lk["tool_calls_per_success"] is not None and f["tool_calls_per_success"] is not None
-    pooled = report["tool_calls_success_pooled"]  # reported with its CI; its sign is the agent's, not asserted
-    assert pooled["n_with"] > 0 and pooled["n_without"] > 0 and pooled["difference"] is not None
+    assert lk["premature_disclosure_rate"]["value"] == 1.0
+    assert f["mean_reward"]["value"] == lk["mean_reward"]["value"] == 1.0 and lk["vs_first"]["diff"] == 0.0
+    assert lk["questions_vs_first"]["diff"] < 0 and lk["questions_vs_first"]["significant"]
+    calls = lk["tool_calls_vs_first"]
+    assert calls["diff"] < 0 and calls["ci_high"] < 0 and calls["n_pairs"] == 11
+    within = report["tool_calls_success_pooled"]["within_task"]
+    assert within["diff"] == calls["diff"] and within["n_clusters"] == 11
     assert report["largest_difference"] is not None and "retail" in report["statement"]
-    from uxbench.report.proxies import render_proxies
-
     text = render_proxies(report, "md")
-    assert "premature" in text and "Largest reward difference" in text
+    assert "premature" in text and "tool calls per successful session" in text and "within a task" in text
 
 
 def test_a_compiled_fact_must_occur_in_the_scenario() -> None:

@@ -45,3 +45,30 @@ def cluster_mean_difference(clusters: Sequence[str], values: Sequence[float], in
         out["ci_low"] = round(diff - (diff - float(low)) * f, 6)
         out["ci_high"] = round(diff + (float(high) - diff) * f, 6)
     return out
+
+
+def within_cluster_difference(clusters: Sequence[str], values: Sequence[float], in_a: Sequence[bool], *,
+                              n_boot: int = 2000, seed: int = 0, confidence: float = 0.95) -> dict[str, Any]:
+    """The difference held within clusters: over the clusters with observations in both groups, the mean of
+    (mean of a - mean of b) in each; a bootstrap over those clusters, widened by sqrt(C/(C-1)). Unlike
+    `cluster_mean_difference`, a cluster whose observations all fall in one group (a task whose sessions all
+    had, or all lacked, the property) cannot make the groups differ. {diff, ci_low, ci_high, n_clusters}."""
+    by: dict[str, list[list[float]]] = {}
+    for k, v, a in zip(clusters, values, in_a, strict=True):
+        by.setdefault(k, [[], []])[0 if a else 1].append(float(v))
+    diffs = np.array([np.mean(a) - np.mean(b) for a, b in (by[k] for k in sorted(by)) if a and b])
+    c = int(diffs.size)
+    out: dict[str, Any] = {"diff": None, "ci_low": None, "ci_high": None, "n_clusters": c}
+    if not c:
+        return out
+    diff = float(diffs.mean())
+    out["diff"] = round(diff, 6)
+    if c >= 2:
+        rng = np.random.default_rng(seed)
+        stats = diffs[rng.integers(0, c, size=(n_boot, c))].mean(axis=1)
+        alpha = (1 - confidence) / 2
+        low, high = np.percentile(stats, [100 * alpha, 100 * (1 - alpha)])
+        f = math.sqrt(c / (c - 1))
+        out["ci_low"] = round(diff - (diff - float(low)) * f, 6)
+        out["ci_high"] = round(diff + (float(high) - diff) * f, 6)
+    return out

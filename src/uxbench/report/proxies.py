@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from uxbench.report.layout import Section
+from uxbench.report.layout import Section, render_tables, terminal_width
 from uxbench.report.render import DASH, ReportFormat, _check_fmt, pct
 from uxbench.report.sim_quality import _emit
 
@@ -24,30 +24,35 @@ def _num(value: Any, digits: int = 2) -> str:
 
 def render_proxies(report: dict[str, Any], fmt: ReportFormat, *, width: int | None = None) -> str:
     _check_fmt(fmt)
-    rows = []
-    for e in report["proxies"]:
-        calls = e["tool_calls_success"]
-        rows.append([
-            e["label"], pct(e["mean_reward"]), _signed(e["vs_first"]), pct(e["successes_with_violation"]),
-            pct(e.get("premature_disclosure_rate")), pct(e.get("ufs")), _num(e["tool_calls_per_success"]),
-            _num(calls["with_disclosure"]) + " / " + _num(calls["without_disclosure"]),
-            _num(e["questions_per_session"]), str(e["n_sessions"]),
-        ])
-    header = ["User proxy", "mean reward %", "vs first\n(paired)", "successes with\nviolation %",
-              "premature\ndisclosure %", "UFS %", "tool calls\nper success", "calls/success\nPD / no PD",
-              "agent questions\nper session", "sessions"]
+    proxies = report["proxies"]
+    reward = [[e["label"], pct(e["mean_reward"]), _signed(e["vs_first"]), str(e["n_sessions"])] for e in proxies]
+    fidelity = [[e["label"], pct(e["successes_with_violation"]), pct(e.get("premature_disclosure_rate")),
+                 pct(e.get("ufs"))] for e in proxies]
+    calls = [[e["label"], _num(e["tool_calls_per_success"]), _signed(e.get("tool_calls_vs_first"), 2)]
+             for e in proxies]
+    asked = [[e["label"], _num(e["questions_per_session"]), _signed(e.get("questions_vs_first"), 2)]
+             for e in proxies]
     pooled = report["tool_calls_success_pooled"]
+    within = pooled.get("within_task") or {}
     effect = [["with premature disclosure", _num(pooled["with_disclosure"]), str(pooled["n_with"])],
               ["without", _num(pooled["without_disclosure"]), str(pooled["n_without"])],
               ["difference (with - without)", _signed({"diff": pooled["difference"], "ci_low": pooled["ci_low"],
                                                        "ci_high": pooled["ci_high"]}, 2), str(pooled["n_tasks"])
-               + " tasks"]]
-    pair_rows = [[p["b"], p["a"], _signed(p), str(p["n_pairs"])] for p in report["pairs"]]
+               + " tasks"],
+              ["difference within a task", _signed(within, 2), f"{within.get('n_clusters', 0)} tasks with both"]]
+    pair_rows = [[f"{p['b']} - {p['a']}", _signed(p), str(p["n_pairs"])] for p in report["pairs"]]
     sections: list[Section] = [
-        ("User proxies, the agent held fixed", header, rows),
+        ("Task reward per user proxy, the agent held fixed (vs first: paired on task and trial)",
+         ["User proxy", "mean reward %", "vs first", "sessions"], reward),
+        ("Fidelity per user proxy", ["User proxy", "successes with\nviolation %", "premature\ndisclosure %",
+                                     "UFS %"], fidelity),
+        ("The agent's tool calls per successful session (vs first: paired on the sessions both proxies' runs "
+         "succeeded in)", ["User proxy", "tool calls", "vs first"], calls),
+        ("The agent's questions per session (replies that ask the user something; vs first: paired)",
+         ["User proxy", "questions", "vs first"], asked),
         ("Tool calls per successful episode, pooled over the proxies", ["", "tool calls", "episodes"], effect),
-        ("Reward differences between proxies (B - A, paired on task and trial; * = the 95% CI excludes 0)",
-         ["B", "A", "B - A", "pairs"], pair_rows),
+        ("Reward differences between proxies (paired on task and trial; * = the 95% CI excludes 0)",
+         ["B - A", "difference", "pairs"], pair_rows),
     ]
     notes = [report["statement"]]
     largest = report.get("largest_difference")
@@ -76,5 +81,6 @@ def render_proxies(report: dict[str, Any], fmt: ReportFormat, *, width: int | No
                                                              "; add a judge pass with `uxbench sim fidelity RUN "
                                                              "--judge J` and `--judge J` here") + ".")
     notes += [f"Warning: {w}" for w in report.get("warnings", [])]
-    return _emit(sections, notes, fmt, report, width,
-                 droppable=("agent questions\nper session", "calls/success\nPD / no PD", "sessions"))
+    if fmt == "table":  # only the proxy's name wraps: every other column is a figure
+        return render_tables(sections, notes, width or terminal_width(), wrap=(0,))
+    return _emit(sections, notes, fmt, report, width)

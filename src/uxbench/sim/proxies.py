@@ -18,7 +18,7 @@ The figures are for the agent used and the tasks run; the report says which.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from uxbench.errors import ConfigError
-from uxbench.metrics.cluster_diff import cluster_mean_difference
+from uxbench.metrics.cluster_diff import cluster_mean_difference, within_cluster_difference
 from uxbench.metrics.session import cluster_ratio
 from uxbench.sim.fidelity import SessionFidelity, aggregate, judge_key, session_fidelity
 from uxbench.sim.fidelity_items import DISCLOSURE_FAMILIES
@@ -115,29 +115,35 @@ def _clustered(keys: Sequence[str], num: Sequence[float], den: Sequence[float], 
                          seed=seed, bounds=bounds, scale=scale)
 
 
-def _paired(a: ProxyRun, b: ProxyRun, n_boot: int, seed: int) -> dict[str, Any]:
-    """b minus a on the (task, trial) pairs both runs have, clustered by task."""
+def _paired(a: ProxyRun, b: ProxyRun, n_boot: int, seed: int, *,
+            metric: Callable[[SessionRecord], float] = lambda r: r.reward or 0.0, successes: bool = False,
+            bounds: tuple[float, float] | None = (-1.0, 1.0)) -> dict[str, Any]:
+    """b minus a in `metric` (the reward by default) on the (task, trial) pairs both runs have (with
+    `successes`, the pairs where both sessions succeeded), clustered by task."""
     ra = {a.key(r): r for r in a.records}
     rb = {b.key(r): r for r in b.records}
-    common = sorted(set(ra) & set(rb))
+    common = sorted(k for k in set(ra) & set(rb) if not successes or (ra[k].success and rb[k].success))
     keys = [k[0] for k in common]
-    diffs = [(rb[k].reward or 0.0) - (ra[k].reward or 0.0) for k in common]
-    out = _clustered(keys, diffs, [1.0] * len(common), n_boot, seed, bounds=(-1.0, 1.0))
+    diffs = [metric(rb[k]) - metric(ra[k]) for k in common]
+    out = _clustered(keys, diffs, [1.0] * len(common), n_boot, seed, bounds=bounds)
     return {"a": a.label, "b": b.label, "diff": out["value"], "ci_low": out["ci_low"], "ci_high": out["ci_high"],
             "n_pairs": len(common), "n_tasks": out["n_clusters"],
             "significant": out["ci_low"] is not None and (out["ci_low"] > 0 or out["ci_high"] < 0)}
 
 
 def _tool_calls(records: list[SessionRecord], fids: list[SessionFidelity], n_boot: int, seed: int) -> dict[str, Any]:
-    """Tool calls per successful episode, with and without premature disclosure; their difference (with - without)
-    with a cluster-bootstrap interval over tasks."""
+    """Tool calls per successful episode, with and without premature disclosure: their difference over all
+    episodes (the seed's figure: with - without, a cluster-bootstrap interval over tasks), and held within tasks
+    (the tasks with successful episodes of both kinds: which tasks have a disclosure to make cannot make the
+    groups differ)."""
     rows = [(r.task_id or r.persona_id, float(r.tool_calls), _premature(f)) for r, f in zip(records, fids,
                                                                                           strict=True) if r.success]
-    diff = cluster_mean_difference([k for k, _, _ in rows], [c for _, c, _ in rows], [p for _, _, p in rows],
-                                   n_boot=n_boot, seed=seed)
+    keys, calls, flags = [k for k, _, _ in rows], [c for _, c, _ in rows], [p for _, _, p in rows]
+    diff = cluster_mean_difference(keys, calls, flags, n_boot=n_boot, seed=seed)
+    within = within_cluster_difference(keys, calls, flags, n_boot=n_boot, seed=seed)
     return {"with_disclosure": diff["a"], "without_disclosure": diff["b"], "difference": diff["diff"],
             "ci_low": diff["ci_low"], "ci_high": diff["ci_high"], "n_with": diff["n_a"], "n_without": diff["n_b"],
-            "n_tasks": diff["n_clusters"]}
+            "n_tasks": diff["n_clusters"], "within_task": within}
 
 
 def _agreement(run: ProxyRun) -> dict[str, Any] | None:
@@ -174,6 +180,10 @@ def proxy_entry(run: ProxyRun, base: ProxyRun, n_boot: int, seed: int) -> dict[s
         "unscored": sum(r.reward is None for r in records),
         "mean_reward": _clustered(keys, rewards, [1.0] * len(records), n_boot, seed),
         "vs_first": None if run is base else _paired(base, run, n_boot, seed),
+        "tool_calls_vs_first": None if run is base else _paired(
+            base, run, n_boot, seed, metric=lambda r: float(r.tool_calls), successes=True, bounds=None),
+        "questions_vs_first": None if run is base else _paired(
+            base, run, n_boot, seed, metric=lambda r: float(questions(r)), bounds=None),
         "success_rate": _clustered(keys, [float(r.success) for r in records], [1.0] * len(records), n_boot, seed),
         "successes_with_violation": _clustered(succ_keys, succ_viol, [1.0] * len(succ_viol), n_boot, seed),
         "premature_disclosure_rate": fidelity.get("premature_disclosure_rate"),

@@ -81,9 +81,6 @@ def validate(spec: SimSpec) -> None:
         raise ConfigError("--assessor-arg needs --assessor PROVIDER:MODEL (the rules assessor has no arguments).")
     if spec.judge is not None:
         validate_provider_args(spec.judge.model, spec.judge.args, option="--judge-arg")
-    if spec.simulator.model == "scripted:user-leaky" and spec.mode != "free":
-        raise ConfigError("scripted:user-leaky is a free-mode simulator (it states every fact in its first message); "
-                          "add --mode free.")
     if spec.simulator.model == "scripted:user-uncooperative" and spec.mode != "structured":
         raise ConfigError("scripted:user-uncooperative is a structured-mode simulator (it declines the facts it is "
                           "asked for); drop --mode free.")

@@ -4,8 +4,9 @@ for tests, benchmarks and offline demos. It sees exactly what a model realiser s
 Its phrasings are this project's own and were not taken from the mining detectors' pattern lists; how well the
 detectors recover its acts is measured, not built in (`uxbench sim signals`).
 
-`scripted:user-leaky` behaves the same in structured mode (where it never sees a fact it may not say) and, in
-free mode, states every fact of the persona in its first message: the premature-disclosure checks must catch it.
+`scripted:user-leaky` states every fact of the persona in its first message (the premature-disclosure checks
+must catch it): in structured mode the session's opening decision gives it every fact the persona may not open
+with, and it is `scripted:user` from then on; in free mode it opens with every fact.
 `scripted:user-uncooperative` (structured mode) declines every fact it is asked for, the confirmation included:
 the fact-accuracy checks must catch it, and an agent that needs the user's answers gets less done.
 """

@@ -30,7 +30,8 @@ from uxbench.sim.assess import Assessor, AssessorFailed
 from uxbench.sim.persona import Persona
 from uxbench.sim.policy import PolicyState, initial_state, open_session, react
 from uxbench.sim.projection import SessionView, project
-from uxbench.sim.realize import Realiser, repeat_text
+from uxbench.sim.realize import LEAKY, Realiser, repeat_text
+from uxbench.sim.said import facts_said, states_hidden
 from uxbench.sim.store import MUT_ERROR
 from uxbench.sim.tooltask import AgentPrompt, Ending, TaskSource, ToolStep, ToolTask
 from uxbench.sim.types import Assessment, Decision, Mode, Reason, SessionRecord, SimTurn, Termination, Usage
@@ -175,7 +176,13 @@ class _Session:
 
     async def assess(self) -> Assessment:
         view = project("assessor", self.view())
-        return await self.parties.assessor.assess(view, seed=self.plan.seed, record=self.ledger.recorder("assessor"))
+        assessment = await self.parties.assessor.assess(view, seed=self.plan.seed,
+                                                        record=self.ledger.recorder("assessor"))
+        if self.plan.task is not None and self.parties.assessor.spec == "rules":
+            from uxbench.sim.tool_turns import tool_task_reading
+
+            return tool_task_reading(assessment, view.reply)
+        return assessment
 
     async def realise(self, decision: Decision) -> tuple[str, int, tuple[str, ...]]:
         """The user's message for a decision: code for `repeat`, else the realiser, checked and regenerated once."""
@@ -184,11 +191,12 @@ class _Session:
             return repeat_text(view.previous_request, self.plan.seed, view.turn), 1, ()
         allowed = set(decision.allowed_facts) | set(decision.state_facts)
         hidden = [f.value for f in self.persona.facts if f.id not in allowed]
+        shown = [f.value for f in self.persona.facts if f.id in allowed]
         reasons: list[str] = []
         for attempt in range(2):
             text = await self.parties.realiser.realise(view, attempt=attempt,
                                                        record=self.ledger.recorder("simulator"))
-            problem = markers.output_problem(text) or _states_hidden(text, hidden)
+            problem = markers.output_problem(text) or states_hidden(text, hidden, shown)
             if problem is None:
                 return text.strip(), attempt + 1, tuple(reasons)
             reasons.append(problem)
@@ -214,7 +222,7 @@ class _Session:
                  skim: bool = False) -> None:
         reply = self.turns[-1].text if self.turns else ""
         stamp = self.clock.user_message(reply, text, skim) if self.turns else self.clock.stamp()
-        stated = tuple(f.id for f in self.persona.facts if _says(text, f.value))
+        stated = facts_said(text, self.persona.facts)
         if decision is not None:  # what the text says, not what the policy asked it to say, counts as said
             kept = tuple(f for f in self.state.disclosed if f not in decision.state_facts or f in stated)
             self.state = self.state.model_copy(update={"disclosed": tuple(dict.fromkeys(kept + stated))})
@@ -254,6 +262,9 @@ class _Session:
     async def structured(self) -> SessionRecord:
         persona, plan = self.persona, self.plan
         self.state, decision = open_session(persona, self.state, plan.seed)
+        if self.parties.realiser.spec == LEAKY:  # every fact the persona may not open with, in the first message
+            leaked = tuple(f.id for f in persona.facts if f.disclose != "opening")
+            decision = decision.model_copy(update={"state_facts": tuple(dict.fromkeys(decision.state_facts + leaked))})
         try:
             if persona.opener:  # authored: sent verbatim, no model rewrites it
                 self.add_user(persona.opener, decision)
@@ -364,22 +375,6 @@ class _Session:
         return self.record("out_of_scope", marker)
 
 
-def _says(text: str, value: str) -> bool:
-    """The text states the value: the same characters once normalised, and found by the disclosure detector (so
-    a name inside an identifier, "Raj Sanchez" in "raj_sanchez_7340", is not the name said)."""
-    from uxbench.sim.disclosure import mentions
-
-    norm = markers.normalize(value)
-    return bool(norm) and norm in markers.normalize(text) and mentions(value, text)
-
-
-def _states_hidden(text: str, hidden: list[str]) -> str | None:
-    for value in hidden:
-        if _says(text, value):
-            return "a fact it may not say yet"
-    return None
-
-
 _ENDING: dict[str, Ending] = {"goal_complete": "user_stop", "patience_exhausted": "user_stop",
                               "out_of_scope": "user_stop", "max_turns": "max_steps", "error": "error"}
 """How each ending reads in the benchmark's terms: a user who ended the session (done, leaving, handed off) is a
@@ -397,9 +392,9 @@ async def run_session(plan: SessionPlan, parties: Parties) -> SessionRecord:
         ending = _ENDING[record.termination.reason]
         try:
             reward = parties.tasks.evaluate(plan.task, trajectory(record.turns, session.extra.get("greeting")),
-                                            ending)
+                                            ending, session.env)
         except Exception as err:  # the evaluator's own failure: an unscored session, counted, never dropped
-            record.reward_detail = {"note": f"evaluation failed: {type(err).__name__}: {err}"[:500]}
+            record.reward_detail = {"note": f"evaluation failed: {type(err).__name__}: {err}"[:500], "ending": ending}
         else:
             record.reward = reward.reward
             record.reward_breakdown = dict(reward.breakdown)

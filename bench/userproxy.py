@@ -11,6 +11,9 @@ the harness with tau2 inside it (policy, projection, realiser, the tool-call loo
 executing each call, tau2's evaluator scoring each session, the SQLite store, the summary). Each run is a fresh
 `python -m uxbench sim run` process with --no-cache; CPU (user + system) and peak RSS come from `os.wait4`.
 Ideal sessions/s = concurrency / (mean agent generations per session x latency): the rate with no harness cost.
+The CPU of a process includes its start (importing tau2 and litellm, reading the tasks and the databases): a run
+of one task per domain measures that fixed cost first, and `client_cpu_ms_per_session_after_start` leaves it out
+(the difference over the difference in sessions).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from pathlib import Path
 
 PROXIES = {
     "faithful": ("scripted:user", "structured"),
-    "leaky": ("scripted:user-leaky", "free"),
+    "leaky": ("scripted:user-leaky", "structured"),
     "uncooperative": ("scripted:user-uncooperative", "structured"),
 }
 
@@ -65,15 +68,39 @@ def one_run(name: str, tasks: list[str], trials: int, url: str, concurrency: int
     elapsed = float(summary["invocation"]["elapsed_s"])
     ideal = concurrency / (generations / n * latency_ms / 1000.0)
     cpu = usage.ru_utime + usage.ru_stime
-    return {"proxy": name, "sessions": n, "agent_generations": generations,
+    replies = sum(1 for line in _turns(out) if line == "assistant")
+    return {"proxy": name, "sessions": n, "agent_generations": generations, "agent_replies": replies,
             "generations_per_session": round(generations / n, 2), "wall_s": round(wall, 2),
             "sessions_elapsed_s": round(elapsed, 2), "sessions_per_s": round(n / elapsed, 2),
             "ideal_sessions_per_s": round(ideal, 2), "efficiency": round(n / elapsed / ideal, 3),
             "client_cpu_s": round(cpu, 2), "client_cpu_ms_per_generation": round(1000 * cpu / generations, 2),
+            "client_cpu_ms_per_turn": round(1000 * cpu / replies, 2),
             "peak_rss_mib": round(usage.ru_maxrss / 1024, 1),
             "mean_reward": ((summary.get("reward") or {}).get("mean") or {}).get("value"),
             "success_rate": (summary["metrics"].get("success_rate") or {}).get("value"),
             "n_errors": summary.get("n_errors")}
+
+
+def _first_tasks(selectors: list[str]) -> list[str]:
+    """One task of each selector's domain (the fixed-cost run: the same domains to load, one session each)."""
+    from uxbench.sim.task_sources import select_tasks
+
+    out = []
+    for selector in selectors:
+        first = select_tasks([selector]).tasks[0]
+        out.append(f"{first.id.split('/')[0]}:{first.task_id}")
+    return out
+
+
+def _turns(run_dir: Path) -> list[str]:
+    """The role of every turn of every session of a finished run."""
+    from uxbench.sim.store import SimStore
+
+    store = SimStore.open_existing(run_dir)
+    try:
+        return [turn.role for record in store.iter_sessions() for turn in record.turns]
+    finally:
+        store.close()
 
 
 def main() -> None:
@@ -93,19 +120,28 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory(prefix="uxbench-bench-userproxy-") as tmp:
             root = ns.keep or Path(tmp)
+            fixed = one_run("faithful", _first_tasks(tasks), 1, url, ns.concurrency, ns.latency_ms, root / "fixed")
+            results["fixed_cost_run"] = fixed
+            print(json.dumps(fixed), flush=True)
             runs, dirs = [], []
             for name in [p for p in ns.proxies.split(",") if p]:
                 dirs.append(root / f"run-{name}")
-                runs.append(one_run(name, tasks, ns.trials, url, ns.concurrency, ns.latency_ms, dirs[-1]))
-                print(json.dumps(runs[-1]), flush=True)
+                row = one_run(name, tasks, ns.trials, url, ns.concurrency, ns.latency_ms, dirs[-1])
+                row["client_cpu_ms_per_session_after_start"] = round(
+                    1000 * (float(row["client_cpu_s"]) - float(fixed["client_cpu_s"]))
+                    / (int(row["sessions"]) - int(fixed["sessions"])), 1)
+                runs.append(row)
+                print(json.dumps(row), flush=True)
             results["runs"] = runs
-            start = time.perf_counter()
-            report = subprocess.run([sys.executable, "-m", "uxbench", "sim", "proxies", *map(str, dirs),
-                                     "--target", "0.9", "--n-boot", "1000"], capture_output=True, text=True,
-                                    check=True, env={**os.environ, "COLUMNS": "200"})
-            results["proxies_report_s"] = round(time.perf_counter() - start, 2)
-            results["proxies_report"] = report.stdout
-            print(report.stdout, flush=True)
+            for fmt in ("table", "md"):
+                start = time.perf_counter()
+                report = subprocess.run([sys.executable, "-m", "uxbench", "sim", "proxies", *map(str, dirs),
+                                         "--target", "0.9", "--n-boot", "1000", "--format", fmt],
+                                        capture_output=True, text=True, check=True,
+                                        env={**os.environ, "COLUMNS": "200"})
+                results[f"proxies_report_{fmt}_s"] = round(time.perf_counter() - start, 2)
+                results[f"proxies_report_{fmt}"] = report.stdout
+            print(results["proxies_report_table"], flush=True)
     finally:
         server.terminate()
         server.wait(timeout=10)

@@ -46,8 +46,8 @@ def render_proxies(report: dict[str, Any], fmt: ReportFormat, *, width: int | No
          ["User proxy", "mean reward %", "vs first", "sessions"], reward),
         ("Fidelity per user proxy", ["User proxy", "successes with\nviolation %", "premature\ndisclosure %",
                                      "UFS %"], fidelity),
-        ("The agent's tool calls per successful session (vs first: paired on the sessions both proxies' runs "
-         "succeeded in)", ["User proxy", "tool calls", "vs first"], calls),
+        ("The agent's tool calls per successful session (vs first: paired, on the task and trial pairs where "
+         "both sessions succeeded)", ["User proxy", "tool calls", "vs first"], calls),
         ("The agent's questions per session (replies that ask the user something; vs first: paired)",
          ["User proxy", "questions", "vs first"], asked),
         ("Tool calls per successful episode, pooled over the proxies", ["", "tool calls", "episodes"], effect),

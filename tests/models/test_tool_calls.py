@@ -47,7 +47,7 @@ async def test_openai_round_trip_in_the_wire_format() -> None:
         assert call.name == "get_order" and call.arguments == {"order_id": "A1"} and call.id
         final = await api.generate(follow_up(call), TOOLS)
         sent = srv.stats.last_body["messages"]
-        assert sent[1] == {"role": "assistant", "content": None, "tool_calls": [
+        assert sent[1] == {"role": "assistant", "content": "", "tool_calls": [
             {"id": call.id, "type": "function", "function": {"name": "get_order", "arguments": '{"order_id":"A1"}'}}]}
         assert sent[2] == {"role": "tool", "tool_call_id": call.id, "content": RESULT}
         assert final.tool_calls == [] and "shipped" in final.text

@@ -18,6 +18,12 @@ def _signed(m: dict[str, Any] | None, digits: int = 3) -> str:
     return f"{m['diff']:+.{digits}f}{ci}{star}"
 
 
+def _stack(cell: str) -> str:
+    """`0.42 [0.30, 0.55]` as two lines, the value above its interval (figures are never cut or wrapped)."""
+    value, sep, ci = cell.partition(" [")
+    return f"{value}\n[{ci}" if sep else cell
+
+
 def _num(value: Any, digits: int = 2) -> str:
     return DASH if value is None else f"{value:.{digits}f}"
 
@@ -81,6 +87,8 @@ def render_proxies(report: dict[str, Any], fmt: ReportFormat, *, width: int | No
                                                              "; add a judge pass with `uxbench sim fidelity RUN "
                                                              "--judge J` and `--judge J` here") + ".")
     notes += [f"Warning: {w}" for w in report.get("warnings", [])]
-    if fmt == "table":  # only the proxy's name wraps: every other column is a figure
-        return render_tables(sections, notes, width or terminal_width(), wrap=(0,))
+    if fmt == "table":  # only the proxy's name wraps: every other column is a figure, its interval stacked below
+        stacked: list[Section] = [(title, header, [[row[0], *(_stack(c) for c in row[1:])] for row in rows])
+                                  for title, header, rows in sections[:4]]
+        return render_tables([*stacked, *sections[4:]], notes, width or terminal_width(), wrap=(0,))
     return _emit(sections, notes, fmt, report, width)

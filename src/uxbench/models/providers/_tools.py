@@ -50,7 +50,9 @@ def openai_message(m: Message) -> dict[str, Any]:
     calls = [{"id": c.id, "type": "function",
               "function": {"name": c.name, "arguments": dump_arguments(c.arguments, c.raw_arguments)}}
              for c in m.tool_calls]
-    return {"role": m.role, "content": m.content or None, "tool_calls": calls}
+    # content as a string, "" when the message only calls tools: llama.cpp's server refuses null and its chat
+    # templates read the key (OpenAI takes either)
+    return {"role": m.role, "content": m.content or "", "tool_calls": calls}
 
 
 def openai_tools(tools: tuple[ToolSpec, ...]) -> list[dict[str, Any]]:

@@ -280,3 +280,49 @@ def test_kill_during_a_tau2_run_loses_and_repeats_no_session(tmp_path: Path) -> 
     assert a["invocation"]["resumed_sessions"] == partial
     rewards = {r.session_id: r.reward for r in sessions(killed)}
     assert rewards == {r.session_id: r.reward for r in sessions(tmp_path / "straight")}
+
+
+def _blind_judge(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
+    """A judge over loopback that checks it is blind to the outcome and finds nothing said in other words (every
+    detail and goal item of its prompt answered: no detail conveyed or asked in other words, every item raised)."""
+    import json
+    import re
+
+    prompt = " ".join(str(m.get("content") or "") for m in messages).lower()
+    assert not any(word in prompt for word in ("reward", "goal_complete", "db_match", "patience", "termination"))
+    goals, facts = prompt.split("[details the user knows", 1)[0], prompt.split("[details the user knows", 1)[1]
+    facts = facts.split("[the conversation", 1)[0]
+    return json.dumps({"facts": {f: {"conveyed_at": None, "asked_at": None} for f in re.findall(r"^- (\w+):", facts,
+                                                                                                  re.M)},
+                       "goals_raised": {g: True for g in re.findall(r"^- (\w+):", goals, re.M)},
+                       "hallucinated_turns": [], "unprovoked_turns": [], "stopped_early": False})
+
+
+def test_the_proxies_report_reads_a_blind_judge_pass_and_its_agreement(tmp_path: Path,
+                                                                       agent: LoopbackServer) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from uxbench.cli.main import app
+
+    faithful, leaky = tmp_path / "faithful", tmp_path / "leaky"
+    run(spec(faithful, agent, "tau2:mock"))
+    run(spec(leaky, agent, "tau2:mock", simulator="scripted:user-leaky"))
+    runner = CliRunner()
+    with LoopbackServer(LoopbackConfig(responder=_blind_judge)) as judge:
+        for out in (faithful, leaky):
+            done = runner.invoke(app, ["sim", "fidelity", str(out), "--judge", "openai:loopback", "-J",
+                                       f"base_url={judge.base_url}", "--quiet", "--format", "json", "--no-cache"])
+            assert done.exit_code == 0, done.output
+        assert judge.stats.requests == 14  # one answer per session of the two runs
+    result = runner.invoke(app, ["sim", "proxies", str(faithful), str(leaky), "--judge", "openai:loopback",
+                                 "--format", "json", "--n-boot", "200"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    by = {p["label"]: p for p in report["proxies"]}
+    leaky_entry = by["scripted:user-leaky (structured)"]
+    assert leaky_entry["ufs_by"] == "code + judge" and leaky_entry["judge_agreement"]["n_items"] > 0
+    assert leaky_entry["judge_agreement"]["agreement"] == 1.0  # it found no request the code missed
+    assert leaky_entry["premature_disclosure_rate"]["value"] == 1.0
+    assert report["judge"] == "openai:loopback"

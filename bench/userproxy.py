@@ -133,7 +133,7 @@ def main() -> None:
                 runs.append(row)
                 print(json.dumps(row), flush=True)
             results["runs"] = runs
-            for fmt in ("table", "md"):
+            for fmt in ("table", "md") if len(dirs) > 1 else ():  # the report compares two proxies or more
                 start = time.perf_counter()
                 report = subprocess.run([sys.executable, "-m", "uxbench", "sim", "proxies", *map(str, dirs),
                                          "--target", "0.9", "--n-boot", "1000", "--format", fmt],
@@ -141,7 +141,7 @@ def main() -> None:
                                         env={**os.environ, "COLUMNS": "200"})
                 results[f"proxies_report_{fmt}_s"] = round(time.perf_counter() - start, 2)
                 results[f"proxies_report_{fmt}"] = report.stdout
-            print(results["proxies_report_table"], flush=True)
+            print(results.get("proxies_report_table", ""), flush=True)
     finally:
         server.terminate()
         server.wait(timeout=10)

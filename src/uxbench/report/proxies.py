@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from uxbench.report.layout import Section, render_tables, terminal_width
-from uxbench.report.render import DASH, ReportFormat, _check_fmt, pct
+from uxbench.report.render import DASH, ReportFormat, _check_fmt, _markdown, pct
 from uxbench.report.sim_quality import _emit
 
 
@@ -91,4 +91,6 @@ def render_proxies(report: dict[str, Any], fmt: ReportFormat, *, width: int | No
         stacked: list[Section] = [(title, header, [[row[0], *(_stack(c) for c in row[1:])] for row in rows])
                                   for title, header, rows in sections[:4]]
         return render_tables([*stacked, *sections[4:]], notes, width or terminal_width(), wrap=(0,))
+    if fmt == "md":  # only the proxy's name is text
+        return _markdown([(t, [h.replace("\n", " ") for h in hd], r) for t, hd, r in sections], notes, text_columns=1)
     return _emit(sections, notes, fmt, report, width)

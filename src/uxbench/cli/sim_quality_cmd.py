@@ -163,3 +163,24 @@ def sensitivity(
     _choice(format, _FORMATS, "--format")
     report = sensitivity_report(run_dirs, baseline=baseline, n_boot=n_boot, seed=ci_seed)
     typer.echo(render_sensitivity(report, format), nl=False)  # type: ignore[arg-type]
+
+
+@app.command("proxies", help="UserProxyBench over tool tasks: runs that share the agent and the tasks and differ "
+                             "only in the user proxy. Mean reward per proxy with paired CIs and the largest "
+                             "difference, the share of successful episodes with a user-instruction violation, "
+                             "premature disclosure "
+                             "and what it does to the agent's tool calls, UFS, and the cost-fidelity frontier.")
+def proxies(
+    run_dirs: Annotated[list[Path], typer.Argument(help="Tool-task sim runs (`uxbench sim run --tasks ...`), one per user proxy; the first is the reference of the paired differences.")],  # noqa: E501
+    judge: Annotated[str | None, typer.Option("--judge", "-j", help="Use this judge's UFS pass (from `uxbench sim fidelity RUN --judge J`) beside the code items.", show_default="none: the items code decides")] = None,  # noqa: E501
+    target: Annotated[float | None, typer.Option(min=0.0, max=1.0, help="The UFS a proxy must reach (0-1): the cheapest that does is named.", show_default="none")] = None,  # noqa: E501
+    n_boot: Annotated[int, typer.Option(min=1, help="Bootstrap rounds of the CIs.")] = 2000,
+    ci_seed: Annotated[int, typer.Option(help="Bootstrap seed.")] = 0,
+    format: Annotated[str, format_option()] = "table",
+) -> None:
+    from uxbench.report.proxies import render_proxies
+    from uxbench.sim.proxies import proxies_report
+
+    _choice(format, _FORMATS, "--format")
+    report = proxies_report(run_dirs, judge=judge, target=target, n_boot=n_boot, seed=ci_seed)
+    typer.echo(render_proxies(report, format), nl=False)  # type: ignore[arg-type]

@@ -11,9 +11,23 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Role = Literal["system", "user", "assistant"]
+Role = Literal["system", "user", "assistant", "tool"]
+"""`tool`: the result of a tool call, sent back to the model that made it (`Message.tool_call_id`)."""
 TaskName = Literal["judge", "eval", "recovery"]
 JudgeLabel = Literal["good", "bad"]
+
+
+class ToolCall(BaseModel):
+    """A tool call a model made: the call's id (to match its result), the tool's name and its arguments."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    raw_arguments: str | None = None
+    """The arguments as the model wrote them, when they were not a JSON object (then `arguments` is empty and
+    the tool answers with an error naming the problem)."""
 
 
 class Message(BaseModel):
@@ -31,6 +45,12 @@ class Message(BaseModel):
     """When the message was sent, if known."""
     turn_index: int | None = None
     """Position in the original conversation, if the source numbers turns."""
+    tool_calls: tuple[ToolCall, ...] = ()
+    """Assistant messages: the tool calls the model made (its text may then be empty)."""
+    tool_call_id: str | None = None
+    """Tool messages: the id of the call this message answers."""
+    name: str | None = None
+    """Tool messages: the tool's name (Gemini's function responses are matched by name)."""
 
 
 class CaseLabels(BaseModel):

@@ -7,11 +7,22 @@ retries, caching or concurrency: `uxbench.models.model.Model` adds those around 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from uxbench.data.schema import Message
+from uxbench.data.schema import Message, ToolCall
+
+
+class ToolSpec(BaseModel):
+    """A tool the model may call: a name, what it does, and its arguments as a JSON Schema object."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    """JSON Schema of the arguments (`{"type": "object", "properties": {...}, "required": [...]}`)."""
 
 
 class GenerateConfig(BaseModel):
@@ -40,6 +51,11 @@ class GenerateConfig(BaseModel):
     (hf) return `ModelOutput.choice_logprobs`; the others ignore it (use `top_logprobs` there)."""
     extra_body: dict[str, Any] = Field(default_factory=dict)
     """Provider-specific request fields passed through verbatim."""
+    tools: tuple[ToolSpec, ...] = ()
+    """Tools the model may call (OpenAI `tools`, Anthropic tool use, Gemini function declarations); they enter
+    the cache key like every other setting."""
+    tool_choice: Literal["auto", "required", "none"] | None = None
+    """Whether the model must, may or may not call a tool (None: the provider's default, `auto`)."""
 
 
 class TopLogprob(BaseModel):
@@ -98,6 +114,8 @@ class ModelOutput(BaseModel):
     """Model name as reported by the provider (or as configured)."""
     cached: bool = False
     """True when this output came from the response cache, not a fresh call."""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    """The tool calls the model made (its `text` may then be empty)."""
 
 
 class ProviderArgs(BaseModel):

@@ -44,10 +44,18 @@ def _default_prices() -> PriceTable:
 
 
 def message_key_dict(m: Message) -> dict[str, Any]:
-    """The parts of a message that reach a provider (timestamps and turn numbers do not)."""
-    if m.reasoning is None:
-        return {"role": m.role, "content": m.content}
-    return {"role": m.role, "content": m.content, "reasoning": m.reasoning}
+    """The parts of a message that reach a provider (timestamps and turn numbers do not). Tool fields only when
+    set, so the keys of text conversations stay what they were."""
+    key: dict[str, Any] = {"role": m.role, "content": m.content}
+    if m.reasoning is not None:
+        key["reasoning"] = m.reasoning
+    if m.tool_calls:
+        key["tool_calls"] = [call.model_dump(exclude_none=True) for call in m.tool_calls]
+    if m.tool_call_id is not None:
+        key["tool_call_id"] = m.tool_call_id
+    if m.name is not None:
+        key["name"] = m.name
+    return key
 
 
 class Model:

@@ -154,6 +154,11 @@ def render_sim_summary(summary: dict[str, Any], fmt: ReportFormat, *, width: int
     if discarded.get("generations"):
         notes.append(f"{discarded['generations']} simulator outputs were discarded and regenerated: "
                      + ", ".join(f"{k} {v}" for k, v in (discarded.get("by_reason") or {}).items()))
+    reward = summary.get("reward")
+    if reward:  # tool tasks: the benchmark's own reward, the figure UserProxyBench compares (`uxbench sim proxies`)
+        notes.append(f"Task reward (the benchmark's evaluator): {pct(reward['mean'])} % over {reward['mean'].get('n')} "
+                     f"sessions, interval over tasks ({reward['unscored']} unscored, counted as 0); "
+                     f"{reward['tool_calls_per_session']:.2f} tool calls per session.")
     if fmt == "table":
         return _rich(sections, notes, width, droppable=SIM_DROPPABLE, wrap=(0,))
     return _markdown(sections, notes, text_columns=1)

@@ -17,6 +17,7 @@ from uxbench.scoring.prompts.render import detect_lang
 from uxbench.sim.disclosure import allowed_from, check_fact, compile_value
 from uxbench.sim.fidelity_items import FidelityItem, compile_items
 from uxbench.sim.persona import Fact, Persona
+from uxbench.sim.said import holders, without
 from uxbench.sim.types import FAILURE_ACTS, SessionRecord, SimTurn
 
 Status = Literal["satisfied", "violated", "not_applicable", "pending"]
@@ -84,7 +85,9 @@ def requested_at(fact: Fact, turns: list[SimTurn]) -> int | None:
 
 def _disclosure(s: _Session, item: FidelityItem, fact: Fact) -> ItemResult:
     asked = requested_at(fact, s.turns)
-    finding = check_fact(fact.id, fact.value, fact.disclose, s.lines, asked)
+    held = holders(fact.value, [f.value for f in s.persona.facts if f.id != fact.id])
+    lines = [(role, without(text, held)) for role, text in s.lines] if held else s.lines  # said inside another
+    finding = check_fact(fact.id, fact.value, fact.disclose, lines, asked)
     at = s.turns[finding.first_said].turn_index if finding.first_said is not None else None
     base = ItemResult(item.id, item.family, fact.id, "satisfied", "code", at)
     if finding.verdict == "ok":

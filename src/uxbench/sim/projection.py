@@ -79,6 +79,10 @@ class FreeView:
     transcript: tuple[Line, ...]
     turn: int
     seed: int
+    system_prompt: str | None = None
+    """A tool task's baseline proxy: the benchmark's own user-simulator prompt (it replaces this project's)."""
+    greeting: str | None = None
+    """The agent's fixed first message in the benchmark's setup (its user simulator answers it)."""
 
 
 @dataclass(frozen=True)
@@ -142,7 +146,7 @@ def project(party: Party, view: SessionView) -> list[Message] | RealiserView | F
     transcript = tuple(Line(t.role, t.text) for t in turns)
     user_turn = sum(1 for t in turns if t.role == "user") + 1
     if party == "assistant":
-        return [Message(role=t.role, content=t.text) for t in turns]
+        return _assistant_messages(view)
     if party == "realiser":
         decision = view.decision
         if decision is None:
@@ -169,6 +173,7 @@ def project(party: Party, view: SessionView) -> list[Message] | RealiserView | F
             lang=persona.lang, profile=persona.profile, goal=tuple((g.id, g.request) for g in persona.goal),
             facts=tuple(FactView(f.id, f.label, f.value, f.disclose) for f in persona.facts),
             opener=persona.opener, transcript=transcript, turn=user_turn, seed=view.seed,
+            system_prompt=view.extra.get("user_system"), greeting=view.extra.get("greeting"),
         )
     if party == "assessor":
         last_user = next((t.text for t in reversed(turns) if t.role == "user"), "")
@@ -187,6 +192,23 @@ def project(party: Party, view: SessionView) -> list[Message] | RealiserView | F
         nxt = next((t.text for t in turns if t.turn_index > view.reply_turn and t.role == "user"), None)
         return JudgeView(lang=persona.lang, transcript=upto, next_user=nxt, reply_turn=view.reply_turn)
     raise ValueError(f"unknown party {party!r}")
+
+
+def _assistant_messages(view: SessionView) -> list[Message]:
+    """The model under test's messages: the texts; for a tool task, its system prompt and greeting first and its
+    own tool calls and their results before each of its replies (it made them; the user never sees them)."""
+    from uxbench.sim.tooltask import step_messages
+
+    out: list[Message] = []
+    if "agent_system" in view.extra:
+        out.append(Message(role="system", content=view.extra["agent_system"]))
+    if "greeting" in view.extra:
+        out.append(Message(role="assistant", content=view.extra["greeting"]))
+    for t in view.turns:
+        for step in t.tool_steps:
+            out.extend(step_messages(step))
+        out.append(Message(role=t.role, content=t.text))
+    return out
 
 
 def _literal(text: str) -> str:

@@ -4,8 +4,10 @@
   (`sim/templates/{zh,en}/`); in structured mode it writes the act the policy chose, in free mode it plays the
   whole persona from one prompt (the tau-bench family's setup, kept for comparison).
 - `ScriptedRealiser` (`--simulator scripted:user`): deterministic wording written for this project, for tests and
-  benchmarks; `scripted:user-leaky` is a free-mode variant that states every fact in its first message (the
-  fidelity checks must catch it).
+  benchmarks; `scripted:user-leaky` states every fact in its first message (the fidelity checks must catch it):
+  in structured mode the session's opening decision names every fact the persona may not open with, and the
+  policy is the faithful one from then on (premature disclosure is the only difference); in free mode it plays
+  the scripted free user with every fact in its opener.
 
 The `repeat` act is never given to a model: `repeat_text` repeats the earlier request near-verbatim in code.
 A realiser returns raw text; the session loop checks it (`markers.output_problem`) and regenerates once, never
@@ -31,7 +33,8 @@ TEMPLATES = PackageTemplates("uxbench.sim", "Simulator")
 TEMPLATE_FILES = tuple(f"{lang}/{name}" for lang in ("en", "zh") for name in (
     "realise.txt", "realise_turn.txt", "open_turn.txt", "free.txt", "free_turn.txt", "acts.json", "assess.txt",
     "judge_satisfaction.txt"))
-SCRIPTED_SPECS = ("scripted:user", "scripted:user-leaky")
+LEAKY = "scripted:user-leaky"
+SCRIPTED_SPECS = ("scripted:user", LEAKY, "scripted:user-uncooperative")
 Record = Callable[[ModelOutput], None]
 
 
@@ -142,7 +145,15 @@ _ZH_RULES = {"opening": "随时可以说", "on_request": "只有助手问起时�
 
 
 def free_messages(view: FreeView) -> list[Message]:
-    """The free-mode prompt: the whole persona, facts and their rules in words (as the tau-bench family does)."""
+    """The free-mode prompt: the whole persona, facts and their rules in words (as the tau-bench family does).
+    A tool task's baseline proxy gets the benchmark's own user-simulator prompt and the conversation as that
+    simulator sees it (its words as the assistant's, the agent's as the user's, opening with the agent's
+    greeting)."""
+    if view.system_prompt is not None:
+        flipped = [Message(role="user", content=view.greeting or "Hi! How can I help you today?")]
+        flipped += [Message(role="assistant" if line.role == "user" else "user", content=line.text)
+                    for line in view.transcript]
+        return [Message(role="system", content=view.system_prompt), *flipped]
     zh = view.lang == "zh"
     goal = "\n".join(f"{i}. {request}" for i, (_id, request) in enumerate(view.goal, start=1))
     lines = []

@@ -82,9 +82,15 @@ def validate(spec: SimSpec) -> None:
         raise ConfigError("--assessor-arg needs --assessor PROVIDER:MODEL (the rules assessor has no arguments).")
     if spec.judge is not None:
         validate_provider_args(spec.judge.model, spec.judge.args, option="--judge-arg")
-    if spec.simulator.model == "scripted:user-leaky" and spec.mode != "free":
-        raise ConfigError("scripted:user-leaky is a free-mode simulator (it states every fact in its first message); "
-                          "add --mode free.")
+    if spec.simulator.model == "scripted:user-uncooperative" and spec.mode != "structured":
+        raise ConfigError("scripted:user-uncooperative is a structured-mode simulator (it declines the facts it is "
+                          "asked for); drop --mode free.")
+    plan_agent = spec.model.model in ("scripted:reference-agent", "scripted:weak-agent")
+    if plan_agent and not spec.tasks:
+        raise ConfigError(f"{spec.model.model} is a tool agent: it needs tool tasks (--tasks tau2:airline).")
+    if plan_agent and spec.agent_prompt != "oracle":
+        raise ConfigError(f"{spec.model.model} follows the task's resolution steps, which only the oracle prompt "
+                          "gives: add --agent-prompt oracle.")
 
 
 def _check_assessor(spec: str, args: dict[str, str]) -> None:
@@ -163,9 +169,15 @@ class _Models:
             prices["simulator"] = _price(self.simulator)
         if self.assessor is not None:
             prices["assessor"] = _price(self.assessor)
+        tasks = None
+        if spec.tasks:
+            from uxbench.sim.task_sources import task_source
+
+            tasks = task_source(spec.tasks[0].partition(":")[0])
         self.parties = Parties(
             assistant=self.assistant, realiser=realiser, assessor=assessor, prices=prices,
             assistant_config=GenerateConfig(temperature=spec.temperature, max_tokens=spec.max_tokens),
+            tasks=tasks, max_tool_calls=spec.max_tool_calls,
         )
 
     def count_sent(self, store: SimStore) -> None:
@@ -239,6 +251,8 @@ async def _execute_locked(spec: SimSpec, prepared: Prepared, emit: ProgressFn) -
         "personas": {"sources": spec.personas, "n": len(prepared.personas),
                      "hashes": {p.persona.id: p.persona.content_hash() for p in prepared.personas}},
         "schema_version": prepared.identity["schema_version"],
+        **({"tool_tasks": {**prepared.identity["tool_tasks"], "n": len(prepared.personas),
+                           "skipped": [list(s) for s in prepared.skipped_tasks]}} if spec.tasks else {}),
         "simulator_prompt_digests": template_digests(),
         "options": {"concurrency": spec.concurrency, "procs": spec.procs, "max_attempts": spec.max_attempts,
                     "cache": spec.use_cache},

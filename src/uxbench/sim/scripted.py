@@ -4,8 +4,11 @@ for tests, benchmarks and offline demos. It sees exactly what a model realiser s
 Its phrasings are this project's own and were not taken from the mining detectors' pattern lists; how well the
 detectors recover its acts is measured, not built in (`uxbench sim signals`).
 
-`scripted:user-leaky` behaves the same in structured mode (where it never sees a fact it may not say) and, in
-free mode, states every fact of the persona in its first message: the premature-disclosure checks must catch it.
+`scripted:user-leaky` states every fact of the persona in its first message (the premature-disclosure checks
+must catch it): in structured mode the session's opening decision gives it every fact the persona may not open
+with, and it is `scripted:user` from then on; in free mode it opens with every fact.
+`scripted:user-uncooperative` (structured mode) declines every fact it is asked for, the confirmation included:
+the fact-accuracy checks must catch it, and an agent that needs the user's answers gets less done.
 """
 
 from __future__ import annotations
@@ -77,8 +80,14 @@ class ScriptedRealiser:
     def __init__(self, spec: str = "scripted:user") -> None:
         self.spec = spec
         self.leaky = spec.endswith("-leaky")
+        self.uncooperative = spec.endswith("-uncooperative")
 
     async def realise(self, view: RealiserView, *, attempt: int, record: Record) -> str:
+        if self.uncooperative and view.act == "answer":
+            bank = _bank(view.lang)
+            labels = [f.label for f in view.state_facts] + list(view.declined)
+            return _join([str(bank["declined"]).format(label=label) for label in labels] or [str(bank["unknown"])],
+                         view.lang)
         return scripted_text(view)
 
     async def speak_free(self, view: FreeView, *, attempt: int, record: Record) -> str:
@@ -126,7 +135,8 @@ def scripted_free_text(view: FreeView, *, leaky: bool = False) -> str:
     last = view.transcript[-1].text.lower() if view.transcript else ""
     said = " ".join(line.text for line in view.transcript if line.role == "user").lower()
     asked = [f for f in view.facts if f.label.lower() in last and f.disclose != "never"
-             and not f.disclose.startswith("after_turn") and (f.value or "").lower() not in said]
+             and not f.disclose.startswith("after_turn")
+             and ((f.value or "").lower() not in said or f.disclose == "opening")]  # an opening fact: any time
     if asked:
         return _join(_facts(tuple(asked), lang), lang)
     for _id, request in view.goal[1:]:

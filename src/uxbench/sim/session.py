@@ -30,8 +30,10 @@ from uxbench.sim.assess import Assessor, AssessorFailed
 from uxbench.sim.persona import Persona
 from uxbench.sim.policy import PolicyState, initial_state, open_session, react
 from uxbench.sim.projection import SessionView, project
-from uxbench.sim.realize import Realiser, repeat_text
+from uxbench.sim.realize import LEAKY, Realiser, repeat_text
+from uxbench.sim.said import facts_said, states_hidden
 from uxbench.sim.store import MUT_ERROR
+from uxbench.sim.tooltask import AgentPrompt, Ending, TaskSource, ToolStep, ToolTask
 from uxbench.sim.types import Assessment, Decision, Mode, Reason, SessionRecord, SimTurn, Termination, Usage
 
 EPOCH = datetime(2025, 1, 6, 9, 0, tzinfo=timezone.utc)
@@ -64,6 +66,10 @@ class Parties:
     """party -> `runtime.cost.Price` (None: unknown price; a missing party is free: code)."""
     on_turn: Callable[[], None] | None = None
     """Called after every message of a session (the progress display's turn count while sessions run)."""
+    tasks: TaskSource | None = None
+    """Where the plans' tool tasks come from: their environments, prompts and evaluator."""
+    max_tool_calls: int = 30
+    """Tool calls the agent may make before one reply to the user."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +82,9 @@ class SessionPlan:
     seed: int
     mode: Mode = "structured"
     max_turns: int = 8
+    task: ToolTask | None = None
+    """A tool task (the persona is compiled from its scenario): the model under test is its agent."""
+    agent_prompt: AgentPrompt = "policy"
 
 
 class Ledger:
@@ -131,21 +140,49 @@ class _Session:
         self.clock = _Clock(plan.index, plan.persona.reactions.reading_cps)
         self.completed: tuple[str, ...] = ()
         self.state: PolicyState = initial_state(plan.persona)
+        self.extra: dict[str, str] = {}
+        self.env = None
+        self.steps: list[ToolStep] = []
+        if plan.task is not None:
+            tasks = parties.tasks
+            if tasks is None:
+                raise ValueError("a tool task's session needs the parties' task source")
+            self.env = tasks.environment(plan.task)
+            self.extra = {"agent_system": tasks.agent_prompt(plan.task, plan.agent_prompt),
+                          "greeting": getattr(tasks, "greeting", lambda: "")() or ""}
+            if plan.mode == "free":
+                self.extra["user_system"] = tasks.user_prompt(plan.task)
+            self.extra = {k: v for k, v in self.extra.items() if v}
 
     # -- the parties ----------------------------------------------------------------------
     def view(self, decision: Decision | None = None) -> SessionView:
         return SessionView(persona=self.persona, turns=self.turns, seed=self.plan.seed, decision=decision,
-                           completed=self.completed, disclosed=self.state.disclosed)
+                           completed=self.completed, disclosed=self.state.disclosed, extra=self.extra)
 
     async def reply(self) -> str:
         messages = project("assistant", self.view())
+        if self.env is not None:
+            from uxbench.sim.tool_turns import agent_turn
+
+            config = self.parties.assistant_config.model_copy(update={
+                "tools": self.plan.task.tools if self.plan.task is not None else (), "seed": self.plan.seed})
+            text, self.steps = await agent_turn(self.parties.assistant, messages, config, self.env,
+                                                max_calls=self.parties.max_tool_calls,
+                                                record=self.ledger.recorder("assistant"))
+            return text
         out: ModelOutput = await self.parties.assistant.generate(messages, self.parties.assistant_config)
         self.ledger.add("assistant", out)
         return out.text
 
     async def assess(self) -> Assessment:
         view = project("assessor", self.view())
-        return await self.parties.assessor.assess(view, seed=self.plan.seed, record=self.ledger.recorder("assessor"))
+        assessment = await self.parties.assessor.assess(view, seed=self.plan.seed,
+                                                        record=self.ledger.recorder("assessor"))
+        if self.plan.task is not None and self.parties.assessor.spec == "rules":
+            from uxbench.sim.tool_turns import tool_task_reading
+
+            return tool_task_reading(assessment, view.reply)
+        return assessment
 
     async def realise(self, decision: Decision) -> tuple[str, int, tuple[str, ...]]:
         """The user's message for a decision: code for `repeat`, else the realiser, checked and regenerated once."""
@@ -154,23 +191,38 @@ class _Session:
             return repeat_text(view.previous_request, self.plan.seed, view.turn), 1, ()
         allowed = set(decision.allowed_facts) | set(decision.state_facts)
         hidden = [f.value for f in self.persona.facts if f.id not in allowed]
+        shown = [f.value for f in self.persona.facts if f.id in allowed]
         reasons: list[str] = []
         for attempt in range(2):
             text = await self.parties.realiser.realise(view, attempt=attempt,
                                                        record=self.ledger.recorder("simulator"))
-            problem = markers.output_problem(text) or _states_hidden(text, hidden)
+            problem = markers.output_problem(text) or states_hidden(text, hidden, shown)
             if problem is None:
                 return text.strip(), attempt + 1, tuple(reasons)
             reasons.append(problem)
         raise _Unusable(reasons)
+
+    async def agent_reply(self) -> SessionRecord | None:
+        """The model under test's next reply, added to the turns; the session's record when it ended the session
+        (its endpoint failed after the retries; too many tool calls in one reply)."""
+        from uxbench.sim.tool_turns import ToolLimit
+
+        try:
+            self.add_assistant(await self.reply())
+        except ModelError as err:
+            return self.record("error", f"{MUT_ERROR} {err}")
+        except ToolLimit as err:
+            self.steps = err.steps
+            self.add_assistant("")
+            return self.record("max_turns", str(err))
+        return None
 
     # -- the turns ------------------------------------------------------------------------
     def add_user(self, text: str, decision: Decision | None, *, attempts: int = 1, discarded: tuple[str, ...] = (),
                  skim: bool = False) -> None:
         reply = self.turns[-1].text if self.turns else ""
         stamp = self.clock.user_message(reply, text, skim) if self.turns else self.clock.stamp()
-        stated = tuple(f.id for f in self.persona.facts if markers.normalize(f.value) and
-                       markers.normalize(f.value) in markers.normalize(text))
+        stated = facts_said(text, self.persona.facts)
         if decision is not None:  # what the text says, not what the policy asked it to say, counts as said
             kept = tuple(f for f in self.state.disclosed if f not in decision.state_facts or f in stated)
             self.state = self.state.model_copy(update={"disclosed": tuple(dict.fromkeys(kept + stated))})
@@ -185,8 +237,9 @@ class _Session:
         self._turn_done()
 
     def add_assistant(self, text: str) -> None:
+        steps, self.steps = self.steps, []
         self.turns.append(SimTurn(turn_index=len(self.turns), role="assistant", text=text,
-                                  created_at=self.clock.assistant_reply(text)))
+                                  created_at=self.clock.assistant_reply(text), tool_steps=steps))
         self._turn_done()
 
     def _turn_done(self) -> None:
@@ -202,12 +255,16 @@ class _Session:
             abandoned=self.state.abandoned, goal_items=tuple(g.id for g in self.persona.goal),
             chains=list(self.state.chains), usage=self.ledger.usage,
             final_satisfaction=self.state.satisfaction if plan.mode == "structured" else None,
+            task_id=plan.task.id if plan.task is not None else None,
         )
 
     # -- structured mode ------------------------------------------------------------------
     async def structured(self) -> SessionRecord:
         persona, plan = self.persona, self.plan
         self.state, decision = open_session(persona, self.state, plan.seed)
+        if self.parties.realiser.spec == LEAKY:  # every fact the persona may not open with, in the first message
+            leaked = tuple(f.id for f in persona.facts if f.disclose != "opening")
+            decision = decision.model_copy(update={"state_facts": tuple(dict.fromkeys(decision.state_facts + leaked))})
         try:
             if persona.opener:  # authored: sent verbatim, no model rewrites it
                 self.add_user(persona.opener, decision)
@@ -218,10 +275,9 @@ class _Session:
             return self.record("error", f"simulator output unusable twice ({err})")
         replies = 0
         while True:
-            try:
-                self.add_assistant(await self.reply())
-            except ModelError as err:
-                return self.record("error", f"{MUT_ERROR} {err}")
+            ended = await self.agent_reply()
+            if ended is not None:
+                return ended
             replies += 1
             try:
                 assessment = await self.assess()
@@ -256,10 +312,9 @@ class _Session:
                 ending = await self.free_user_turn()
                 if ending is not None:
                     return ending
-            try:
-                self.add_assistant(await self.reply())
-            except ModelError as err:
-                return self.record("error", f"{MUT_ERROR} {err}")
+            ended = await self.agent_reply()
+            if ended is not None:
+                return ended
             replies += 1
             try:
                 assessment = await self.assess()
@@ -281,6 +336,8 @@ class _Session:
                                                           record=self.ledger.recorder("simulator"))
             problem = markers.output_problem(text, allow_markers=True)
             found = markers.markers_in(text)
+            if problem is None and found and self.plan.task is not None:
+                return self._benchmark_stop(text, found[0], attempt, reasons)
             if problem is None and found:
                 meaning = markers.marker_meaning(found[0])
                 alone = not markers.MARKER_RE.sub("", text).strip()
@@ -303,16 +360,43 @@ class _Session:
         return self.record("error", f"simulator output unusable twice ({'; '.join(reasons)})")
 
 
-def _states_hidden(text: str, hidden: list[str]) -> str | None:
-    folded = markers.normalize(text)
-    for value in hidden:
-        norm = markers.normalize(value)
-        if norm and norm in folded:
-            return "a fact it may not say yet"
-    return None
+    def _benchmark_stop(self, text: str, marker: str, attempt: int, reasons: list[str]) -> SessionRecord:
+        """A tool task's baseline proxy stops as the benchmark's own user simulator does: a marker anywhere in
+        its message ends the session (the words before it are its last message); the evaluator then scores the
+        session. A stop with goal items pending is kept, and the corruption gate flags it (`premature_end`)."""
+        words = markers.MARKER_RE.sub("", text).strip()
+        if words:
+            self.add_user(words, None, attempts=attempt + 1, discarded=tuple(reasons))
+        meaning = markers.marker_meaning(marker)
+        if meaning == markers.STOP:
+            return self.record("goal_complete", marker)
+        if meaning == markers.LEAVE:
+            return self.record("patience_exhausted", marker)
+        return self.record("out_of_scope", marker)
+
+
+_ENDING: dict[str, Ending] = {"goal_complete": "user_stop", "patience_exhausted": "user_stop",
+                              "out_of_scope": "user_stop", "max_turns": "max_steps", "error": "error"}
+"""How each ending reads in the benchmark's terms: a user who ended the session (done, leaving, handed off) is a
+user stop, which the evaluator scores; the turn limit and errors score 0."""
 
 
 async def run_session(plan: SessionPlan, parties: Parties) -> SessionRecord:
-    """Run one session to its end; model errors and unusable outputs end it with reason `error`."""
+    """Run one session to its end; model errors and unusable outputs end it with reason `error`. A tool task's
+    session is then scored by the task's own evaluator."""
     session = _Session(plan, parties)
-    return await (session.structured() if plan.mode == "structured" else session.free())
+    record = await (session.structured() if plan.mode == "structured" else session.free())
+    if plan.task is not None and parties.tasks is not None and not record.termination.detail.startswith(MUT_ERROR):
+        from uxbench.sim.tooltask import trajectory
+
+        ending = _ENDING[record.termination.reason]
+        try:
+            reward = parties.tasks.evaluate(plan.task, trajectory(record.turns, session.extra.get("greeting")),
+                                            ending, session.env)
+        except Exception as err:  # the evaluator's own failure: an unscored session, counted, never dropped
+            record.reward_detail = {"note": f"evaluation failed: {type(err).__name__}: {err}"[:500], "ending": ending}
+        else:
+            record.reward = reward.reward
+            record.reward_breakdown = dict(reward.breakdown)
+            record.reward_detail = {**reward.detail, "note": reward.note, "ending": ending}
+    return record

@@ -24,6 +24,7 @@ from uxbench.errors import ConfigError
 from uxbench.sim.persona import SCHEMA_VERSION, Persona
 from uxbench.sim.persona_io import LoadedPersona, load_personas
 from uxbench.sim.session import SessionPlan
+from uxbench.sim.tooltask import ToolTask
 from uxbench.sim.types import Mode
 
 POLICY_VERSION = 1
@@ -43,6 +44,13 @@ class SimSpec(BaseModel):
 
     personas: list[str] = Field(default_factory=lambda: ["demo"])
     """Persona files or directories; `demo` is the bundled set."""
+    tasks: list[str] = Field(default_factory=list)
+    """Tool tasks instead of personas (`tau2:airline`): each task's user is compiled from its scenario, the model
+    under test is its agent, and the task's evaluator gives the reward."""
+    agent_prompt: Literal["policy", "oracle"] = "policy"
+    """Tool tasks: the agent's system prompt (oracle: with the task's resolution steps)."""
+    max_tool_calls: int = Field(default=30, ge=1, le=500)
+    """Tool tasks: tool calls the agent may make before one reply to the user."""
     model: RoleSpec = Field(default_factory=lambda: RoleSpec(model=EMBEDDED))
     """The assistant under test."""
     simulator: RoleSpec = Field(default_factory=lambda: RoleSpec(model=EMBEDDED))
@@ -90,10 +98,15 @@ class Prepared:
     run_id: str
     run_dir: Path
     plans: list[SessionPlan]
+    skipped_tasks: tuple[tuple[str, str], ...] = ()
+    """Tool tasks the source could not run here (task id, why): printed and kept in the manifest."""
 
 
 def select_personas(spec: SimSpec) -> list[LoadedPersona]:
-    """The personas of the spec's files, filtered by `--lang`; nothing left is an error."""
+    """The personas of the spec's files (or compiled from its tool tasks), filtered by `--lang`; nothing left is
+    an error."""
+    if spec.tasks:
+        return [LoadedPersona(persona, task.id, None) for task, persona in _tool_tasks(spec)]
     loaded = load_personas(spec.personas)
     if spec.lang != "auto":
         kept = [p for p in loaded if p.persona.lang == spec.lang]
@@ -115,6 +128,13 @@ def select_personas(spec: SimSpec) -> list[LoadedPersona]:
     return loaded
 
 
+def _tool_tasks(spec: SimSpec) -> list[tuple[ToolTask, Persona]]:
+    from uxbench.sim.task_compile import compile_persona
+    from uxbench.sim.task_sources import select_tasks
+
+    return [(task, compile_persona(task)) for task in select_tasks(spec.tasks).tasks]
+
+
 def session_seed(run_seed: int, persona: Persona, trial: int) -> int:
     digest = hashlib.sha256(f"{run_seed}\0{persona.content_hash()}\0{trial}".encode()).hexdigest()
     return int(digest[:12], 16)
@@ -125,7 +145,16 @@ def prepare(spec: SimSpec) -> Prepared:
     from uxbench.runs import manifest as mf
     from uxbench.sim.realize import template_digests
 
-    personas = select_personas(spec)
+    tasks: dict[str, ToolTask] = {}
+    if spec.tasks:
+        from uxbench.sim.task_compile import compile_persona
+        from uxbench.sim.task_sources import select_tasks
+
+        selected = select_tasks(spec.tasks)
+        tasks = {task.id: task for task in selected.tasks}
+        personas = [LoadedPersona(compile_persona(task), task.id, None) for task in selected.tasks]
+    else:
+        personas = select_personas(spec)
     identity = {
         "kind": "sim", "schema_version": SCHEMA_VERSION, "policy_version": POLICY_VERSION,
         "personas": [[p.persona.id, p.persona.content_hash()] for p in personas],
@@ -137,6 +166,10 @@ def prepare(spec: SimSpec) -> Prepared:
                        "sim_temperature": spec.sim_temperature, "sim_max_tokens": spec.sim_max_tokens},
         "templates": template_digests(),
     }
+    if spec.tasks:  # only then: the ids of persona runs stay what they were
+        identity["tool_tasks"] = {"selectors": spec.tasks, "agent_prompt": spec.agent_prompt,
+                                  "max_tool_calls": spec.max_tool_calls, "sources": selected.versions,
+                                  "tasks": [[t.id, t.digest] for t in selected.tasks]}
     identity_hash = mf.content_hash(identity)
     run_id = f"sim-{mf.model_slug(spec.model.model)}-{identity_hash[:10]}"
     if spec.out is None:  # a run named before run ids left paths out keeps its directory
@@ -152,6 +185,8 @@ def prepare(spec: SimSpec) -> Prepared:
             plans.append(SessionPlan(
                 session_id=sid, index=p_index * spec.trials + trial, persona=persona,
                 persona_hash=persona.content_hash(), trial=trial, seed=session_seed(spec.seed, persona, trial),
-                mode=spec.mode, max_turns=spec.max_turns,
+                mode=spec.mode, max_turns=spec.max_turns, task=tasks.get(str(persona.meta.get("task"))),
+                agent_prompt=spec.agent_prompt,
             ))
-    return Prepared(personas, identity, identity_hash, run_id, run_dir, plans)
+    return Prepared(personas, identity, identity_hash, run_id, run_dir, plans,
+                    tuple(selected.skipped) if spec.tasks else ())

@@ -95,7 +95,10 @@ def summary_rows(records: Iterable[SessionRecord], personas: dict[str, Persona],
     error_parties: Counter[str] = Counter()
     flagged_ids: list[str] = []
     by_lang: dict[str, list[SessionOutcome]] = {}
+    rewards: list[tuple[str, float | None, int]] = []
     for record in records:
+        if record.task_id is not None:
+            rewards.append((record.persona_id, record.reward, record.tool_calls))
         persona = personas.get(record.persona_id)
         flags = gate_flags(record, persona) if persona is not None else []
         for kind in {f["type"] for f in flags}:
@@ -156,10 +159,31 @@ def summary_rows(records: Iterable[SessionRecord], personas: dict[str, Persona],
             spent = usage.get("judge", Usage()).add(Usage.model_validate(summary["judge"]["usage"]))
             summary["usage"]["judge"] = spent.model_dump()
             summary["cost_per_session_usd"]["judge"] = _per_session(spent.cost_usd, n)
+    if rewards:
+        summary["reward"] = _reward(rewards, n_boot, seed)
     summary["headline"] = _headline(summary["metrics"])
     if summary["metrics_unflagged"] is not None:
         summary["headline_unflagged"] = _headline(summary["metrics_unflagged"])
     result["summary"] = summary
+
+
+def _reward(rows: list[tuple[str, float | None, int]], n_boot: int, seed: int) -> dict[str, Any]:
+    """Tool tasks: the mean of the evaluator's rewards (an unscored session counts 0) with a cluster-bootstrap
+    interval over tasks, and the agent's tool calls per session."""
+    import numpy as np
+
+    from uxbench.metrics.session import cluster_ratio
+
+    by: dict[str, list[float]] = {}
+    for task, reward, _ in rows:
+        acc = by.setdefault(task, [0.0, 0.0])
+        acc[0] += reward or 0.0
+        acc[1] += 1
+    keys = sorted(by)
+    mean = cluster_ratio(np.array([by[k][0] for k in keys]), np.array([by[k][1] for k in keys]), n_boot=n_boot,
+                         seed=seed)
+    return {"mean": mean, "unscored": sum(r is None for _, r, _ in rows),
+            "tool_calls_per_session": round(sum(c for _, _, c in rows) / len(rows), 4)}
 
 
 def error_party(detail: str) -> str:
@@ -199,8 +223,14 @@ def acts_row(record: SessionRecord, flags: list[dict[str, Any]], judgements: dic
         else:
             entry.update(feedback=t.feedback,
                          assessment=t.assessment.model_dump(mode="json") if t.assessment is not None else None)
+            if t.tool_steps:
+                entry["tool_calls"] = [{"name": c.name, "arguments": c.arguments, "error": c.error,
+                                        "result": c.result[:500]} for step in t.tool_steps for c in step.calls]
         turns.append(entry)
+    task = {"task_id": record.task_id, "reward": record.reward, "reward_breakdown": record.reward_breakdown,
+            "tool_calls": record.tool_calls} if record.task_id is not None else {}
     return {
+        **task,
         "session_id": record.session_id, "persona_id": record.persona_id, "persona_hash": record.persona_hash,
         "lang": record.lang, "trial": record.trial, "seed": record.seed, "mode": record.mode,
         "termination": record.termination.model_dump(), "success": record.success,

@@ -8,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from uxbench.sim.persona import FailureKind
+from uxbench.sim.tooltask import ToolStep
 
 Act = Literal[
     "open", "answer", "follow_up", "repeat", "rephrase", "complain", "dismiss", "abandon_topic", "leave",
@@ -133,6 +134,8 @@ class SimTurn(BaseModel):
     """Generations tried for this message (a discarded output is retried once)."""
     discarded: tuple[str, ...] = ()
     """Why earlier generations of this message were discarded (empty, reasoning text, stop marker, ...)."""
+    tool_steps: list[ToolStep] = Field(default_factory=list)
+    """Assistant turns of a tool task: the tool calls made before this reply and the environment's answers."""
 
 
 class Termination(_Frozen):
@@ -164,11 +167,26 @@ class SessionRecord(BaseModel):
     usage: dict[str, Usage] = Field(default_factory=dict)
     """Per party (`PARTIES`)."""
     meta: dict[str, Any] = Field(default_factory=dict)
+    task_id: str | None = None
+    """A tool task's id (`tau2:airline/12`); None for a persona session."""
+    reward: float | None = None
+    """A tool task's reward from its own evaluator (None: not evaluated, or a persona session)."""
+    reward_breakdown: dict[str, float] = Field(default_factory=dict)
+    reward_detail: dict[str, Any] = Field(default_factory=dict)
+    """The evaluator's checks (database match, gold actions matched, information communicated) and its note."""
 
     @property
     def success(self) -> bool:
-        """Every goal item completed (the assessor's verdicts)."""
+        """A tool task: the evaluator's reward is 1. A persona session: every goal item completed (the
+        assessor's verdicts)."""
+        if self.task_id is not None:
+            return self.reward is not None and self.reward >= 1.0 - 1e-9
         return bool(self.goal_items) and set(self.goal_items) <= set(self.completed)
+
+    @property
+    def tool_calls(self) -> int:
+        """Tool calls the agent made in the session."""
+        return sum(len(step.calls) for t in self.turns for step in t.tool_steps)
 
     @property
     def assistant_turns(self) -> int:

@@ -15,6 +15,11 @@ time, the others wait in its queue, and a request whose client gave up is still 
         model = create_model_api("openai:loopback", {"base_url": srv.base_url})
 
     python -m uxbench.testing.loopback --port 8765 --latency-ms 100   # foreground, prints the base URL
+    python -m uxbench.testing.loopback --agent reference               # the scripted tool-task agent behind it
+
+Tools: with `tools` in the request, `[[CALL:name {...}]]` in the last user message answers with that tool call and
+a conversation ending with tool results gets them quoted back (the scripted tool agent); a responder may answer
+with tool calls itself (`testing/agents.py`: the scripted plan agents of tool tasks).
 """
 
 from __future__ import annotations
@@ -41,9 +46,12 @@ from uxbench.models.providers._markers import (
     fake_tokens,
     marker_probability,
 )
+from uxbench.models.providers._tools import scripted_tool_reply
 from uxbench.testing.server import BackgroundServer
 
-Responder = Callable[[list[dict[str, Any]], dict[str, Any]], str]
+Responder = Callable[[list[dict[str, Any]], dict[str, Any]], "str | dict[str, Any]"]
+"""(messages, request body) -> the answer's text, or a message {"content": ..., "tool_calls": [{"name": ...,
+"arguments": {...}}]} to answer with tool calls."""
 LogprobEntry = tuple[str, float, list[tuple[str, float]]]
 PageResponder = Callable[[list[dict[str, Any]], dict[str, Any], dict[str, str]], "tuple[int, str] | None"]
 LogprobsResponder = Callable[[list[dict[str, Any]], dict[str, Any], str], "list[LogprobEntry] | None"]
@@ -129,7 +137,16 @@ def _last_user(messages: list[dict[str, Any]]) -> str:
 
 
 def default_responder(default_answer: str) -> Responder:
-    def respond(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
+    """`[[SAY:x]]`, else the default answer; with tools offered, the scripted tool agent (`[[CALL:name {...}]]`
+    in the last user message calls a tool, tool results are quoted back)."""
+
+    def respond(messages: list[dict[str, Any]], body: dict[str, Any]) -> str | dict[str, Any]:
+        names = [str((t.get("function") or {}).get("name")) for t in body.get("tools") or [] if isinstance(t, dict)]
+        tool_reply = scripted_tool_reply(messages, names)
+        if tool_reply is not None:
+            if tool_reply.calls:
+                return {"content": None, "tool_calls": [{"name": n, "arguments": a} for n, a in tool_reply.calls]}
+            return tool_reply.text
         found = SAY_RE.search(_last_user(messages))
         return found.group(1) if found else default_answer
 
@@ -245,11 +262,21 @@ class LoopbackApp:
         return None
 
     def _completion(
-        self, body: dict[str, Any], messages: list[dict[str, Any]], answer: str
+        self, body: dict[str, Any], messages: list[dict[str, Any]], reply: str | dict[str, Any]
     ) -> dict[str, Any]:
         cfg = self.config
         last = _last_user(messages)
         finish = "stop"
+        calls: list[dict[str, Any]] = []
+        if isinstance(reply, dict):
+            answer = str(reply.get("content") or "")
+            for call in reply.get("tool_calls") or []:
+                arguments = call.get("arguments") or {}
+                calls.append({"id": f"call_{next(self._ids)}", "type": "function", "function": {
+                    "name": call["name"],
+                    "arguments": arguments if isinstance(arguments, str) else orjson.dumps(arguments).decode()}})
+        else:
+            answer = reply
         max_tokens = body.get("max_tokens") or body.get("max_completion_tokens")
         tokens: list[str] | None = None
         if isinstance(max_tokens, int):
@@ -257,6 +284,10 @@ class LoopbackApp:
             if len(tokens) > max_tokens:
                 answer, finish = "".join(tokens[:max_tokens]), "length"
         message: dict[str, Any] = {"role": "assistant", "content": answer}
+        if calls:
+            message["content"] = answer or None
+            message["tool_calls"] = calls
+            finish = "tool_calls"
         think = THINK_RE.search(last)
         reasoning_tokens = 0
         if think:
@@ -282,6 +313,7 @@ class LoopbackApp:
             }
         prompt_chars = sum(len(str(m.get("content") or "")) for m in messages)
         completion = (len(tokens) if tokens is not None else len(answer) // 4 + 1) + reasoning_tokens
+        completion += sum(len(c["function"]["arguments"]) // 4 + 1 for c in calls)
         prompt = prompt_chars // 4 + 1
         return {
             "id": f"chatcmpl-{next(self._ids)}",
@@ -374,7 +406,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--reasoning-field", default="reasoning_content")
     parser.add_argument("--max-inflight", type=int, default=0,
                         help="requests worked on at once (1: a single-slot server); 0: no limit")
+    parser.add_argument("--agent", choices=("reference", "weak"), default=None,
+                        help="answer as a scripted tool-task agent (its resolution steps in the system prompt)")
     ns = parser.parse_args(argv)
+    responder = None
+    if ns.agent:
+        from uxbench.testing.agents import plan_agent_responder
+
+        responder = plan_agent_responder(ns.agent)
     config = LoopbackConfig(
         latency_ms=ns.latency_ms,
         default_answer=ns.default_answer,
@@ -383,6 +422,7 @@ def main(argv: list[str] | None = None) -> None:
         timeout_sleep_s=ns.timeout_sleep_s,
         reasoning_field=ns.reasoning_field,
         max_inflight=ns.max_inflight,
+        responder=responder,
     )
     try:
         asyncio.run(_serve_forever(config, ns.host, ns.port))

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from pydantic import PositiveFloat, PositiveInt
 
-from uxbench.data.schema import Message
+from uxbench.data.schema import Message, ToolCall
 from uxbench.errors import (
     FatalModelError,
     MissingDependencyError,
@@ -23,16 +23,34 @@ from uxbench.errors import (
 from uxbench.models.api import GenerateConfig, ModelAPI, ModelOutput, ProviderArgs, Usage
 from uxbench.models.providers._args import EnvVarName, HttpUrl, parse_provider_args
 from uxbench.models.providers._errors import error_for_status, parse_retry_after
+from uxbench.models.providers._tools import parse_arguments
 from uxbench.models.registry import register_provider
 from uxbench.redact import remember_secret, scrub, strip_userinfo
 
 DEFAULT_MAX_TOKENS = 1024
 
 
-def split_system(messages: list[Message]) -> tuple[str | None, list[dict[str, str]]]:
-    """System messages become the `system` parameter; the rest keep their order."""
+def split_system(messages: list[Message]) -> tuple[str | None, list[dict[str, Any]]]:
+    """System messages become the `system` parameter; the rest keep their order. Tool calls become `tool_use`
+    blocks of the assistant's message and tool results `tool_result` blocks of a user message (consecutive
+    results share one, as the API wants the roles to alternate)."""
     system = [m.content for m in messages if m.role == "system"]
-    rest = [{"role": m.role, "content": m.content} for m in messages if m.role != "system"]
+    rest: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "system":
+            continue
+        if m.role == "tool":
+            block = {"type": "tool_result", "tool_use_id": m.tool_call_id or "", "content": m.content}
+            if rest and rest[-1]["role"] == "user" and isinstance(rest[-1]["content"], list):
+                rest[-1]["content"].append(block)
+            else:
+                rest.append({"role": "user", "content": [block]})
+        elif m.tool_calls:
+            blocks: list[dict[str, Any]] = [{"type": "text", "text": m.content}] if m.content else []
+            blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in m.tool_calls]
+            rest.append({"role": "assistant", "content": blocks})
+        else:
+            rest.append({"role": m.role, "content": m.content})
     return ("\n\n".join(system) if system else None), rest
 
 
@@ -40,12 +58,16 @@ def parse_message(message: Any, latency: float, fallback_model: str) -> ModelOut
     """Map an SDK `Message` (text and thinking content blocks, usage) onto `ModelOutput`."""
     texts: list[str] = []
     thoughts: list[str] = []
+    calls: list[ToolCall] = []
     for block in getattr(message, "content", None) or []:
         kind = getattr(block, "type", None)
         if kind == "text":
             texts.append(block.text)
         elif kind == "thinking":
             thoughts.append(block.thinking)
+        elif kind == "tool_use":
+            arguments, bad = parse_arguments(getattr(block, "input", None))
+            calls.append(ToolCall(id=str(block.id), name=str(block.name), arguments=arguments, raw_arguments=bad))
     usage = getattr(message, "usage", None)
     return ModelOutput(
         text="".join(texts),
@@ -57,6 +79,7 @@ def parse_message(message: Any, latency: float, fallback_model: str) -> ModelOut
         latency_s=latency,
         finish_reason=getattr(message, "stop_reason", None),
         model=getattr(message, "model", None) or fallback_model,
+        tool_calls=calls,
     )
 
 
@@ -144,6 +167,11 @@ class AnthropicModel(ModelAPI):
         }
         if system:
             req["system"] = system
+        if config.tools:
+            req["tools"] = [{"name": t.name, "description": t.description, "input_schema": t.parameters}
+                            for t in config.tools]
+        if config.tool_choice is not None:
+            req["tool_choice"] = {"type": {"auto": "auto", "required": "any", "none": "none"}[config.tool_choice]}
         if self.thinking is not None:
             req["thinking"] = self.thinking
             budget = self.thinking.get("budget_tokens")

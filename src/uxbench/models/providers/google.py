@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import Field, PositiveFloat
 
-from uxbench.data.schema import Message
+from uxbench.data.schema import Message, ToolCall
 from uxbench.errors import (
     FatalModelError,
     MissingDependencyError,
@@ -33,6 +33,7 @@ from uxbench.models.api import (
 )
 from uxbench.models.providers._args import EnvVarName, HttpUrl, parse_provider_args
 from uxbench.models.providers._errors import error_for_status, parse_retry_after
+from uxbench.models.providers._tools import parse_arguments
 from uxbench.models.registry import register_provider
 from uxbench.redact import remember_secret, scrub, strip_userinfo
 
@@ -40,13 +41,26 @@ _EFFORT_LEVELS = {"minimal": "MINIMAL", "low": "LOW", "medium": "MEDIUM", "high"
 
 
 def to_contents(messages: list[Message]) -> tuple[str | None, list[dict[str, Any]]]:
-    """System text apart; `assistant` becomes Gemini's `model` role."""
+    """System text apart; `assistant` becomes Gemini's `model` role. Tool calls become `function_call` parts of
+    the model's turn, tool results `function_response` parts of a user turn (consecutive ones share it)."""
     system = [m.content for m in messages if m.role == "system"]
-    contents = [
-        {"role": "model" if m.role == "assistant" else "user", "parts": [{"text": m.content}]}
-        for m in messages
-        if m.role != "system"
-    ]
+    contents: list[dict[str, Any]] = []
+    for m in messages:
+        if m.role == "system":
+            continue
+        if m.role == "tool":
+            part = {"function_response": {"id": m.tool_call_id, "name": m.name or "",
+                                          "response": {"result": m.content}}}
+            if contents and contents[-1]["role"] == "user" and "function_response" in contents[-1]["parts"][0]:
+                contents[-1]["parts"].append(part)
+            else:
+                contents.append({"role": "user", "parts": [part]})
+        elif m.tool_calls:
+            parts: list[dict[str, Any]] = [{"text": m.content}] if m.content else []
+            parts += [{"function_call": {"id": c.id, "name": c.name, "args": c.arguments}} for c in m.tool_calls]
+            contents.append({"role": "model", "parts": parts})
+        else:
+            contents.append({"role": "model" if m.role == "assistant" else "user", "parts": [{"text": m.content}]})
     return ("\n\n".join(system) if system else None), contents
 
 
@@ -65,8 +79,15 @@ def parse_response(response: Any, config: GenerateConfig, latency: float, fallba
     cand = candidates[0]
     texts: list[str] = []
     thoughts: list[str] = []
+    calls: list[ToolCall] = []
     content = getattr(cand, "content", None)
     for part in getattr(content, "parts", None) or []:
+        call = getattr(part, "function_call", None)
+        if call is not None and getattr(call, "name", None):
+            arguments, bad = parse_arguments(getattr(call, "args", None))
+            calls.append(ToolCall(id=str(getattr(call, "id", None) or f"call_{len(calls)}"), name=str(call.name),
+                                  arguments=arguments, raw_arguments=bad))
+            continue
         text = getattr(part, "text", None)
         if text is None:
             continue
@@ -90,6 +111,7 @@ def parse_response(response: Any, config: GenerateConfig, latency: float, fallba
         logprobs=logprobs,
         finish_reason=str(getattr(finish, "value", finish)) if finish is not None else None,
         model=getattr(response, "model_version", None) or fallback_model,
+        tool_calls=calls,
     )
 
 
@@ -216,6 +238,15 @@ class GoogleModel(ModelAPI):
             thinking.setdefault("include_thoughts", True)
         if thinking:
             cfg["thinking_config"] = thinking
+        if config.tools:
+            cfg["tools"] = [{"function_declarations": [
+                {"name": t.name, "description": t.description, "parameters_json_schema": t.parameters}
+                for t in config.tools]}]
+            # the SDK would otherwise try to run Python callables; these are declarations the caller executes
+            cfg["automatic_function_calling"] = {"disable": True}
+        if config.tool_choice is not None:
+            mode = {"auto": "AUTO", "required": "ANY", "none": "NONE"}[config.tool_choice]
+            cfg["tool_config"] = {"function_calling_config": {"mode": mode}}
         if config.extra_body:
             cfg["http_options"] = {"extra_body": dict(config.extra_body)}
         return cfg

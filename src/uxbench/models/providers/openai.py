@@ -20,7 +20,7 @@ import aiohttp
 import orjson
 from pydantic import Field, PositiveFloat, model_validator
 
-from uxbench.data.schema import Message
+from uxbench.data.schema import Message, ToolCall
 from uxbench.errors import ConfigError, FatalModelError, ModelTimeoutError, TransientModelError
 from uxbench.models.api import (
     GenerateConfig,
@@ -34,6 +34,7 @@ from uxbench.models.api import (
 from uxbench.models.providers._args import EnvVarName, HeaderObject, HttpUrl, JsonObject, parse_provider_args
 from uxbench.models.providers._errors import error_for_status, parse_retry_after, short
 from uxbench.models.providers._markers import split_think
+from uxbench.models.providers._tools import openai_message, openai_tools, parse_arguments
 from uxbench.models.registry import register_provider
 from uxbench.redact import clip, redact_json, remember_basic_auth, remember_secret, scrub, url_credentials
 
@@ -155,8 +156,13 @@ class OpenAIModel(ModelAPI):
     def build_body(self, messages: list[Message], config: GenerateConfig) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self.model_name,
-            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "messages": [openai_message(m) if (m.tool_calls or m.role == "tool") else
+                         {"role": m.role, "content": m.content} for m in messages],
         }
+        if config.tools:
+            body["tools"] = openai_tools(config.tools)
+        if config.tool_choice is not None:
+            body["tool_choice"] = config.tool_choice
         if config.temperature is not None:
             body["temperature"] = config.temperature
         if config.max_tokens is not None:
@@ -280,6 +286,7 @@ class OpenAIModel(ModelAPI):
                 logprobs=logprobs,
                 finish_reason=choice.get("finish_reason"),
                 model=data.get("model") or self.model_name,
+                tool_calls=parse_tool_calls(message.get("tool_calls")),
             )
         except (AttributeError, KeyError, TypeError, IndexError, ValueError) as err:
             raise TransientModelError(f"{self._where} returned an unexpected response shape: {err}") from None
@@ -291,6 +298,24 @@ class OpenAIModel(ModelAPI):
                 await session.close()
             except RuntimeError:
                 pass  # created on an event loop that is gone; nothing left to release
+
+
+def parse_tool_calls(raw: Any) -> list[ToolCall]:
+    """`message.tool_calls` of a completion (arguments as JSON text, or as an object from some servers)."""
+    if not isinstance(raw, list):
+        return []
+    out = []
+    for i, call in enumerate(raw):
+        if not isinstance(call, dict) or not isinstance(call.get("function"), dict):
+            continue
+        function = call["function"]
+        name = function.get("name")
+        if not name:
+            continue
+        arguments, bad = parse_arguments(function.get("arguments"))
+        out.append(ToolCall(id=str(call.get("id") or f"call_{i}"), name=str(name), arguments=arguments,
+                            raw_arguments=bad))
+    return out
 
 
 def _usage(raw: Any) -> Usage:

@@ -5,7 +5,9 @@ last user message), `oracle` (the verdict hidden in the prompt as `[[GOLD:good]]
 `file:/path/rules.json` (a list of {"pattern": regex, "response": text}, or {"rules": [...],
 "default": text}; the first pattern found in the last user message wins).
 
-`[[SAY:x]]` in the last user message overrides every script; `[[P:0.8]]` sets the first token's
+Tools (`GenerateConfig.tools`): `[[CALL:name {"k": "v"}]]` in the last user message makes any script call that tool,
+and a conversation ending with tool results gets them quoted back (`_tools.scripted_tool_reply`: a scripted
+tool agent for tests). `[[SAY:x]]` in the last user message overrides every script; `[[P:0.8]]` sets the first token's
 probability in fabricated logprobs. Model args: latency_ms, fail_first_n (TransientModelError for
 the first n calls of each distinct prompt), reasoning (fixed reasoning text), default.
 """
@@ -22,7 +24,7 @@ from typing import Any, ClassVar
 from pydantic import NonNegativeFloat, NonNegativeInt
 
 from uxbench.data import user_files
-from uxbench.data.schema import Message
+from uxbench.data.schema import Message, ToolCall
 from uxbench.errors import ConfigError, DataError, FatalModelError, TransientModelError
 from uxbench.models.api import (
     GenerateConfig,
@@ -43,10 +45,14 @@ from uxbench.models.providers._markers import (
     marker_probability,
     verdict_word,
 )
+from uxbench.models.providers._plan_agent import plan_reply
+from uxbench.models.providers._tools import openai_message, scripted_tool_reply
 from uxbench.models.providers.replay import messages_hash
 from uxbench.models.registry import register_provider
 
-SCRIPTS = ("always-good", "always-bad", "echo", "oracle", "file:PATH")
+SCRIPTS = ("always-good", "always-bad", "echo", "oracle", "file:PATH", "reference-agent", "weak-agent")
+PLAN_AGENTS = {"reference-agent": "reference", "weak-agent": "weak"}
+"""Scripted tool agents that follow the resolution steps of their system prompt (`_plan_agent`)."""
 
 
 def _last_user(messages: list[Message]) -> str:
@@ -119,7 +125,7 @@ class ScriptedModel(ModelAPI):
             self.rules, file_default = load_rules(path)
             self._rules_digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
             self.default = self.default if self.default is not None else file_default
-        elif self.script not in SCRIPTS:
+        elif self.script not in SCRIPTS or self.script == "file:PATH":
             raise ConfigError(f"Unknown scripted model '{self.script}'. Scripts: {', '.join(SCRIPTS)}")
         self.calls = 0
         self.calls_by_prompt: Counter[str] = Counter()
@@ -162,6 +168,17 @@ class ScriptedModel(ModelAPI):
             return self.default
         raise FatalModelError(f"No rule of {self.script} matches the last user message and no default is set")
 
+    def _plan_answer(self, messages: list[Message], config: GenerateConfig) -> ModelOutput:
+        wire = [openai_message(m) if (m.tool_calls or m.role == "tool") else {"role": m.role, "content": m.content}
+                for m in messages]
+        reply = plan_reply(wire, [t.name for t in config.tools], PLAN_AGENTS[self.script])  # type: ignore[arg-type]
+        calls = [ToolCall(id=cid, name=name, arguments=args) for cid, name, args in reply.calls]
+        usage = Usage(input_tokens=sum(len(fake_tokens(m.content)) for m in messages),
+                      output_tokens=len(fake_tokens(reply.text)) + sum(len(fake_tokens(str(c.arguments))) + 1
+                                                                       for c in calls))
+        return ModelOutput(text=reply.text, usage=usage, finish_reason="tool_calls" if calls else "stop",
+                           model=f"scripted:{self.script}", tool_calls=calls)
+
     async def generate(self, messages: list[Message], config: GenerateConfig) -> ModelOutput:
         self.calls += 1
         ScriptedModel.total_calls += 1
@@ -173,7 +190,20 @@ class ScriptedModel(ModelAPI):
             raise TransientModelError(
                 f"scripted:{self.script} injected failure {self.calls_by_prompt[key]} of {self.fail_first_n}"
             )
-        text = self.answer(messages)
+        if self.script in PLAN_AGENTS:
+            return self._plan_answer(messages, config)
+        tool_reply = None
+        if config.tools or (messages and messages[-1].role == "tool"):
+            tool_reply = scripted_tool_reply([{"role": m.role, "content": m.content, "name": m.name}
+                                              for m in messages], [t.name for t in config.tools])
+        if tool_reply is not None and tool_reply.calls:
+            calls = [ToolCall(id=f"call_{self.calls}_{i}", name=name, arguments=args)
+                     for i, (name, args) in enumerate(tool_reply.calls)]
+            usage = Usage(input_tokens=sum(len(fake_tokens(m.content)) for m in messages),
+                          output_tokens=sum(len(fake_tokens(str(c.arguments))) + 1 for c in calls))
+            return ModelOutput(text="", usage=usage, finish_reason="tool_calls", model=f"scripted:{self.script}",
+                               tool_calls=calls)
+        text = tool_reply.text if tool_reply is not None else self.answer(messages)
         finish = "stop"
         if config.max_tokens is not None:
             tokens = fake_tokens(text)

@@ -5,6 +5,7 @@ and, when a judge rated the replies, the judge's)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
@@ -140,6 +141,12 @@ def session_page(request: Request, sim_id: str, session_id: str) -> HTMLResponse
                                                       else ""))
             if t.feedback:
                 bits.append(t.feedback)
+            for step in t.tool_steps:  # the agent's tool calls before this reply, each with the tool's answer
+                for call in step.calls:
+                    args = json.dumps(call.arguments, ensure_ascii=False) if call.raw_arguments is None \
+                        else call.raw_arguments
+                    items.append({"role": "tool", "text": f"{call.name}({args})\n→ {call.result}",
+                                  "note": "tool call, failed" if call.error else "tool call"})
         items.append({"role": t.role, "text": t.text, "note": " · ".join(bits)})
     sat: list[float | None] = list(record.satisfaction_curve())
     judge_key, judge_body = next(iter(judged.items()), (None, None))

@@ -57,6 +57,9 @@ ROWS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "sim-run-embedded": ("local", "uxbench sim run", ("sim", "run", "--out", "{d}/out")),
     "mine-run-hf-agents": ("local", "uxbench mine run", ("mine", "run", "{d}/log.jsonl", "--out", "{d}/out",
                                                           "--model", "hf:embedded")),
+    "sim-run-tau2": ("tau2", "uxbench sim run --tasks", ("sim", "run", "--tasks", "tau2:mock", "--model",
+                                                         "scripted:reference-agent", "--simulator", "scripted:user",
+                                                         "--out", "{d}/out")),
 }
 
 

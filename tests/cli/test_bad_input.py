@@ -411,6 +411,8 @@ add("sim-compare-a-task-run", R("sim", "compare", "{t1_run}", "{t1_run}", needle
 add("sim-signals-missing", R("sim", "signals", "{tmp}/nope", needle="not a `uxbench sim run`"))
 add("sim-fidelity-not-run", R("sim", "fidelity", "{emptydir}", needle="not a `uxbench sim run`"))
 add("sim-frontier-one", R("sim", "frontier", "{tmp}/nope", needle="two or more"))
+add("sim-proxies-one", R("sim", "proxies", "{tmp}/nope", needle="two or more"))
+add("sim-proxies-not-runs", R("sim", "proxies", "{emptydir}", "{emptydir}", needle="not a `uxbench sim run`"))
 add("sim-sensitivity-not-run", R("sim", "sensitivity", "{emptydir}", needle="not a `uxbench sim run`"))
 add("sim-validate-real-missing", R("sim", "validate", "{emptydir}", "--real", "{tmp}/nope", needle="--real"))
 add("sim-validate-nothing", R("sim", "validate", "--real", "{emptydir}", needle="sim run directories"))
@@ -737,7 +739,10 @@ _EXTRA_OF = {("view",): "web", ("site", "build"): "web", ("human", "serve"): "we
 
 
 def _extra(row: Row) -> list[pytest.MarkDecorator]:
-    return [pytest.mark.extra(extra) for words, extra in _EXTRA_OF.items() if row.args[:len(words)] == words]
+    marks = [pytest.mark.extra(extra) for words, extra in _EXTRA_OF.items() if row.args[:len(words)] == words]
+    if any(arg.startswith("learned:") for arg in row.args):  # a learned detector is read with the learn extra
+        marks.append(pytest.mark.extra("learn"))
+    return marks
 
 
 def _params() -> list[object]:

@@ -30,6 +30,17 @@ class ToolCall(BaseModel):
     the tool answers with an error naming the problem)."""
 
 
+class ToolSpec(BaseModel):
+    """A tool the model may call: a name, what it does, and its arguments as a JSON Schema object."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    description: str = ""
+    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
+    """JSON Schema of the arguments (`{"type": "object", "properties": {...}, "required": [...]}`)."""
+
+
 class Message(BaseModel):
     """One message of a conversation."""
 

@@ -12,17 +12,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from uxbench.data.schema import Message, ToolCall
-
-
-class ToolSpec(BaseModel):
-    """A tool the model may call: a name, what it does, and its arguments as a JSON Schema object."""
-
-    model_config = ConfigDict(frozen=True)
-
-    name: str
-    description: str = ""
-    parameters: dict[str, Any] = Field(default_factory=lambda: {"type": "object", "properties": {}})
-    """JSON Schema of the arguments (`{"type": "object", "properties": {...}, "required": [...]}`)."""
+from uxbench.data.schema import ToolSpec as ToolSpec  # defined with the conversation types; re-exported
 
 
 class GenerateConfig(BaseModel):

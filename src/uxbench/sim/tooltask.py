@@ -15,8 +15,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from uxbench.data.schema import Message, ToolCall
-from uxbench.models.api import ToolSpec
+from uxbench.data.schema import Message, ToolCall, ToolSpec
 
 AgentPrompt = Literal["policy", "oracle"]
 """policy: the agent gets the domain policy (the benchmark's own setup); oracle: the policy plus the task's

@@ -6,6 +6,9 @@ assistant turns is `bench/asks_dev.py` (docs/SIMULATION.md)."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from uxbench.sim.asks import AskTarget, asked_facts, asks_anything, asks_for
@@ -121,3 +124,71 @@ def test_goal_checks_ignore_spacing_hyphens_and_spelling_variants() -> None:
     assert check_fold("Try Small-Claims court") == check_fold("try small claims court")
     assert check_fold("an itemised list") == check_fold("an itemized list")
     assert check_fold("押 金 保 护") == check_fold("押金保护")
+
+
+DEPOSIT_HELPFUL = [  # the bundled helpful assistant's wording (bench/sim_validate_pool.py) for the deposit personas
+    ("Leeds", "Sure. Deposit protection."), ("杭州", "好的：投诉。"),
+    ("(?i)letter|draft|send the landlord", "Sure. Dear landlord, I am writing about my deposit."),
+    ("合同|条款", "好的：合同里看押金条款。"),
+    ("(?i)deposit|landlord", "Could you tell me your city?"), ("押金|房东", "请提供您的城市？"),
+]
+
+
+def _deposit_run(tmp_path: Path, mode: str, *, assistant: list[tuple[str, str]] | None = None) -> Path:
+    from sim_support import rules_file
+    from typer.testing import CliRunner
+
+    from uxbench.cli.main import app
+
+    rules = rules_file(tmp_path / f"rules-{mode}.json", assistant or DEPOSIT_HELPFUL, "Sure. Deposit protection.")
+    demo = [p.persona for p in load_personas(["demo"]) if p.persona.id in ("en-deposit-tenant", "zh-deposit-rent")]
+    files = tmp_path / "deposit.jsonl"
+    files.write_text("".join(p.model_dump_json() + "\n" for p in demo), encoding="utf-8")
+    out = tmp_path / f"run-{mode}"
+    result = CliRunner().invoke(app, ["sim", "run", "--personas", str(files), "--model", f"scripted:file:{rules}",
+                                      "--simulator", "scripted:user", "--mode", mode, "--trials", "2", "--out",
+                                      str(out), "--quiet", "--n-boot", "100"])
+    assert result.exit_code in (0, 1), result.output
+    return out
+
+
+@pytest.mark.parametrize("mode", ["structured", "free"])
+def test_a_user_who_answers_a_plain_question_is_neither_failed_nor_charged(tmp_path: Path, mode: str) -> None:
+    """The README's helpful assistant asks "Could you tell me your city?" / "请提供您的城市？": the user answers,
+    the sessions succeed, nothing is premature, and the UFS is that of a faithful user in both modes."""
+    from uxbench.sim.fidelity import fidelity_report
+    from uxbench.sim.store import SimStore
+
+    run = _deposit_run(tmp_path, mode)
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["headline"]["success_rate"]["value"] == 1.0
+    store = SimStore.open_existing(run)
+    try:
+        records = list(store.iter_sessions())
+        report = fidelity_report(store, records, store.personas(), None, store.read_manifest() or {}, n_boot=100,
+                                 seed=0)
+    finally:
+        store.close()
+    assert report["premature_disclosure_rate"]["value"] == 0.0
+    assert report["ufs"]["value"] == 1.0
+    assert all(any(t.role == "user" and ("Leeds" in t.text or "杭州" in t.text) for t in r.turns) for r in records)
+
+
+def test_refusing_a_plainly_asked_question_is_a_violation() -> None:
+    """A user asked plainly for its city who complains instead: fact_accuracy is violated (no reward for it)."""
+    from uxbench.sim.fidelity_code import code_results
+    from uxbench.sim.types import SessionRecord, Termination
+
+    tenant = next(p.persona for p in load_personas(["demo"]) if p.persona.id == "en-deposit-tenant")
+    at = "2024-05-01T09:00:00+00:00"
+    texts = [("user", "My landlord kept my whole deposit, what can I do?", "open"),
+             ("assistant", "Could you tell me your city?", None),
+             ("user", "That's not what I asked. I need this: what I can do about my deposit.", "complain")]
+    turns = [SimTurn(turn_index=i, role=role, text=text, act=act, created_at=at)  # type: ignore[arg-type]
+             for i, (role, text, act) in enumerate(texts)]
+    record = SessionRecord(session_id="s", index=0, persona_id=tenant.id, persona_hash="x", lang="en", trial=0,
+                           seed=1, mode="structured", turns=turns, termination=Termination(reason="max_turns"),
+                           goal_items=tuple(g.id for g in tenant.goal))
+    by = {r.item: r for r in code_results(record, tenant)}
+    assert by["fact_accuracy:city"].status == "violated"
+    assert by["premature_disclosure:city"].status == "satisfied"

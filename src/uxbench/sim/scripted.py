@@ -110,6 +110,11 @@ def scripted_text(view: RealiserView) -> str:
     return text
 
 
+def _has_it(disclose: str, turn: int) -> bool:
+    """An after_turn:K fact is the user's only from their K-th message on."""
+    return not disclose.startswith("after_turn:") or turn >= int(disclose.split(":", 1)[1])
+
+
 def scripted_free_text(view: FreeView, *, leaky: bool = False) -> str:
     """Free mode: raise the goal items in order, one per message, answering any fact the assistant's last reply
     asks for (`sim.asks`; the rules in its prompt are ignored when `leaky`); then ###STOP###."""
@@ -126,7 +131,7 @@ def scripted_free_text(view: FreeView, *, leaky: bool = False) -> str:
         return _join(parts, lang)
     last = view.transcript[-1].text if view.transcript else ""
     said = " ".join(line.text for line in view.transcript if line.role == "user").lower()
-    asked = [f for f in view.facts if f.disclose != "never" and not f.disclose.startswith("after_turn")
+    asked = [f for f in view.facts if f.disclose != "never" and _has_it(f.disclose, view.turn)
              and (f.value or "").lower() not in said and asks_for(last, f.label, f.patterns)]
     if asked:
         return _join(_facts(tuple(asked), lang), lang)

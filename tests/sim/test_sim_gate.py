@@ -78,3 +78,40 @@ def test_role_flip_also_catches_asking_for_ones_own_fact_and_works_in_chinese() 
     assert "role_flip" in {f["type"] for f in gate_flags(session(flipped, p=zh), zh)}
     leaked = [*clean[:2], ("user", "思考：用户应该先给订单号。订单号是KX-88120。", "answer"), *clean[3:]]
     assert "leaked_state" in {f["type"] for f in gate_flags(session(leaked, p=zh), zh)}
+
+
+@pytest.mark.parametrize("text", [
+    "I'm sorry for any inconvenience. I'm here to assist you with your refund.",  # the embedded model's own
+    "Thank you for reaching out! How may I be of assistance?",
+    "I apologise for the confusion, I'd be happy to assist you further.",
+])
+def test_a_user_turn_speaking_as_the_assistant_is_a_role_flip(text: str) -> None:
+    flags = gate_flags(session(_with(4, text, "follow_up")), P)
+    assert "role_flip" in {f["type"] for f in flags}, flags
+
+
+@pytest.mark.parametrize(("index", "text", "p"), [
+    (2, "My order number is KX-99173. Write the user's next message now.", P),  # the embedded model's own
+    (4, "The conversation so far: thanks, and how long the refund takes?", P),
+    (2, "订单号是KX-88120。现在写出用户的下一条消息。", persona(ZH_REFUND)),
+    (4, "State no personal information in this message. How long does the refund take?", P),
+])
+def test_a_user_turn_echoing_the_realisers_prompt_is_leaked_state(index: int, text: str, p: Any) -> None:
+    zh = [("user", "你好，请问：给坏掉的水壶退款？", "open"), ("assistant", "请提供订单号？", None),
+          ("user", "订单号是KX-88120。", "answer"), ("assistant", "好的，退款已提交。", None),
+          ("user", "好的，谢谢。还有：退款多久到账？", "follow_up")]
+    base = CLEAN if p is P else zh
+    turns = list(base)
+    turns[index] = ("user", text, turns[index][2])
+    flags = gate_flags(session(turns, p=p, completed=("refund", "timing")), p)
+    assert any(f["type"] == "leaked_state" and "prompt" in f["evidence"] for f in flags), flags
+
+
+def test_ordinary_user_messages_do_not_echo_the_prompt() -> None:
+    from uxbench.sim.markers import output_problem
+    from uxbench.sim.prompt_echo import prompt_echo
+
+    for text in ("Thanks, that's everything I needed.", "Can you answer my question please?", "算了，不用了",
+                 "I need a refund for the kettle I bought.", "好的，谢谢。还有：退款多久到账？"):
+        assert prompt_echo(text) is None, text
+    assert output_problem("Sure. Write the user's next message now.") == "the simulator's prompt in the message"

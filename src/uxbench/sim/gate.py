@@ -7,10 +7,11 @@ Types (`GATE_TYPES`):
 - `off_goal`: a user request that shares no content word with any goal item, fact label or value;
 - `item_never_raised`: a goal item that no user message mentions, neither completed nor abandoned, in a session
   the user ended on their own terms (not patience, turns, an error or a hand-off);
-- `role_flip`: a user message that talks as the assistant ("how can I help you?") or asks the assistant for the
-  user's own facts ("what is your order number?");
-- `leaked_state`: reasoning text or the simulator's state (acts, patience, persona fields, markers) in a user
-  message.
+- `role_flip`: a user message that talks as the assistant ("how can I help you?", "I'm sorry for any
+  inconvenience. I'm here to assist you") or asks the assistant for the user's own facts ("what is your order
+  number?");
+- `leaked_state`: reasoning text, the simulator's state (acts, patience, persona fields, markers) or its prompt
+  ("... Write the user's next message now.", `prompt_echo`) in a user message.
 
 A flagged session stays in the run; headline metrics are reported with and without flagged sessions.
 """
@@ -21,6 +22,7 @@ from typing import Any
 
 from uxbench.sim import markers
 from uxbench.sim.persona import Persona
+from uxbench.sim.prompt_echo import prompt_echo
 from uxbench.sim.types import SessionRecord
 
 GATE_TYPES = ("premature_end", "looping", "off_goal", "item_never_raised", "role_flip", "leaked_state")
@@ -92,8 +94,10 @@ def gate_flags(record: SessionRecord, persona: Persona) -> list[dict[str, Any]]:
                           "evidence": f"asks for its own {own}" if own else turn.text[:80]})
         leak = markers.REASONING_RE.search(turn.text) or markers.POLICY_RE.search(turn.text) or \
             markers.MARKER_RE.search(turn.text)
-        if leak:
-            flags.append({"type": "leaked_state", "turn": turn.turn_index, "evidence": leak.group(0)})
+        echo = prompt_echo(turn.text)
+        if leak or echo:
+            flags.append({"type": "leaked_state", "turn": turn.turn_index,
+                          "evidence": leak.group(0) if leak else f"repeats the simulator's prompt ({echo})"})
     ended_freely = reason in ("goal_complete",) or user_ended
     if ended_freely:
         for item in persona.goal:

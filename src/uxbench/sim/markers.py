@@ -31,13 +31,18 @@ POLICY_RE = re.compile(
 """The simulator's own machinery named in a user message (acts, states, persona fields)."""
 
 ROLE_FLIP_RE = re.compile(
-    r"how (can|may) i (help|assist)|is there anything else i can|i'?d be (happy|glad) to help|i'?m (happy|glad) "
-    r"to help|\bas an ai\b|\bi am an ai\b|let me know if you (need|have) any|feel free to ask|"
+    r"how (can|may) i (help|assist)|is there anything else i can|i'?d be (happy|glad) to (help|assist)|i'?m (happy|"
+    r"glad) to (help|assist)|\bas an ai\b|\bi am an ai\b|let me know if you (need|have) any|feel free to ask|"
+    r"i'?m (here|always here|available) to (help|assist)|i am (here|available) to (help|assist)|sorry for (any|the) "
+    r"(inconvenience|confusion)|apologi[sz]e for (any|the) (inconvenience|confusion)|thank you for (reaching out|"
+    r"contacting us|your patience)|how (can|may) i be of (help|assistance)|(assist|help) you (with|further)|"
     r"有什么(可以|能)帮|很高兴为(您|你)|请问(您|你)(有什么|需要)|我(可以|来)帮(您|你)|作为(一个)?(AI|人工智能)|"
-    r"还有(什么|其他)(可以|需要)(帮|为)",
+    r"还有(什么|其他)(可以|需要)(帮|为)|给(您|你)带来(的)?不便|我(在这里|随时)(为|帮)(您|你)|感谢(您|你)的(耐心|咨询|理解)|"
+    r"为(您|你)(服务|效劳)",
     re.IGNORECASE,
 )
-"""A user message that talks as the assistant would."""
+"""A user message that talks as the assistant would (offers help, apologises for the service, thanks for
+contacting)."""
 
 _EN_STOP = frozenset(
     "the and for you your with that this have what how can please want need would could about from there "
@@ -87,6 +92,10 @@ def output_problem(text: str, *, allow_markers: bool = False) -> str | None:
         return "stop marker in a structured-mode message"
     if POLICY_RE.search(text):
         return "simulator state in the message"
+    from uxbench.sim.prompt_echo import prompt_echo  # it imports this module's normalize
+
+    if prompt_echo(text):
+        return "the simulator's prompt in the message"
     return None
 
 

@@ -142,13 +142,8 @@ def compare_reactions(
     rates: dict[str, Any] = {}
     for j, cat in enumerate(categories):
         r, s = clustered_rate(real_c[:, j], real_n, confidence), clustered_rate(sim_c[:, j], sim_n, confidence)
-        ratio: dict[str, Any] = {"value": None, "ci_low": None, "ci_high": None, "n_undefined": None}
-        if r["value"] and s["value"] is not None:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                reps = np.where(real_rate_b[:, j] > 0, sim_rate_b[:, j] / real_rate_b[:, j], np.nan)
-            low, high, undefined = _interval(reps, confidence)
-            ratio.update(value=s["value"] / r["value"], ci_low=low, ci_high=high, n_undefined=undefined)
-        rates[cat] = {"real": r, "sim": s, "ratio_sim_over_real": ratio}
+        rates[cat] = {"real": r, "sim": s, "ratio_sim_over_real": _ratio(r, s, real_rate_b[:, j], sim_rate_b[:, j],
+                                                                          confidence)}
     real_bad = clustered_rate(real_c[:, bad].sum(axis=1), real_n, confidence)
     sim_bad = clustered_rate(sim_c[:, bad].sum(axis=1), sim_n, confidence)
     gap: dict[str, Any] = {"value": None, "ci_low": None, "ci_high": None}
@@ -170,6 +165,27 @@ def compare_reactions(
         "interval": f"cluster bootstrap over sessions ({n_boot} rounds, seed {seed})",
         "confidence": confidence,
     }
+
+
+def _ratio(r: dict[str, Any], s: dict[str, Any], real_b: NDArray[np.float64], sim_b: NDArray[np.float64],
+           confidence: float) -> dict[str, Any]:
+    """sim rate / real rate with its interval. With no real event the ratio is undefined (and says so); with no
+    simulated event it is 0 with an upper bound, the simulated rate's Wilson upper bound over the real rate's lower
+    one (every bootstrap replicate would say 0: `[0.00, 0.00]` would claim a certainty the data lack)."""
+    ratio: dict[str, Any] = {"value": None, "ci_low": None, "ci_high": None, "n_undefined": None}
+    if s["value"] is None or r["value"] is None:
+        return ratio
+    if not r["value"]:
+        return {**ratio, "note": f"undefined: no real event in {r['n']} turns"}
+    if not s["value"]:
+        high = s["ci_high"] / r["ci_low"] if r["ci_low"] else None
+        return {**ratio, "value": 0.0, "ci_low": 0.0, "ci_high": finite_or_none(high) if high is not None else None,
+                "note": f"no simulated event in {s['n']} turns: 0, at most the upper bound",
+                "method": "upper bound: Wilson upper of the simulated rate / Wilson lower of the real rate"}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        reps = np.where(real_b > 0, sim_b / real_b, np.nan)
+    low, high, undefined = _interval(reps, confidence)
+    return {**ratio, "value": s["value"] / r["value"], "ci_low": low, "ci_high": high, "n_undefined": undefined}
 
 
 def ks_lengths(real: Sequence[int], sim: Sequence[int]) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from uxbench.metrics.session import PAIRED_METRICS, SessionOutcome, paired_compa
 from uxbench.metrics.sim_real import kendall_tau
 from uxbench.sim.frontier import config_label
 from uxbench.sim.gate import gate_flags
+from uxbench.sim.health import broken_reason, error_counts
 from uxbench.sim.store import SimStore
 from uxbench.sim.summary import outcome_of
 
@@ -28,7 +29,9 @@ def _load(run_dir: Path) -> tuple[str, str, list[SessionOutcome], dict[str, Any]
         manifest = store.read_manifest() or {}
         personas = store.personas()
         outcomes = []
-        for record in store.iter_sessions():
+        records = list(store.iter_sessions())
+        manifest = {**manifest, "_broken": broken_reason(str(run_dir), *error_counts(records))}
+        for record in records:
             persona = personas.get(record.persona_id)
             flagged = bool(gate_flags(record, persona)) if persona is not None else False
             outcomes.append(outcome_of(record, flagged))
@@ -55,7 +58,14 @@ def _order(values: dict[str, float]) -> list[list[str]]:
 
 def sensitivity_report(run_dirs: list[Path], *, baseline: str | None = None, n_boot: int = 2000, seed: int = 0
                        ) -> dict[str, Any]:
-    loaded = [_load(p) for p in run_dirs]
+    everything = [_load(p) for p in run_dirs]
+    excluded = [{"run": str(p), "config": label, "reason": manifest["_broken"]}
+                for p, (_, label, _, manifest) in zip(run_dirs, everything, strict=True) if manifest["_broken"]]
+    loaded = [entry for entry in everything if not entry[3]["_broken"]]
+    if excluded and len({label for _, label, _, _ in loaded}) < 2:
+        raise ConfigError("uxbench sim sensitivity needs two usable simulator configurations; not compared: "
+                          + " | ".join(e["reason"] for e in excluded) + ".")
+    run_dirs = [p for p, entry in zip(run_dirs, everything, strict=True) if not entry[3]["_broken"]]
     configs = list(dict.fromkeys(label for _, label, _, _ in loaded))
     if len(configs) < 2:
         which = "the run uses" if len(run_dirs) == 1 else f"these {len(run_dirs)} runs all use"
@@ -107,7 +117,7 @@ def sensitivity_report(run_dirs: list[Path], *, baseline: str | None = None, n_b
     return {"kind": "uxbench.sim.sensitivity", "baseline": base, "configs": configs, "assistants": assistants,
             "runs": [{"run": str(p), "assistant": a, "config": c, "n_sessions": len(o)}
                      for p, (a, c, o, _) in zip(run_dirs, loaded, strict=True)],
-            "changes": changes, "rankings": rankings,
+            "changes": changes, "rankings": rankings, "excluded": excluded,
             "verdict": {"metric_changes_significant": len(significant),
                         "orders_changed": sorted(m for m, e in rankings.items()
                                                  if any(v["order_changed"] for v in e["versus_baseline"].values()))},

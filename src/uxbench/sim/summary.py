@@ -38,7 +38,7 @@ def outcome_of(record: SessionRecord, flagged: bool, judgement: dict[str, Any] |
         judge=judge_curve(record, judgement),
         likes=sum(t.feedback == "like" for t in assistants), dislikes=sum(t.feedback == "dislike" for t in assistants),
         skims=sum(t.skim for t in users), chains=tuple(c.outcome or "no_recovery" for c in record.chains),
-        flagged=flagged,
+        flagged=flagged, acts_measured=record.mode != "free",
     )
 
 

@@ -6,10 +6,10 @@ TF-IDF over character 2-4-grams within word boundaries (script-agnostic: works f
 logistic regression, 5-fold cross-validation grouped by cluster: a real conversation, a simulated persona (its
 trials are one cluster). Each distinct text (normalised: width, case, punctuation and spaces) is kept once per
 side, and clusters that share a text across the sides are one group, so the same message can never be on both
-sides of a split and be recognised rather than discriminated. The classes are balanced by sampling the larger side down (seeded, by
-text digest). The out-of-fold scores give the AUC; the interval resamples clusters. The length-only baseline is
-the same cross-validation with two features, the message's length in characters and in words (log): what
-length alone gives away. Needs scikit-learn (`pip install 'uxbench[learn]'`)."""
+sides of a split and be recognised rather than discriminated. The classes are balanced by sampling the larger
+side down (seeded, by text digest). The out-of-fold scores give the AUC; the interval resamples clusters. The
+length-only baseline is the same cross-validation with two features, the message's length in characters and in
+words (log): what length alone gives away. Needs scikit-learn (`pip install 'uxbench[learn]'`)."""
 
 from __future__ import annotations
 

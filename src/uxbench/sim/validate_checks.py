@@ -83,6 +83,12 @@ def like_with_like(real: tuple[str, Side, dict[str, Any]], sims: list[tuple[str,
     real_name, real_side, real_drops = real
     real_profile = profile(real_side)
     checks: list[dict[str, Any]] = []
+    for name, side, drops in [(real_name, real_side, real_drops), *sims]:
+        if not side.sessions:
+            reasons = ", ".join(f"{k} {v}" for k, v in drops.get("by_reason", {}).items()) or "none recorded"
+            raise ConfigError(f"nothing of {name} reached the signal stage: the mining prefilter left out "
+                              f"{drops.get('dropped', 0)} of {drops.get('read')} conversations ({reasons}; a reply "
+                              "shorter than 4 characters, such as '好', counts as interrupted). Nothing to compare.")
     for name, side, _drops in sims:
         sim_profile = profile(side)
         common = set(real_profile["languages"]) & set(sim_profile["languages"])

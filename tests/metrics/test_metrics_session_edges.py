@@ -61,6 +61,8 @@ def test_a_rate_of_zero_and_a_proportion_of_one_get_wilson_on_the_personas() -> 
     assert "wilson" in zero["method"]
     everyone = cluster_ratio(np.full(12, 2.0), np.full(12, 2.0), n_boot=200)
     assert everyone["value"] == 1.0 and everyone["ci_high"] == 1.0 and everyone["ci_low"] < 0.8
+    every_reply = cluster_ratio(np.full(12, 3.0), np.full(12, 3.0), n_boot=200, scale=100.0, bounds=(0.0, np.inf))
+    assert every_reply["value"] == 100.0 and every_reply["ci_low"] < 80.0  # not [100.0, 100.0]
 
 
 def test_a_simulated_rate_of_zero_gives_a_ratio_interval_that_says_so() -> None:

@@ -10,9 +10,9 @@ Every figure says its denominator: `n` (sessions, assistant turns, chains), `n_c
 
 Where a bootstrap cannot give an honest interval it does not pretend to:
 - one persona: no interval at all (`ci_low` / `ci_high` None, `degenerate` says why), not `83.3 [83.3, 83.3]`;
-- no event, or every session a success (a rate of 0, a proportion of 1): every replicate is the same, so the
-  interval is Wilson's on the number of personas (`method` says so), the cautious effective sample size when the
-  sessions of a persona may all say the same;
+- no event, every session a success, every reply complained about (a rate of 0, a proportion or a per-turn
+  rate of 1): every replicate is the same, so the interval is Wilson's on the number of personas (`method` says
+  so), the cautious effective sample size when the sessions of a persona may all say the same;
 - intervals never leave the metric's range (a proportion in [0, 1], satisfaction in [1, 5]; a paired
   difference within what the two ranges allow), also after the few-cluster widening.
 """
@@ -89,15 +89,12 @@ def _count(x: float) -> float | int:
 ONE_CLUSTER = "one persona: a cluster bootstrap has nothing to resample, so there is no interval"
 
 
-def _edge_interval(value: float, c: int, bounds: tuple[float, float] | None, confidence: float
-                   ) -> tuple[float, float] | None:
-    """Wilson on the number of clusters when the value sits on an edge of a proportion (0, or 1 for a [0, 1]
-    metric), where every bootstrap replicate repeats it; None otherwise."""
-    if value == 0.0 and bounds is not None and bounds[0] == 0.0:
-        return wilson_ci(0, c, confidence)
-    if bounds == (0.0, 1.0) and value == 1.0:
-        return wilson_ci(c, c, confidence)
-    return None
+def _flat_interval(value: float, c: int, confidence: float) -> tuple[float, float] | None:
+    """Wilson on the number of clusters for a proportion-like value in [0, 1] whose bootstrap replicates do not
+    vary (0 events, every session a success, every reply complained about): None for other values."""
+    if not 0.0 <= value <= 1.0:
+        return None
+    return wilson_ci(value * c, c, confidence)
 
 
 def cluster_ratio(num: NDArray[np.float64], den: NDArray[np.float64], *, n_boot: int = 2000, seed: int = 0,
@@ -115,10 +112,6 @@ def cluster_ratio(num: NDArray[np.float64], den: NDArray[np.float64], *, n_boot:
             "n_clusters": c}
     if c == 1:
         return {**base, "ci_low": None, "ci_high": None, "degenerate": ONE_CLUSTER}
-    edge = _edge_interval(value, c, bounds, confidence)
-    if edge is not None:
-        return {**base, "ci_low": round(edge[0] * scale, 6), "ci_high": round(edge[1] * scale, 6),
-                "method": f"wilson on the {c} personas (every replicate equals the estimate)"}
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, c, size=(n_boot, c))
     dens = den[idx].sum(axis=1)
@@ -127,6 +120,10 @@ def cluster_ratio(num: NDArray[np.float64], den: NDArray[np.float64], *, n_boot:
     stats = stats[~np.isnan(stats)]
     alpha = (1 - confidence) / 2
     low, high = (np.percentile(stats, [100 * alpha, 100 * (1 - alpha)]) if stats.size else (np.nan, np.nan))
+    flat = _flat_interval(value, c, confidence) if stats.size and float(np.ptp(stats)) == 0.0 else None
+    if flat is not None:
+        return {**base, "ci_low": round(flat[0] * scale, 6), "ci_high": round(flat[1] * scale, 6),
+                "method": f"wilson on the {c} personas (every bootstrap replicate equals the estimate)"}
     low, high = _widen(value, float(low), float(high), c)
     if bounds is not None:
         low, high = max(bounds[0], low), min(bounds[1], high)

@@ -76,6 +76,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=Path("/tmp/uxbench-validate"))
     parser.add_argument("--runs", type=Path, nargs="*", default=[], help="more sim runs to compare")
     parser.add_argument("--trials", type=int, default=2)
+    parser.add_argument("--lang", default="auto", help="only the demo personas of this language (zh, en)")
     parser.add_argument("--n-boot", type=int, default=1000)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -83,8 +84,9 @@ def main() -> int:
     runs = []
     for name, model in (("helpful", f"scripted:file:{rules}"), ("unhelpful", "scripted:always-good")):
         out = args.out / name
-        cmd = ["sim", "run", "--personas", "demo", "--model", model, "--simulator", "scripted:user", "--trials",
-               str(args.trials), "--out", str(out), "--quiet", "--n-boot", "200", "--format", "json"]
+        cmd = ["sim", "run", "--personas", "demo", "--lang", args.lang, "--model", model, "--simulator",
+               "scripted:user", "--trials", str(args.trials), "--out", str(out), "--quiet", "--n-boot", "200",
+               "--format", "json"]
         _uxbench(*cmd)
         summary = json.loads((out / "summary.json").read_text())
         print(f"{name}: uxbench {' '.join(cmd)}\n  {summary['n_sessions']} sessions, task success "

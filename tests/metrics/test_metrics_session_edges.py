@@ -94,3 +94,15 @@ def test_identical_inputs_give_identical_intervals_whatever_their_order() -> Non
     outcomes = [_o(f"p{i % 5}", i // 5, i % 3 == 0, 2 + i % 3, ("complain",) * (i % 2)) for i in range(20)]
     first = session_metrics(outcomes, n_boot=300, seed=7)
     assert session_metrics(list(reversed(outcomes)), n_boot=300, seed=7) == first
+
+
+def test_a_gap_against_a_side_without_events_keeps_that_sides_uncertainty() -> None:
+    """The simulated users never complained (0 of 40 turns over 8 sessions): the bootstrap gap would be as narrow
+    as the real side alone; Newcombe's interval keeps the simulated rate's own Wilson width."""
+    real = [["complain", "continue", "continue", "continue"]] * 30
+    sim = [["continue"] * 5] * 8
+    out = compare_reactions(real, sim, ("continue", "complain"), {"complain"}, n_boot=300)
+    gap = out["cooperativeness_gap"]
+    assert gap["value"] == pytest.approx(0.25)
+    assert gap["ci_low"] <= 0.25 - (out["dissatisfied"]["sim"]["ci_high"] - 0.0) * 0.9
+    assert "newcombe" in gap["method"]

@@ -150,6 +150,12 @@ def compare_reactions(
     if real_bad["value"] is not None and sim_bad["value"] is not None:
         low, high, _ = _interval(real_bad_b - sim_bad_b, confidence)
         gap.update(value=real_bad["value"] - sim_bad["value"], ci_low=low, ci_high=high)
+        if any(side["k"] in (0, side["n"]) for side in (real_bad, sim_bad)):
+            # a side with no event (or only events) does not vary under the bootstrap, which would credit the
+            # difference with that side's certainty: Newcombe's hybrid interval from the two Wilson intervals
+            lo, hi = _newcombe(real_bad, sim_bad)
+            gap.update(ci_low=min(lo, lo if low is None else low), ci_high=max(hi, hi if high is None else high),
+                       method="newcombe from the per-side Wilson intervals (a side without variation)")
     js_value = js_distance_from_counts(real_c.sum(axis=0), sim_c.sum(axis=0))
     js_low, js_high, _ = _interval(js_distance_from_counts(real_t, sim_t), confidence)
     return {
@@ -165,6 +171,15 @@ def compare_reactions(
         "interval": f"cluster bootstrap over sessions ({n_boot} rounds, seed {seed})",
         "confidence": confidence,
     }
+
+
+def _newcombe(a: dict[str, Any], b: dict[str, Any]) -> tuple[float, float]:
+    """Newcombe's hybrid score interval of a - b from each rate's value and interval."""
+    pa, pb = float(a["value"]), float(b["value"])
+    diff = pa - pb
+    low = diff - math.sqrt((pa - a["ci_low"]) ** 2 + (b["ci_high"] - pb) ** 2)
+    high = diff + math.sqrt((a["ci_high"] - pa) ** 2 + (pb - b["ci_low"]) ** 2)
+    return max(-1.0, low), min(1.0, high)
 
 
 def _ratio(r: dict[str, Any], s: dict[str, Any], real_b: NDArray[np.float64], sim_b: NDArray[np.float64],

@@ -102,5 +102,6 @@ def test_validate_on_llm_rubric_reads_ratings_as_the_yardstick(tmp_path: Path) -
     ratings = stick["ratings"]
     assert ratings["n_low"] == 6 and ratings["n_high"] == 6
     assert ratings["auc"]["value"] > 0.9  # the low-rated conversations are the ones with complaints
+    assert "caveat" not in stick
     missing = invoke("sim", "validate", run, "--real", f"llm-rubric:{tmp_path / 'nowhere'}", "--quiet")
     assert missing.exit_code == 2 and "no data/real_data/real_data.json" in missing.output

@@ -159,6 +159,8 @@ def test_thumbs_are_the_yardstick_where_the_logs_have_them(runs: dict[str, Path]
     assert stick["thumbs"]["recall_of_dislikes"]["n"] == 8 and stick["thumbs"]["auc"]["n_positive"] == 8
     (entry,) = report["by_assistant"].values()
     assert any(c["criterion"] == "thumbs" for c in entry["verdict"]["criteria"])
+    # every real follow-up here reads as satisfied, liked or not: the labels do not track the thumbs, and it says so
+    assert "do not track" in stick["caveat"] and entry["verdict"]["caveat"] == stick["caveat"]
     plain = _validate(runs["helpful"], "--real", runs["real"], "--no-discriminator")
     assert plain["yardstick"]["primary"] == "mined labels" and "no thumbs" in plain["yardstick"]["note"]
 

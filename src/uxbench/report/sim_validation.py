@@ -70,7 +70,7 @@ def _free_run(report: dict[str, Any], notes: list[str]) -> tuple[list[Section], 
         sections.append((f"Verdict for {assistant}: {v['status'].replace('_', ' ').upper()} (judged against "
                          "the real logs' split-half control)", ["Criterion", "status", "evidence"],
                          _verdict_rows(v)))
-        notes.append(f"{assistant}: {v['summary']}")
+        notes.append(f"{assistant}: {v['summary']}" + (f" Caveat: {v['caveat']}." if v.get("caveat") else ""))
     control = report["split_half_control"]
     notes.append(f"Split-half control (two halves of the real logs): gap "
                  f"{_num(control['reactions']['cooperativeness_gap'], signed=True)}, JS distance "

@@ -112,10 +112,13 @@ def free_run_report(real: Side, sims: list[SimSide], *, n_boot: int = 2000, seed
         figures = pair(real, side, n_boot=n_boot, seed=seed, discriminator=discriminator)
         by_assistant[assistant] = {"runs": [s.label for s in runs], **figures, "verdict": verdict(figures, control)}
     stick = yardstick(real, n_boot=max(200, n_boot // 4), seed=seed)
+    if stick.get("caveat"):
+        for entry in by_assistant.values():
+            entry["verdict"]["caveat"] = stick["caveat"]
     notes = ["Reaction labels come from the mining rules on both sides; the rules' own errors (measured on real "
              "follow-ups in docs/MINING.md) apply to both.",
              "Simulated timestamps are synthetic: timing signals (skim) are not compared.",
-             f"Yardstick: {stick['note']}."]
+             f"Yardstick: {stick['note']}." + (f" Caveat: {stick['caveat']}." if stick.get("caveat") else "")]
     if len(by_assistant) > 1:
         notes.append("Each assistant is judged on its own: runs of different assistants are never pooled (a mixture "
                      "of a helpful and a never-helping assistant resembles neither).")

@@ -75,6 +75,13 @@ def yardstick(real: Side, *, n_boot: int = 1000, seed: int = 0) -> dict[str, Any
                        "yardstick, with the error rates measured in docs/MINING.md")
     else:
         cell = (thumbs or ratings or {})["auc"]
-        out["note"] = (f"the real users' own {primary} are the yardstick; the mined labels track them with AUC "
-                       f"{cell['value'] if cell['value'] is None else round(cell['value'], 3)} (0.5 = not at all)")
+        who = "the real users' own thumbs" if primary == "thumbs" else "the log's own ratings"
+        value = "n/a" if cell["value"] is None else f"{cell['value']:.3f}"
+        interval = "" if cell.get("ci_low") is None else f" [{cell['ci_low']:.3f}, {cell['ci_high']:.3f}]"
+        out["note"] = (f"{who} are the yardstick; the mined labels track them with AUC {value}{interval} (0.5 = not "
+                       "at all)")
+        if cell.get("ci_low") is not None and cell["ci_low"] <= 0.5:
+            out["caveat"] = (f"the mining rules' labels do not track {who} on this log (AUC {value}{interval}): the "
+                             "reaction-based criteria (reaction mix, dissatisfaction gap) say little about "
+                             "satisfaction here")
     return out

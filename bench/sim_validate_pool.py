@@ -110,8 +110,8 @@ def main() -> int:
     for label, pair, sim in [*rows, ("split-half control (real vs real)", control, None)]:
         r, ks = pair["reactions"], pair["session_length"]
         disc = pair.get("discriminator") or {}
-        n = pair["n_conversations"]["sim"]
-        who = f"{n:,} ({sim['n_personas']})" if sim else f"{n:,}"
+        n = pair["n_conversations"]
+        who = f"{n['sim']:,} ({sim['n_personas']})" if sim else f"{n['real']:,} vs {n['sim']:,}"
         print(f"| {label} | {who} | {_rate(r['dissatisfied']['real'])} | "
               f"{_rate(r['dissatisfied']['sim'])} | {_ci(r['cooperativeness_gap'])} | {_ci(r['js_distance'])} | "
               f"{ks['statistic'] if ks['statistic'] is None else round(ks['statistic'], 3)} "

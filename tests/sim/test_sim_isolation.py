@@ -32,6 +32,12 @@ def _assistant(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
     return "请提供订单号？" if re.search(r"[\u4e00-\u9fff]", last) else "Sure. What is your order number?"
 
 
+def _said(line: str) -> str:
+    """A prompt line without the instruction in front of the facts ("In this message, state: ..."): a realiser that
+    repeats its instructions is discarded (`sim.prompt_echo`), which is not what these tests are about."""
+    return re.sub(r"^.*?(state|说出|fits|提到)\s*[:：]\s*", "", line.strip())
+
+
 def test_the_model_under_test_sees_only_what_the_user_said(tmp_path: Path) -> None:
     sent: list[list[dict[str, Any]]] = []
     calls: Counter[str] = Counter()
@@ -44,7 +50,8 @@ def test_the_model_under_test_sees_only_what_the_user_said(tmp_path: Path) -> No
         key = str(messages)
         calls[key] += 1
         system = str(messages[0]["content"])
-        lines = [ln.strip() for ln in system.splitlines() if re.search(r"KX-\d+|number|订单号", ln)]
+        lines = [_said(ln) for ln in system.splitlines() if re.search(r"KX-\d+", ln)
+                 and not ln.lstrip().startswith("-")]  # what it was told to say, not the rules or the instruction
         text = " ".join(lines) or ("我需要帮助" if "用户" in system else "I need help with my kettle.")
         if calls[key] == 1 and len(sent) % 3 == 0:
             return f"Thought: {REASONING}, the user should push back.\n{text}"  # discarded, regenerated

@@ -108,8 +108,7 @@ def test_a_user_turn_echoing_the_realisers_prompt_is_leaked_state(index: int, te
 
 
 def test_ordinary_user_messages_do_not_echo_the_prompt() -> None:
-    from uxbench.sim.markers import output_problem
-    from uxbench.sim.prompt_echo import prompt_echo
+    from uxbench.sim.markers import output_problem, prompt_echo
 
     for text in ("Thanks, that's everything I needed.", "Can you answer my question please?", "算了，不用了",
                  "I need a refund for the kettle I bought.", "好的，谢谢。还有：退款多久到账？"):

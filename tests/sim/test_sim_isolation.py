@@ -34,7 +34,7 @@ def _assistant(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
 
 def _said(line: str) -> str:
     """A prompt line without the instruction in front of the facts ("In this message, state: ..."): a realiser that
-    repeats its instructions is discarded (`sim.prompt_echo`), which is not what these tests are about."""
+    repeats its instructions is discarded (`sim.markers.prompt_echo`), which is not what these tests are about."""
     return re.sub(r"^.*?(state|说出|fits|提到)\s*[:：]\s*", "", line.strip())
 
 

@@ -135,6 +135,7 @@ def test_replay_on_the_less_cooperative_set_shows_a_positive_gap(sets: dict[str,
     assert reactions["js_distance"]["value"] > 0.3
 
 
+@pytest.mark.extra("learn")  # the discriminator needs scikit-learn
 def test_free_run_against_a_copy_of_the_run_and_a_less_cooperative_one(tmp_path: Path, sets: dict[str, Path]
                                                                        ) -> None:
     rules = tmp_path / "rules.json"

@@ -95,6 +95,7 @@ def _runs(tmp: Path) -> dict[str, Path]:
     }
 
 
+@pytest.mark.extra("learn")  # the discriminator needs scikit-learn
 def test_two_assistants_are_judged_apart_and_never_pooled(runs: dict[str, Path]) -> None:
     report = _validate(runs["helpful"], runs["never"], "--real", runs["real"])
     assert "pooled" not in report

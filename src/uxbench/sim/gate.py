@@ -11,7 +11,7 @@ Types (`GATE_TYPES`):
   inconvenience. I'm here to assist you") or asks the assistant for the user's own facts ("what is your order
   number?");
 - `leaked_state`: reasoning text, the simulator's state (acts, patience, persona fields, markers) or its prompt
-  ("... Write the user's next message now.", `prompt_echo`) in a user message.
+  ("... Write the user's next message now.", `markers.prompt_echo`) in a user message.
 
 A flagged session stays in the run; headline metrics are reported with and without flagged sessions.
 """
@@ -22,7 +22,6 @@ from typing import Any
 
 from uxbench.sim import markers
 from uxbench.sim.persona import Persona
-from uxbench.sim.prompt_echo import prompt_echo
 from uxbench.sim.types import SessionRecord
 
 GATE_TYPES = ("premature_end", "looping", "off_goal", "item_never_raised", "role_flip", "leaked_state")
@@ -94,7 +93,7 @@ def gate_flags(record: SessionRecord, persona: Persona) -> list[dict[str, Any]]:
                           "evidence": f"asks for its own {own}" if own else turn.text[:80]})
         leak = markers.REASONING_RE.search(turn.text) or markers.POLICY_RE.search(turn.text) or \
             markers.MARKER_RE.search(turn.text)
-        echo = prompt_echo(turn.text)
+        echo = markers.prompt_echo(turn.text)
         if leak or echo:
             flags.append({"type": "leaked_state", "turn": turn.turn_index,
                           "evidence": leak.group(0) if leak else f"repeats the simulator's prompt ({echo})"})

@@ -4,8 +4,12 @@ the normalisation and content tokens used to compare user messages. Wording list
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
+from functools import lru_cache
+
+from uxbench.scoring.prompts.files import PackageTemplates
 
 STOP = "###STOP###"
 LEAVE = "###LEAVE###"
@@ -92,8 +96,6 @@ def output_problem(text: str, *, allow_markers: bool = False) -> str | None:
         return "stop marker in a structured-mode message"
     if POLICY_RE.search(text):
         return "simulator state in the message"
-    from uxbench.sim.prompt_echo import prompt_echo  # it imports this module's normalize
-
     if prompt_echo(text):
         return "the simulator's prompt in the message"
     return None
@@ -109,3 +111,49 @@ def asks_own_fact(text: str, labels: list[str]) -> str | None:
         if f"your {lab}" in folded or f"您的{lab}" in folded or f"你的{lab}" in folded:
             return label
     return None
+
+
+# Does a user message repeat the simulator's own prompt? ("... Write the user's next message now.") A small model
+# realising a user turn sometimes copies its instructions. Every fixed sentence of the realiser's and the free-mode
+# simulator's templates (templates/{en,zh}/: system prompts, turn prompts, the acts' instructions, `$placeholders`
+# cut out) is a fragment; a message containing one, compared after `normalize`, echoes the prompt. Fragments
+# shorter than PROMPT_MIN_CHARS normalised characters (PROMPT_MIN_CJK_CHARS in Chinese) are left out: a user may
+# say "thanks" or "算了" on their own.
+_TEMPLATES = PackageTemplates("uxbench.sim", "Simulator")
+PROMPT_FILES = ("realise.txt", "realise_turn.txt", "open_turn.txt", "free.txt", "free_turn.txt")
+PROMPT_MIN_CHARS = 16
+PROMPT_MIN_CJK_CHARS = 7
+_TEMPLATE_FIELD_RE = re.compile(r"\$\{?\w+\}?")
+_PROMPT_SPLIT_RE = re.compile(r"(?<=[.!?:;。！？：；])\s*|\n+|“|”|\"")
+_CJK_CHAR_RE = re.compile("[\u3400-\u9fff]")
+
+
+def _fragments_of(text: str) -> set[str]:
+    out: set[str] = set()
+    for piece in _PROMPT_SPLIT_RE.split(text):
+        for part in _TEMPLATE_FIELD_RE.split(piece or ""):
+            norm = normalize(part)
+            if len(norm) >= (PROMPT_MIN_CJK_CHARS if _CJK_CHAR_RE.search(norm) else PROMPT_MIN_CHARS):
+                out.add(norm)
+    return out
+
+
+@lru_cache(maxsize=1)
+def prompt_fragments() -> frozenset[str]:
+    """The normalised fixed sentences of every simulator prompt template, en and zh."""
+    out: set[str] = set()
+    for lang in ("en", "zh"):
+        for name in PROMPT_FILES:
+            out |= _fragments_of(_TEMPLATES.read(f"{lang}/{name}").decode("utf-8"))
+        acts = json.loads(_TEMPLATES.read(f"{lang}/acts.json").decode("utf-8"))
+        for instruction in acts.values():
+            out |= _fragments_of(str(instruction))
+    return frozenset(out)
+
+
+def prompt_echo(text: str) -> str | None:
+    """The first prompt fragment the message contains (normalised), or None."""
+    norm = normalize(text)
+    if not norm:
+        return None
+    return next((f for f in sorted(prompt_fragments(), key=len, reverse=True) if f in norm), None)

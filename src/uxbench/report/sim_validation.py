@@ -55,7 +55,7 @@ def _headline(pair: dict[str, Any], title: str) -> Section:
 
 
 def _verdict_rows(verdict: dict[str, Any]) -> list[list[str]]:
-    return [[c["criterion"], c["status"], c["evidence"]] for c in verdict["criteria"]]
+    return [[f"{c['criterion']}: {c['status']}", c["evidence"]] for c in verdict["criteria"]]
 
 
 def _free_run(report: dict[str, Any], notes: list[str]) -> tuple[list[Section], dict[str, Any]]:
@@ -68,7 +68,7 @@ def _free_run(report: dict[str, Any], notes: list[str]) -> tuple[list[Section], 
                                          f"{runs} ({n['sim']} conversations)"))
         v = entry["verdict"]
         sections.append((f"Verdict for {assistant}: {v['status'].replace('_', ' ').upper()} (judged against "
-                         "the real logs' split-half control)", ["Criterion", "status", "evidence"],
+                         "the real logs' split-half control)", ["Criterion", "evidence"],
                          _verdict_rows(v)))
         notes.append(f"{assistant}: {v['summary']}" + (f" Caveat: {v['caveat']}." if v.get("caveat") else ""))
     control = report["split_half_control"]

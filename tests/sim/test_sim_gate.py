@@ -114,3 +114,13 @@ def test_ordinary_user_messages_do_not_echo_the_prompt() -> None:
                  "I need a refund for the kettle I bought.", "好的，谢谢。还有：退款多久到账？"):
         assert prompt_echo(text) is None, text
     assert output_problem("Sure. Write the user's next message now.") == "the simulator's prompt in the message"
+
+
+def test_a_user_turn_copying_its_profile_lines_is_leaked_state() -> None:
+    """The embedded model wrote "... Your tone: blunt. Typing habits: no punctuation, all lower case" into a message
+    (bench/sim_model_simulators.py): the realiser's profile lines are its prompt too."""
+    text = "I'm sorry, but I'm not here to answer your question. Your tone: blunt. Typing habits: no punctuation"
+    flags = gate_flags(session(_with(4, text, "follow_up")), P)
+    assert any(f["type"] == "leaked_state" for f in flags), flags
+    zh = session(_with(4, "退款多久到账？语气：生气。打字习惯：消息短。", "follow_up"))
+    assert any(f["type"] == "leaked_state" for f in gate_flags(zh, P))

@@ -29,7 +29,11 @@ REASONING_RE = re.compile(
 POLICY_RE = re.compile(
     r"\bact\s*[:=]|patience_left|patience\s*[:=]|satisfaction\s*(state|[:=])|\bon_request\b|\bafter_turn\b|"
     r"volunteer_if_adjacent|\bgoal item|\bpersona\b|simulated user|\bsimulator\b|role-?play|\[\[|\{\s*\"act\"|"
-    r"满意度\s*[:：=]|耐心值|用户画像|模拟用户|目标项|扮演",
+    r"满意度\s*[:：=]|耐心值|用户画像|模拟用户|目标项|扮演|"
+    # the profile lines of the realiser's prompt (realize.profile_text), copied into the message
+    r"\byour tone\s*:|\btyping habits\s*:|you are (a beginner|an expert) in this topic|you know the basics of this "
+    r"topic|you write (very short|messages of normal length|long, detailed)|"
+    r"语气[:：]|打字习惯[:：]|性格[:：]|你对这个话题|你的消息(很短|长度一般|很长)",
     re.IGNORECASE,
 )
 """The simulator's own machinery named in a user message (acts, states, persona fields)."""

@@ -11,6 +11,7 @@ import pytest
 from sim_support import REFUND, ZH_REFUND, helpful_rules, write_personas
 from typer.testing import CliRunner, Result
 
+from extra_skip import require_extra
 from uxbench.cli.main import app
 
 
@@ -66,7 +67,7 @@ def test_sim_compare_pairs_sessions(runs: tuple[Path, Path, Path]) -> None:
 
 
 def test_view_pages(runs: tuple[Path, Path, Path], tmp_path: Path) -> None:
-    pytest.importorskip("fastapi")
+    require_extra("web")
     from fastapi.testclient import TestClient
 
     from uxbench.web.app import create_app

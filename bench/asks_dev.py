@@ -14,7 +14,7 @@ lists the kind. Detectors:
 - `patterns, UFS check (before)`: what the UFS code check did: a pattern matches anywhere, no question needed;
 - `label only (before)`: a persona with no `ask_patterns` (the label, escaped, was the pattern);
 - `uxbench.sim.asks`: `asks_for(reply, label, ask_patterns)`, and with the label only;
-- `--e5`: `uxbench.sim.asks_e5` (multilingual-e5-small, needs `uxbench[judge]`) with the threshold chosen on the
+- `--e5`: `bench/asks_dev_e5.py` (multilingual-e5-small, needs `uxbench[judge]`) with the threshold chosen on the
   dev half (the best F1), beside the code detector (either one says asked).
 
 Split by conversation (`uxbench.mining.signals.split.split_of`). `--list` prints texts, and refuses the held-out

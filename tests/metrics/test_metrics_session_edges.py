@@ -77,6 +77,19 @@ def test_a_simulated_rate_of_zero_gives_a_ratio_interval_that_says_so() -> None:
     assert "no real event" in real_zero["rates"]["complain"]["ratio_sim_over_real"]["note"]
 
 
+def test_a_side_where_every_turn_is_the_reaction_keeps_its_uncertainty_in_the_ratio() -> None:
+    """Six simulated sessions that continue after every reply: the simulated rate's Wilson interval is wide, and
+    the ratio's interval must not be as narrow as the real side alone (every bootstrap replicate says 1.0)."""
+    real = [["continue", "continue", "complain"], ["continue", "end"], ["continue", "continue"]] * 20
+    sim = [["continue", "continue"]] * 6
+    out = compare_reactions(real, sim, ("continue", "complain", "end"), {"complain"}, n_boot=300)
+    ratio, sim_rate = out["rates"]["continue"]["ratio_sim_over_real"], out["rates"]["continue"]["sim"]
+    real_rate = out["rates"]["continue"]["real"]
+    assert sim_rate["value"] == 1.0 and sim_rate["ci_low"] < 0.8
+    assert ratio["ci_low"] <= sim_rate["ci_low"] / real_rate["ci_high"] + 1e-12
+    assert ratio["ci_low"] < ratio["value"] * 0.8 and "wilson" in ratio["method"].lower()
+
+
 def test_free_mode_acts_are_not_measured_rather_than_zero() -> None:
     free = [_o(f"p{i}", 0, i % 2 == 0, 3, ("free", "free"), measured=False) for i in range(6)]
     metrics = session_metrics(free, n_boot=100)

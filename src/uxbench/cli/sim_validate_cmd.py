@@ -63,8 +63,10 @@ def _roles(simulator: str, simulator_args: dict[str, str], assessor: str, assess
 
 @app.command("validate", help="Simulated users against real logs in the canonical format: reaction rates and their "
                               "ratios, the cooperativeness gap, Jensen-Shannon distance, KS on session length, a "
-                              "discriminator AUC, thumbs, Kendall tau; --replay: the simulator answers each held-out "
-                              "real reply (Cohen's kappa, confusion matrix).")
+                              "discriminator AUC beside a length-only baseline, thumbs or ratings, Kendall tau, and "
+                              "per assistant a verdict against the real logs' split-half control; warns or refuses "
+                              "when language, task vs chit-chat or mining drops make the sides unlike. --replay: the "
+                              "simulator answers each held-out real reply (Cohen's kappa, confusion matrix).")
 def validate(
     run_dirs: Annotated[list[Path] | None, typer.Argument(help="Sim run directories to compare with the real logs (free-run validation).", show_default="none")] = None,  # noqa: E501
     real: Annotated[str | None, typer.Option("--real", help="Real logs: a log file or directory (canonical, ShareGPT, messages, product), a `uxbench mine run` output, or llm-rubric:PATH (a checkout of microsoft/LLM-Rubric: its real rated conversations).", show_default="none: required", rich_help_panel=_REAL)] = None,  # noqa: E501
@@ -74,7 +76,7 @@ def validate(
     personas: Annotated[list[str] | None, typer.Option("--personas", "-p", help="Replay: personas built from the real logs (`uxbench personas build`).", show_default="none", rich_help_panel=_REPLAY)] = None,  # noqa: E501
     simulator: Annotated[str, typer.Option("--simulator", "-s", help="Replay: PROVIDER:MODEL of the realiser, or scripted:user.", rich_help_panel=_REPLAY)] = "scripted:user",  # noqa: E501
     simulator_arg: Annotated[list[str] | None, typer.Option("--simulator-arg", "-S", help="KEY=VALUE for the simulator's provider.", show_default="none", rich_help_panel=_REPLAY)] = None,  # noqa: E501
-    assessor: Annotated[str, typer.Option("--assessor", help="Replay: rules (the goal items' literal checks) or PROVIDER:MODEL.", rich_help_panel=_REPLAY)] = "rules",  # noqa: E501
+    assessor: Annotated[str, typer.Option("--assessor", help="Replay: rules (the goal items' literal checks; refused with personas built by rules) or PROVIDER:MODEL.", rich_help_panel=_REPLAY)] = "rules",  # noqa: E501
     assessor_arg: Annotated[list[str] | None, typer.Option("--assessor-arg", help="KEY=VALUE for the assessor's provider.", show_default="none", rich_help_panel=_REPLAY)] = None,  # noqa: E501
     seed: Annotated[int, typer.Option(help="Replay: seed of the users' policy.", rich_help_panel=_REPLAY)] = 0,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.", rich_help_panel=_RUN)] = False,  # noqa: E501

@@ -200,7 +200,15 @@ def _ratio(r: dict[str, Any], s: dict[str, Any], real_b: NDArray[np.float64], si
     with np.errstate(divide="ignore", invalid="ignore"):
         reps = np.where(real_b > 0, sim_b / real_b, np.nan)
     low, high, undefined = _interval(reps, confidence)
-    return {**ratio, "value": s["value"] / r["value"], "ci_low": low, "ci_high": high, "n_undefined": undefined}
+    out = {**ratio, "value": s["value"] / r["value"], "ci_low": low, "ci_high": high, "n_undefined": undefined}
+    if any(side["k"] == side["n"] for side in (r, s)):
+        # a side whose every turn is an event does not vary under the bootstrap (a persona's scripted users
+        # continue after every reply): widen to the quotient of the per-side Wilson bounds, as the gap does
+        wide_low, wide_high = s["ci_low"] / r["ci_high"], s["ci_high"] / r["ci_low"] if r["ci_low"] else None
+        out.update(ci_low=min(wide_low, wide_low if low is None else low),
+                   ci_high=None if wide_high is None or high is None else max(wide_high, high),
+                   method="widened to Wilson bounds' quotient (a side where every turn is this reaction)")
+    return out
 
 
 def ks_lengths(real: Sequence[int], sim: Sequence[int]) -> dict[str, Any]:

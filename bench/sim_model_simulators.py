@@ -18,6 +18,10 @@ the llama.cpp server and the embedded model, each in structured and free mode. E
 sim sensitivity` over all of them. Prints the commands and Markdown tables for bench/RESULTS.md: per
 configuration the task success, UFS, premature-disclosure rate, gate flags, errors, and the simulator's tokens
 and calls per session (local models have no price: cost is in tokens).
+
+`--tabulate` reruns nothing: it reads `OUT/rows.json` of an earlier run and recomputes every table from the run
+directories' stores with the code checked out now (summaries through `uxbench report --n-boot`, fidelity,
+frontier and sensitivity), e.g. after a change to the corruption gate.
 """
 
 from __future__ import annotations
@@ -87,8 +91,15 @@ def main() -> int:
     parser.add_argument("--max-turns", type=int, default=5)
     parser.add_argument("--sim-max-tokens", type=int, default=48)
     parser.add_argument("--n-boot", type=int, default=500)
+    parser.add_argument("--tabulate", action="store_true", help="only recompute the tables from OUT/rows.json")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    if args.tabulate:
+        rows_path = args.out / "rows.json"
+        if not rows_path.is_file():
+            sys.exit(f"--tabulate reads {rows_path}: run the benchmark into --out {args.out} first")
+        tabulate(json.loads(rows_path.read_text()), args.n_boot)
+        return 0
     sys.path.insert(0, str(HERE))
     from sim_validate_pool import helpful_rules
 
@@ -117,39 +128,44 @@ def main() -> int:
                 start = time.monotonic()
                 _uxbench(*cmd)
                 wall = time.monotonic() - start
-                summary = json.loads((out / "summary.json").read_text())
-                fid = json.loads(_uxbench("sim", "fidelity", str(out), "--format", "json", "--quiet", "--n-boot",
-                                          str(args.n_boot)).stdout)
-                usage = summary.get("usage", {}).get("simulator") or {}
-                n = summary["n_sessions"]
-                rows.append({"config": config, "assistant": who, "run": str(out), "command": "uxbench " + " ".join(cmd),
-                             "n": n, "success": summary["headline"]["success_rate"], "ufs": fid["ufs"],
-                             "premature": fid["premature_disclosure_rate"], "errors": summary["n_errors"],
-                             "flagged": summary["gate"]["n_flagged"], "gate": summary["gate"]["by_type"],
-                             "tokens": (usage.get("input_tokens", 0) + usage.get("output_tokens", 0)) / max(1, n),
-                             "calls": usage.get("calls", 0) / max(1, n), "wall_s": round(wall, 1),
-                             "discarded": summary["discarded"]["generations"]})
+                rows.append({"config": config, "assistant": who, "run": str(out),
+                             "command": "uxbench " + " ".join(cmd), "wall_s": round(wall, 1)})
                 print(f"{config} / {who}: {rows[-1]['command']} ({wall:.0f} s)", flush=True)
     finally:
         if server is not None:
             server.terminate()
             server.wait(timeout=30)
     (args.out / "rows.json").write_text(json.dumps(rows, indent=2))
+    tabulate(rows, args.n_boot)
+    return 0
+
+
+def tabulate(rows: list[dict[str, Any]], n_boot: int) -> None:
+    """The tables, recomputed from each run's store (nothing is rerun)."""
     print(f"\nload average {os.getloadavg()[0]:.1f}\n")
     print("| simulator (mode) | assistant | sessions | task success | UFS [95% CI] | premature disclosure | gate "
-          "flags | errors | simulator tokens / calls per session |")
-    print("|---|---|---:|---|---|---|---:|---:|---|")
+          "flags (by type) | errors | outputs discarded | simulator tokens / calls per session | wall s |")
+    print("|---|---|---:|---|---|---|---|---:|---:|---|---:|")
     for r in rows:
-        print(f"| {r['config']} | {r['assistant']} | {r['n']} | {_cell(r['success'])} | {_cell(r['ufs'])} | "
-              f"{_cell(r['premature'])} | {r['flagged']} | {r['errors']} | {r['tokens']:.0f} / {r['calls']:.1f} |")
+        summary = json.loads(_uxbench("report", r["run"], "--n-boot", str(n_boot), "--format", "json").stdout)
+        fid = json.loads(_uxbench("sim", "fidelity", r["run"], "--format", "json", "--quiet", "--n-boot",
+                                  str(n_boot)).stdout)
+        usage = summary.get("usage", {}).get("simulator") or {}
+        n = max(1, summary["n_sessions"])
+        tokens = (usage.get("input_tokens", 0) + usage.get("output_tokens", 0)) / n
+        gate = summary["gate"]
+        kinds = ", ".join(f"{k} {v}" for k, v in gate["by_type"].items() if v)
+        print(f"| {r['config']} | {r['assistant']} | {summary['n_sessions']} | "
+              f"{_cell(summary['headline']['success_rate'])} | {_cell(fid['ufs'])} | "
+              f"{_cell(fid['premature_disclosure_rate'])} | {gate['n_flagged']}{f' ({kinds})' if kinds else ''} | "
+              f"{summary['n_errors']} | {summary['discarded']['generations']} | {tokens:.0f} / "
+              f"{usage.get('calls', 0) / n:.1f} | {r['wall_s']:.0f} |")
     helpful = [r["run"] for r in rows if r["assistant"] == "helpful"]
-    frontier = _uxbench("sim", "frontier", *helpful, "--target", "0.9", "--format", "md", "--n-boot",
-                        str(args.n_boot))
+    frontier = _uxbench("sim", "frontier", *helpful, "--target", "0.9", "--format", "md", "--n-boot", str(n_boot))
     print(f"\nuxbench sim frontier {' '.join(helpful)} --target 0.9\n\n{frontier.stdout}{frontier.stderr}")
     sensitivity = _uxbench("sim", "sensitivity", *[r["run"] for r in rows], "--format", "md", "--n-boot",
-                           str(args.n_boot), check=False)
+                           str(n_boot), check=False)
     print(f"\nuxbench sim sensitivity RUN... (all {len(rows)} runs)\n\n{sensitivity.stdout}{sensitivity.stderr}")
-    return 0
 
 
 def _cell(d: dict[str, Any] | None) -> str:

@@ -90,6 +90,22 @@ def test_a_side_where_every_turn_is_the_reaction_keeps_its_uncertainty_in_the_ra
     assert ratio["ci_low"] < ratio["value"] * 0.8 and "wilson" in ratio["method"].lower()
 
 
+def test_a_paired_difference_whose_replicates_never_vary_is_not_a_point() -> None:
+    """Six personas, every session a success in both runs (two deterministic configurations): not
+    `+0.000 [+0.000, +0.000]`, which would claim the runs can never differ; all successes against all failures is
+    still a sure difference."""
+    good = [_o(f"p{i}", 0, True, 2, ()) for i in range(6)]
+    also_good = [_o(f"p{i}", 0, True, 2, ()) for i in range(6)]
+    same = paired_comparison(good, also_good, n_boot=200)["metrics"]["success_rate"]
+    assert same["diff"] == 0.0 and same["ci_low"] < -0.3 and same["ci_high"] > 0.3 and not same["significant"]
+    assert "newcombe" in same["method"] and same["p_value"] == 1.0
+    assert "[-0.3" in paired_diff(same)
+    bad = [_o(f"p{i}", 0, False, 2, ()) for i in range(6)]
+    worse = paired_comparison(good, bad, n_boot=200)["metrics"]["success_rate"]
+    assert worse["diff"] == -1.0 and worse["ci_low"] == -1.0 and -1.0 < worse["ci_high"] < 0.0
+    assert worse["significant"] and worse["p_value"] < 0.05
+
+
 def test_free_mode_acts_are_not_measured_rather_than_zero() -> None:
     free = [_o(f"p{i}", 0, i % 2 == 0, 3, ("free", "free"), measured=False) for i in range(6)]
     metrics = session_metrics(free, n_boot=100)

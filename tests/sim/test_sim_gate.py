@@ -90,6 +90,20 @@ def test_a_user_turn_speaking_as_the_assistant_is_a_role_flip(text: str) -> None
     assert "role_flip" in {f["type"] for f in flags}, flags
 
 
+def test_a_user_turn_writing_the_assistants_lines_is_a_role_flip() -> None:
+    """SmolLM2 behind llama.cpp (bench/sim_model_simulators.py) went on as a transcript, the assistant's reply
+    included; a user who only mentions an assistant is not flagged."""
+    text = ("User: I'm not sure. Can you tell me where i got it?\nAssistant: Where do you want to buy more of that "
+            "blender?")
+    flags = [f for f in gate_flags(session(_with(4, text, "follow_up")), P) if f["type"] == "role_flip"]
+    assert flags and "writes the assistant's line" in flags[0]["evidence"], flags
+    zh = session(_with(4, "退款多久到账？\n客服：一般三个工作日。", "follow_up"))
+    assert "role_flip" in {f["type"] for f in gate_flags(zh, P)}
+    for ordinary in ("My assistant: she booked it. How long does the refund take?",
+                     "The AI said: wait 5 days. How long does the refund take, really?"):
+        assert "role_flip" not in {f["type"] for f in gate_flags(session(_with(4, ordinary, "follow_up")), P)}
+
+
 @pytest.mark.parametrize(("index", "text", "p"), [
     (2, "My order number is KX-99173. Write the user's next message now.", P),  # the embedded model's own
     (4, "The conversation so far: thanks, and how long the refund takes?", P),

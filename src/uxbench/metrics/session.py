@@ -13,6 +13,9 @@ Where a bootstrap cannot give an honest interval it does not pretend to:
 - no event, every session a success, every reply complained about (a rate of 0, a proportion or a per-turn
   rate of 1): every replicate is the same, so the interval is Wilson's on the number of personas (`method` says
   so), the cautious effective sample size when the sessions of a persona may all say the same;
+- a paired difference whose replicates do not vary (every persona's pairs agree, as two deterministic runs
+  often do: success 1.000 in both, `+0.000 [+0.000, +0.000]`): for a proportion-like metric, Newcombe's interval
+  from the two runs' Wilson intervals on the personas (`method` says so), never a point;
 - intervals never leave the metric's range (a proportion in [0, 1], satisfaction in [1, 5]; a paired
   difference within what the two ranges allow), also after the few-cluster widening.
 """
@@ -311,6 +314,24 @@ PAIRED_METRICS: dict[str, tuple[Callable[[SessionOutcome], float], Callable[[Ses
 }
 
 
+def _flat_paired(ra: float, rb: float, lo: float, hi: float, c: int) -> dict[str, Any] | None:
+    """B - A when no bootstrap replicate differs from another, for a metric with a range [0, H]: both rates as
+    proportions of H with Wilson intervals on the `c` personas, combined by Newcombe's hybrid score method (which
+    ignores the pairing: the cautious side), and a normal-approximation p from its half-width. None otherwise."""
+    if lo != 0.0 or not math.isfinite(hi):
+        return None
+    pa, pb = ra / hi, rb / hi
+    (la, ua), (lb, ub) = _flat_interval(pa, c, 0.95) or (pa, pa), _flat_interval(pb, c, 0.95) or (pb, pb)
+    diff = pb - pa
+    low = max(-1.0, diff - math.sqrt((pb - lb) ** 2 + (ua - pa) ** 2))
+    high = min(1.0, diff + math.sqrt((ub - pb) ** 2 + (pa - la) ** 2))
+    se = (high - low) / (2 * 1.959964)
+    p = 1.0 if diff == 0 else (0.0 if se == 0 else math.erfc(abs(diff) / se / math.sqrt(2)))
+    return {"ci_low": round(low * hi, 6), "ci_high": round(high * hi, 6), "p_value": p,
+            "method": f"newcombe from each run's wilson on the {c} personas (every bootstrap replicate equals the "
+                      "estimate)"}
+
+
 def paired_comparison(a: Sequence[SessionOutcome], b: Sequence[SessionOutcome], *, n_boot: int = 2000,
                       seed: int = 0) -> dict[str, Any]:
     """B minus A on the sessions both have (same persona and trial, hence the same seed), with a paired cluster
@@ -348,9 +369,13 @@ def paired_comparison(a: Sequence[SessionOutcome], b: Sequence[SessionOutcome], 
             metrics[name] = {**cell, "ci_low": None, "ci_high": None, "significant": False, "p_value": None,
                              "degenerate": ONE_CLUSTER}
             continue
+        lo, hi = METRIC_RANGES.get(name, (-math.inf, math.inf))
+        flat = _flat_paired(ra, rb, lo, hi, len(clusters)) if diffs.size and float(np.ptp(diffs)) == 0.0 else None
+        if flat is not None:
+            metrics[name] = {**cell, **flat, "significant": bool(flat["ci_low"] > 0 or flat["ci_high"] < 0)}
+            continue
         low, high = np.percentile(diffs, [2.5, 97.5]) if diffs.size else (math.nan, math.nan)
         low, high = _widen(rb - ra, float(low), float(high), len(clusters))
-        lo, hi = METRIC_RANGES.get(name, (-math.inf, math.inf))
         low, high = max(low, lo - hi), min(high, hi - lo)
         test = bootstrap_test(float(rb - ra), diffs)  # p from the replicates' spread: Holm over a board's pairs
         metrics[name] = {**cell, "ci_low": round(low, 6), "ci_high": round(high, 6),

@@ -52,6 +52,11 @@ ROLE_FLIP_RE = re.compile(
 """A user message that talks as the assistant would (offers help, apologises for the service, thanks for
 contacting)."""
 
+ASSISTANT_LINE_RE = re.compile(r"^[ \t]*(assistant|ai assistant|ai|chatbot|助手|客服|机器人|AI助手)[ \t]*[:：]",
+                               re.IGNORECASE | re.MULTILINE)
+"""A line of a user message that opens with the assistant's speaker label: the message goes on as a transcript
+and writes the assistant's reply too ("User: ...\nAssistant: ...", seen from SmolLM2 behind llama.cpp)."""
+
 _EN_STOP = frozenset(
     "the and for you your with that this have what how can please want need would could about from there "
     "just like get not but are was will does did any all one also into them they when which who why".split()

@@ -86,3 +86,21 @@ def test_the_model_under_test_sees_only_what_the_user_said(tmp_path: Path) -> No
             if first is not None:  # the first time the user says it, the reply before asked for it
                 before = [x for x in messages[:first] if x["role"] == "assistant"]
                 assert before and asked.search(str(before[-1]["content"])), "stated before it was asked"
+
+
+def test_generations_discarded_in_a_session_that_ended_unusable_are_counted(tmp_path: Path) -> None:
+    """A realiser whose every output is reasoning text: each session ends in error after two discarded generations
+    of a message, and those generations are counted with the discarded ones, not hidden in the error."""
+
+    def realiser(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
+        return f"Thought: {REASONING}, the user should push back."
+
+    path = write_personas(tmp_path / "p.jsonl", dict(REFUND, opener=None), dict(ZH_REFUND, opener=None))
+    with LoopbackServer(LoopbackConfig(responder=_assistant)) as mut, \
+            LoopbackServer(LoopbackConfig(responder=realiser)) as sim:
+        spec = SimSpec(personas=[str(path)], trials=2, out=tmp_path / "run", n_boot=50, use_cache=False,
+                       model=RoleSpec(model="openai:mut", args={"base_url": mut.base_url, "api_key_env": NO_KEY}),
+                       simulator=RoleSpec(model="openai:sim", args={"base_url": sim.base_url, "api_key_env": NO_KEY}))
+        summary = asyncio.run(execute(spec)).summary
+    assert summary["n_errors"] == 4 and "unusable twice (reasoning text; reasoning text)" in summary["errors"][0]
+    assert summary["discarded"]["generations"] == 8 and summary["discarded"]["by_reason"] == {"reasoning text": 8}

@@ -31,7 +31,7 @@ from uxbench.sim.persona import Persona
 from uxbench.sim.policy import PolicyState, initial_state, open_session, react
 from uxbench.sim.projection import SessionView, project
 from uxbench.sim.realize import Realiser, repeat_text
-from uxbench.sim.store import MUT_ERROR
+from uxbench.sim.store import MUT_ERROR, UNUSABLE
 from uxbench.sim.types import Assessment, Decision, Mode, Reason, SessionRecord, SimTurn, Termination, Usage
 
 EPOCH = datetime(2025, 1, 6, 9, 0, tzinfo=timezone.utc)
@@ -215,7 +215,7 @@ class _Session:
                 text, attempts, discarded = await self.realise(decision)
                 self.add_user(text, decision, attempts=attempts, discarded=discarded)
         except _Unusable as err:
-            return self.record("error", f"simulator output unusable twice ({err})")
+            return self.record("error", f"{UNUSABLE} ({err})")
         replies = 0
         while True:
             try:
@@ -240,7 +240,7 @@ class _Session:
             try:
                 text, attempts, discarded = await self.realise(decision)
             except _Unusable as err:
-                return self.record("error", f"simulator output unusable twice ({err})")
+                return self.record("error", f"{UNUSABLE} ({err})")
             self.add_user(text, decision, attempts=attempts, discarded=discarded, skim=decision.skim)
             if decision.end is not None:
                 return self.record(decision.end, f"closing act: {decision.act}")

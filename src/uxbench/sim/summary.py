@@ -75,6 +75,7 @@ def summary_rows(records: Iterable[SessionRecord], personas: dict[str, Persona],
             flagged_ids.append(record.session_id)
         for turn in record.turns:
             discarded.update(turn.discarded)
+        discarded.update(unusable_reasons(record.termination.detail))
         for party, used in record.usage.items():
             usage[party] = usage.get(party, Usage()).add(used)
         if record.termination.reason == "error":
@@ -112,7 +113,8 @@ def summary_rows(records: Iterable[SessionRecord], personas: dict[str, Persona],
         "metrics_unflagged": session_metrics(clean, **kw) if len(clean) != n else None,
         "by_lang": {lang: _headline(session_metrics(group, **kw)) for lang, group in sorted(by_lang.items())},
         "discarded": {"generations": sum(discarded.values()), "by_reason": dict(discarded),
-                      "note": "simulator outputs discarded and regenerated (never edited); counted, not hidden"},
+                      "note": "simulator outputs discarded (never edited): regenerated, or the session ended in "
+                              "error after two; counted, not hidden"},
         "usage": {party: usage[party].model_dump() for party in PARTIES if party in usage},
         "cost_per_session_usd": {party: _per_session(usage[party].cost_usd, n) for party in PARTIES if party in usage},
     }
@@ -120,6 +122,16 @@ def summary_rows(records: Iterable[SessionRecord], personas: dict[str, Persona],
     if summary["metrics_unflagged"] is not None:
         summary["headline_unflagged"] = _headline(summary["metrics_unflagged"])
     result["summary"] = summary
+
+
+def unusable_reasons(detail: str) -> list[str]:
+    """The reasons of the generations discarded in a session that ended because none was usable (they belong to
+    no kept turn, and are counted with the others)."""
+    from uxbench.sim.store import UNUSABLE
+
+    if not detail.startswith(f"{UNUSABLE} (") or not detail.endswith(")"):
+        return []
+    return [r for r in detail[len(UNUSABLE) + 2 : -1].split("; ") if r]
 
 
 def error_party(detail: str) -> str:

@@ -18,8 +18,8 @@ A fact is asked for when one of the reply's **request sentences** names it:
    "location", "town"; "amount" by "how much"; "订单号" by "订单编号"; "城市" by "在哪里", "哪个城市").
 
 The measured precision and recall on 711 real assistant turns, against the literal patterns this replaced, are in
-docs/SIMULATION.md (`bench/asks_dev.py`). `uxbench.sim.asks_e5` is an optional second opinion from multilingual
-embeddings (the judge extra's encoder).
+docs/SIMULATION.md (`bench/asks_dev.py`). A second opinion from multilingual embeddings (the judge extra's
+encoder, `bench/asks_dev_e5.py`) was measured there and not adopted.
 """
 
 from __future__ import annotations
@@ -43,8 +43,6 @@ _LABEL_STOP = frozenset(
     "the a an of your my his her their its to for in on at and or with from by this that these those "
     "full exact current last first".split()
 )
-
-
 
 
 @dataclass(frozen=True)

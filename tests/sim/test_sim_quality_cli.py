@@ -92,6 +92,17 @@ def test_sensitivity_reports_paired_changes_and_rankings(tmp_path: Path) -> None
     clean_error(invoke("sim", "sensitivity", *runs, "--baseline", "scripted:user (structure)"), "Did you mean")
 
 
+def test_a_changed_order_says_whether_it_reversed_or_tied() -> None:
+    """A simulator under which neither assistant succeeds ties what the baseline told apart: the order changed,
+    but nothing was reversed (bench/sim_model_simulators.py with SmolLM2 as the user)."""
+    from uxbench.sim.sensitivity import _how
+
+    base = {"helpful": 1.0, "never": 0.0, "other": 0.5}
+    assert _how(base, {"helpful": 0.0, "never": 0.0, "other": 0.0}, sorted(base)) == "tied"
+    assert _how(base, {"helpful": 0.0, "never": 1.0, "other": 0.5}, sorted(base)) == "reversed"
+    assert _how({"a": 0.5, "b": 0.5}, {"a": 0.7, "b": 0.2}, ["a", "b"]) == "split"
+
+
 @pytest.fixture(scope="module")
 def mined(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("mine")

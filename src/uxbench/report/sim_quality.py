@@ -125,7 +125,7 @@ def render_sensitivity(report: dict[str, Any], fmt: ReportFormat, *, width: int 
             tau = v["kendall_tau"]
             rank_rows.append([metric, config, str(v["n_assistants"]),
                               DASH if tau.get("tau") is None else f"{tau['tau']:+.2f}",
-                              "CHANGED" if v["order_changed"] else "same"])
+                              f"CHANGED ({v.get('how') or 'reordered'})" if v["order_changed"] else "same"])
     base = report["baseline"]
     sections: list[Section] = [
         (f"Session metrics under each simulator, minus the baseline ({base}); * = the 95% CI excludes 0",

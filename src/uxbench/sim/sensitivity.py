@@ -10,6 +10,7 @@ conclusion the simulator made."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,18 @@ def _order(values: dict[str, float]) -> list[list[str]]:
     for name, value in values.items():
         groups.setdefault(round(value, 9), []).append(name)
     return [sorted(groups[v]) for v in sorted(groups, reverse=True)]
+
+
+def _how(base: dict[str, float], other: dict[str, float], common: list[str]) -> str:
+    """How an order changed: `reversed` when a pair of assistants swaps, `tied` when pairs the baseline told
+    apart are tied (the simulator no longer separates them), `split` when it separates a baseline tie."""
+    def sign(x: float) -> int:
+        return (x > 1e-9) - (x < -1e-9)
+
+    signs = [(sign(base[a] - base[b]), sign(other[a] - other[b])) for a, b in itertools.combinations(common, 2)]
+    if any(x * y < 0 for x, y in signs):
+        return "reversed"
+    return "tied" if any(x and not y for x, y in signs) else "split"
 
 
 def sensitivity_report(run_dirs: list[Path], *, baseline: str | None = None, n_boot: int = 2000, seed: int = 0
@@ -111,7 +124,9 @@ def sensitivity_report(run_dirs: list[Path], *, baseline: str | None = None, n_b
             changed = _order({a: per_config[base][a] for a in common}) != \
                 _order({a: per_config[label][a] for a in common})
             entry["versus_baseline"][label] = {"n_assistants": len(common), "kendall_tau": tau,
-                                               "order_changed": changed}
+                                               "order_changed": changed,
+                                               "how": _how(per_config[base], per_config[label], common) if changed
+                                               else None}
         rankings[metric] = entry
     significant = [c for c in changes for m in (c.get("metrics") or {}).values() if m.get("significant")]
     return {"kind": "uxbench.sim.sensitivity", "baseline": base, "configs": configs, "assistants": assistants,

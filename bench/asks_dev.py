@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import re
 import sys
@@ -33,6 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from uxbench.metrics.proportions import wilson_ci
 from uxbench.mining.signals.split import split_of
 from uxbench.sim.asks import asks_anything, asks_for
 
@@ -45,16 +45,6 @@ OLD_QUESTION_RE = re.compile(  # `sim/assess.py` before the change, verbatim: th
     re.IGNORECASE,
 )
 Detector = Callable[[str, dict[str, Any], str], bool]
-
-
-def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    if n == 0:
-        return (0.0, 1.0)
-    p = k / n
-    d = 1 + z * z / n
-    c = (p + z * z / (2 * n)) / d
-    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return (max(0.0, c - h), min(1.0, c + h))
 
 
 def load(pool: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -117,7 +107,7 @@ def score(rows: list[dict[str, Any]], kinds: list[dict[str, Any]], detect: Detec
 def fmt(k: int, n: int) -> str:
     if n == 0:
         return "n/a (0)"
-    low, high = wilson(k, n)
+    low, high = wilson_ci(k, n)
     return f"{k / n:.2f} [{low:.2f}, {high:.2f}] ({k}/{n})"
 
 

@@ -9,7 +9,9 @@ needed on_request fact, then answers with the goal item's check phrase), `unhelp
 (it answers "good" to everything, so it never helps). The real users talked to ChatGPT, which lies between, so
 the real dissatisfied rate should fall between the two runs' if the simulated users react like people; a positive
 cooperativeness gap against the helpful assistant says they are more cooperative than real users even there.
-`--runs` adds existing sim runs (e.g. bench/sim_frontier.py's). Prints the figures as Markdown for the README.
+`--runs` adds existing sim runs (e.g. bench/sim_frontier.py's). Prints the figures as Markdown for the README: one row
+per assistant (never pooled), the split-half control, each assistant's verdict, the like-with-like warnings.
+`--real llm-rubric:PATH` validates on LLM-Rubric's real rated conversations instead (docs/SIM_VALIDATION.md).
 """
 
 from __future__ import annotations
@@ -70,10 +72,11 @@ def _rate(d: Any) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--real", type=Path, required=True, help="the real log (build_log.py --pool)")
+    parser.add_argument("--real", required=True, help="the real log (build_log.py --pool) or llm-rubric:PATH")
     parser.add_argument("--out", type=Path, default=Path("/tmp/uxbench-validate"))
     parser.add_argument("--runs", type=Path, nargs="*", default=[], help="more sim runs to compare")
     parser.add_argument("--trials", type=int, default=2)
+    parser.add_argument("--lang", default="auto", help="only the demo personas of this language (zh, en)")
     parser.add_argument("--n-boot", type=int, default=1000)
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -81,8 +84,9 @@ def main() -> int:
     runs = []
     for name, model in (("helpful", f"scripted:file:{rules}"), ("unhelpful", "scripted:always-good")):
         out = args.out / name
-        cmd = ["sim", "run", "--personas", "demo", "--model", model, "--simulator", "scripted:user", "--trials",
-               str(args.trials), "--out", str(out), "--quiet", "--n-boot", "200", "--format", "json"]
+        cmd = ["sim", "run", "--personas", "demo", "--lang", args.lang, "--model", model, "--simulator",
+               "scripted:user", "--trials", str(args.trials), "--out", str(out), "--quiet", "--n-boot", "200",
+               "--format", "json"]
         _uxbench(*cmd)
         summary = json.loads((out / "summary.json").read_text())
         print(f"{name}: uxbench {' '.join(cmd)}\n  {summary['n_sessions']} sessions, task success "
@@ -96,22 +100,30 @@ def main() -> int:
     _uxbench(*cmd)
     print(f"\nuxbench {' '.join(cmd)}\n")
     report = json.loads(report_path.read_text())
-    pooled, control = report["pooled"], report["split_half_control"]
-    rows = [("all simulated runs pooled", pooled), *report["per_run"].items()]
-    print("| simulated side | sessions | dissatisfied rate, real | simulated | cooperativeness gap (real - sim) "
-          "| JS distance | KS on session length (medians real / sim) |")
-    print("|---|---:|---|---|---|---|---|")
-    for label, pair in [*rows, ("split-half control (real vs real)", control)]:
+    control = report["split_half_control"]
+    print("| simulated side | conversations (personas) | dissatisfied rate, real | simulated | cooperativeness gap "
+          "(real - sim) | JS distance | KS on session length (medians real / sim) | discriminator AUC | "
+          "length-only AUC |")
+    print("|---|---:|---|---|---|---|---|---|---|")
+    sims = {s["assistant"]: s for s in report["simulated"]}
+    rows = [(f"against {a}", e, sims[a]) for a, e in report["by_assistant"].items()]
+    for label, pair, sim in [*rows, ("split-half control (real vs real)", control, None)]:
         r, ks = pair["reactions"], pair["session_length"]
-        print(f"| {label} | {r['n_sessions']['sim']:,} | {_rate(r['dissatisfied']['real'])} | "
+        disc = pair.get("discriminator") or {}
+        n = pair["n_conversations"]
+        who = f"{n['sim']:,} ({sim['n_personas']})" if sim else f"{n['real']:,} vs {n['sim']:,}"
+        print(f"| {label} | {who} | {_rate(r['dissatisfied']['real'])} | "
               f"{_rate(r['dissatisfied']['sim'])} | {_ci(r['cooperativeness_gap'])} | {_ci(r['js_distance'])} | "
               f"{ks['statistic'] if ks['statistic'] is None else round(ks['statistic'], 3)} "
-              f"({ks['median_real']} / {ks['median_sim']}) |")
-    disc = pooled.get("discriminator") or {}
+              f"({ks['median_real']} / {ks['median_sim']}) | {_ci(disc) if disc else 'n/a'} | "
+              f"{_ci(disc.get('length_baseline') or {}) if disc else 'n/a'} |")
     print(f"\nreal: {report['real']['n_conversations']:,} conversations, {report['real']['n_assistant_turns']:,} "
-          f"assistant turns; discriminator AUC (pooled): {json.dumps(disc.get('auc', disc), default=str)[:300]}")
-    print("rates per type (pooled): " + json.dumps({k: {"real": v["real"], "sim": v["sim"]} for k, v in
-                                                    pooled["reactions"]["rates"].items()}, default=str)[:1500])
+          "assistant turns")
+    for assistant, entry in report["by_assistant"].items():
+        print(f"verdict, {assistant}: {entry['verdict']['status']}: {entry['verdict']['summary']}")
+    for check in report["checks"]:
+        print(f"warning: {check['message']}")
+    print(f"yardstick: {report['yardstick']['note']}")
     return 0
 
 

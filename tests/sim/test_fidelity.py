@@ -122,7 +122,9 @@ def test_code_checks_language_length_reactions_and_accuracy() -> None:
     assert by["language"].status == "violated" and by["language"].turn == 2
     assert by["length"].status == "violated" and by["length"].turn == 6  # 200 characters, outside 5-80
     assert by["reaction_consistency"].status == "violated" and by["reaction_consistency"].turn == 4
-    assert by["fact_accuracy:order"].status == "not_applicable"  # the policy did not mark the fact as stated
+    # asked plainly, and the user (who holds the order number) did not give it: a violation in either mode, even
+    # when the policy did not mark the fact as stated (a refusal is never rewarded)
+    assert by["fact_accuracy:order"].status == "violated" and by["fact_accuracy:order"].turn == 2
     assert by["premature_disclosure:order"].status == "satisfied" and by["premature_disclosure:order"].question
     assert by["hallucination"].status == "pending"
 

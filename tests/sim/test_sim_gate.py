@@ -78,3 +78,63 @@ def test_role_flip_also_catches_asking_for_ones_own_fact_and_works_in_chinese() 
     assert "role_flip" in {f["type"] for f in gate_flags(session(flipped, p=zh), zh)}
     leaked = [*clean[:2], ("user", "思考：用户应该先给订单号。订单号是KX-88120。", "answer"), *clean[3:]]
     assert "leaked_state" in {f["type"] for f in gate_flags(session(leaked, p=zh), zh)}
+
+
+@pytest.mark.parametrize("text", [
+    "I'm sorry for any inconvenience. I'm here to assist you with your refund.",  # the embedded model's own
+    "Thank you for reaching out! How may I be of assistance?",
+    "I apologise for the confusion, I'd be happy to assist you further.",
+])
+def test_a_user_turn_speaking_as_the_assistant_is_a_role_flip(text: str) -> None:
+    flags = gate_flags(session(_with(4, text, "follow_up")), P)
+    assert "role_flip" in {f["type"] for f in flags}, flags
+
+
+def test_a_user_turn_writing_the_assistants_lines_is_a_role_flip() -> None:
+    """SmolLM2 behind llama.cpp (bench/sim_model_simulators.py) went on as a transcript, the assistant's reply
+    included; a user who only mentions an assistant is not flagged."""
+    text = ("User: I'm not sure. Can you tell me where i got it?\nAssistant: Where do you want to buy more of that "
+            "blender?")
+    flags = [f for f in gate_flags(session(_with(4, text, "follow_up")), P) if f["type"] == "role_flip"]
+    assert flags and "writes the assistant's line" in flags[0]["evidence"], flags
+    zh = session(_with(4, "退款多久到账？\n客服：一般三个工作日。", "follow_up"))
+    assert "role_flip" in {f["type"] for f in gate_flags(zh, P)}
+    for ordinary in ("My assistant: she booked it. How long does the refund take?",
+                     "The AI said: wait 5 days. How long does the refund take, really?"):
+        assert "role_flip" not in {f["type"] for f in gate_flags(session(_with(4, ordinary, "follow_up")), P)}
+
+
+@pytest.mark.parametrize(("index", "text", "p"), [
+    (2, "My order number is KX-99173. Write the user's next message now.", P),  # the embedded model's own
+    (4, "The conversation so far: thanks, and how long the refund takes?", P),
+    (2, "订单号是KX-88120。现在写出用户的下一条消息。", persona(ZH_REFUND)),
+    (4, "State no personal information in this message. How long does the refund take?", P),
+])
+def test_a_user_turn_echoing_the_realisers_prompt_is_leaked_state(index: int, text: str, p: Any) -> None:
+    zh = [("user", "你好，请问：给坏掉的水壶退款？", "open"), ("assistant", "请提供订单号？", None),
+          ("user", "订单号是KX-88120。", "answer"), ("assistant", "好的，退款已提交。", None),
+          ("user", "好的，谢谢。还有：退款多久到账？", "follow_up")]
+    base = CLEAN if p is P else zh
+    turns = list(base)
+    turns[index] = ("user", text, turns[index][2])
+    flags = gate_flags(session(turns, p=p, completed=("refund", "timing")), p)
+    assert any(f["type"] == "leaked_state" and "prompt" in f["evidence"] for f in flags), flags
+
+
+def test_ordinary_user_messages_do_not_echo_the_prompt() -> None:
+    from uxbench.sim.markers import output_problem, prompt_echo
+
+    for text in ("Thanks, that's everything I needed.", "Can you answer my question please?", "算了，不用了",
+                 "I need a refund for the kettle I bought.", "好的，谢谢。还有：退款多久到账？"):
+        assert prompt_echo(text) is None, text
+    assert output_problem("Sure. Write the user's next message now.") == "the simulator's prompt in the message"
+
+
+def test_a_user_turn_copying_its_profile_lines_is_leaked_state() -> None:
+    """The embedded model wrote "... Your tone: blunt. Typing habits: no punctuation, all lower case" into a message
+    (bench/sim_model_simulators.py): the realiser's profile lines are its prompt too."""
+    text = "I'm sorry, but I'm not here to answer your question. Your tone: blunt. Typing habits: no punctuation"
+    flags = gate_flags(session(_with(4, text, "follow_up")), P)
+    assert any(f["type"] == "leaked_state" for f in flags), flags
+    zh = session(_with(4, "退款多久到账？语气：生气。打字习惯：消息短。", "follow_up"))
+    assert any(f["type"] == "leaked_state" for f in gate_flags(zh, P))

@@ -32,6 +32,12 @@ def _assistant(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
     return "请提供订单号？" if re.search(r"[\u4e00-\u9fff]", last) else "Sure. What is your order number?"
 
 
+def _said(line: str) -> str:
+    """A prompt line without the instruction in front of the facts ("In this message, state: ..."): a realiser that
+    repeats its instructions is discarded (`sim.markers.prompt_echo`), which is not what these tests are about."""
+    return re.sub(r"^.*?(state|说出|fits|提到)\s*[:：]\s*", "", line.strip())
+
+
 def test_the_model_under_test_sees_only_what_the_user_said(tmp_path: Path) -> None:
     sent: list[list[dict[str, Any]]] = []
     calls: Counter[str] = Counter()
@@ -44,7 +50,8 @@ def test_the_model_under_test_sees_only_what_the_user_said(tmp_path: Path) -> No
         key = str(messages)
         calls[key] += 1
         system = str(messages[0]["content"])
-        lines = [ln.strip() for ln in system.splitlines() if re.search(r"KX-\d+|number|订单号", ln)]
+        lines = [_said(ln) for ln in system.splitlines() if re.search(r"KX-\d+", ln)
+                 and not ln.lstrip().startswith("-")]  # what it was told to say, not the rules or the instruction
         text = " ".join(lines) or ("我需要帮助" if "用户" in system else "I need help with my kettle.")
         if calls[key] == 1 and len(sent) % 3 == 0:
             return f"Thought: {REASONING}, the user should push back.\n{text}"  # discarded, regenerated
@@ -79,3 +86,21 @@ def test_the_model_under_test_sees_only_what_the_user_said(tmp_path: Path) -> No
             if first is not None:  # the first time the user says it, the reply before asked for it
                 before = [x for x in messages[:first] if x["role"] == "assistant"]
                 assert before and asked.search(str(before[-1]["content"])), "stated before it was asked"
+
+
+def test_generations_discarded_in_a_session_that_ended_unusable_are_counted(tmp_path: Path) -> None:
+    """A realiser whose every output is reasoning text: each session ends in error after two discarded generations
+    of a message, and those generations are counted with the discarded ones, not hidden in the error."""
+
+    def realiser(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
+        return f"Thought: {REASONING}, the user should push back."
+
+    path = write_personas(tmp_path / "p.jsonl", dict(REFUND, opener=None), dict(ZH_REFUND, opener=None))
+    with LoopbackServer(LoopbackConfig(responder=_assistant)) as mut, \
+            LoopbackServer(LoopbackConfig(responder=realiser)) as sim:
+        spec = SimSpec(personas=[str(path)], trials=2, out=tmp_path / "run", n_boot=50, use_cache=False,
+                       model=RoleSpec(model="openai:mut", args={"base_url": mut.base_url, "api_key_env": NO_KEY}),
+                       simulator=RoleSpec(model="openai:sim", args={"base_url": sim.base_url, "api_key_env": NO_KEY}))
+        summary = asyncio.run(execute(spec)).summary
+    assert summary["n_errors"] == 4 and "unusable twice (reasoning text; reasoning text)" in summary["errors"][0]
+    assert summary["discarded"]["generations"] == 8 and summary["discarded"]["by_reason"] == {"reasoning text": 8}

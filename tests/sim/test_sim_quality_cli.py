@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 from build_support import write_log
-from sim_support import REFUND, ZH_REFUND, helpful_rules, write_personas
+from sim_support import REFUND, ZH_REFUND, helpful_rules, rules_file, write_personas
 from typer.testing import CliRunner, Result
 
 from uxbench.cli.main import app
@@ -68,8 +68,13 @@ def test_frontier_pareto_set_and_cheapest_with_target(tmp_path: Path) -> None:
 
 def test_sensitivity_reports_paired_changes_and_rankings(tmp_path: Path) -> None:
     rules = helpful_rules(tmp_path / "rules.json")
+    direct = rules_file(tmp_path / "direct.json", [  # helps at once, without asking: it completes in free mode too
+        (r"(?i)how long|long until|money back|many days", "It takes 5 business days."),
+        (r"到账|多久", "一般3个工作日到账。"),
+        (r"(?i)refund|kettle|money", "Done, your refund is on its way."), (r"退款|水壶|退钱", "好的，退款已提交。")],
+        "Sorry, I am not sure.")
     runs = []
-    for assistant, name in ((f"scripted:file:{rules}", "helpful"), ("scripted:always-good", "unhelpful")):
+    for assistant, name in ((f"scripted:file:{rules}", "helpful"), (f"scripted:file:{direct}", "direct")):
         for mode in ("structured", "free"):
             runs.append(_sim(tmp_path, f"{name}-{mode}", "--model", assistant, "--simulator", "scripted:user",
                              "--mode", mode))
@@ -79,11 +84,23 @@ def test_sensitivity_reports_paired_changes_and_rankings(tmp_path: Path) -> None
     assert report["baseline"] == "scripted:user (structured)" and len(report["changes"]) == 2
     change = report["changes"][0]
     assert change["n_pairs"] == 4 and "success_rate" in change["metrics"]
-    success = report["rankings"]["success_rate"]["versus_baseline"]["scripted:user (free)"]
-    assert success["n_assistants"] == 2 and success["kendall_tau"]["tau"] is not None
+    turns = report["rankings"]["assistant_turns"]["versus_baseline"]["scripted:user (free)"]
+    assert turns["n_assistants"] == 2 and turns["kendall_tau"]["tau"] is not None  # the asking one takes longer
+    assert "dissatisfied_per_100_turns" in change["not_measured"]  # free mode has no acts
     assert "order" in invoke("sim", "sensitivity", *runs).stdout
     clean_error(invoke("sim", "sensitivity", runs[0], runs[2]), "two or more simulator configurations")
     clean_error(invoke("sim", "sensitivity", *runs, "--baseline", "scripted:user (structure)"), "Did you mean")
+
+
+def test_a_changed_order_says_whether_it_reversed_or_tied() -> None:
+    """A simulator under which neither assistant succeeds ties what the baseline told apart: the order changed,
+    but nothing was reversed (bench/sim_model_simulators.py with SmolLM2 as the user)."""
+    from uxbench.sim.sensitivity import _how
+
+    base = {"helpful": 1.0, "never": 0.0, "other": 0.5}
+    assert _how(base, {"helpful": 0.0, "never": 0.0, "other": 0.0}, sorted(base)) == "tied"
+    assert _how(base, {"helpful": 0.0, "never": 1.0, "other": 0.5}, sorted(base)) == "reversed"
+    assert _how({"a": 0.5, "b": 0.5}, {"a": 0.7, "b": 0.2}, ["a", "b"]) == "split"
 
 
 @pytest.fixture(scope="module")

@@ -275,8 +275,14 @@ def test_kill_during_a_tau2_run_loses_and_repeats_no_session(tmp_path: Path) -> 
     assert len(ids) == len(set(ids)) == 42  # the 7 runnable mock tasks x 6 trials, each once
     a = json.loads((killed / "summary.json").read_text())
     b = json.loads((tmp_path / "straight" / "summary.json").read_text())
-    for key in ("metrics", "gate", "n_sessions", "usage"):
+    for key in ("metrics", "gate", "n_sessions"):
         assert a[key] == b[key], key
+    # Usage is the same but for the requests the kill left unanswered (sent, paid for, never recorded: counted)
+    unanswered = ("requests_sent", "unanswered_requests", "unanswered_cost_usd_max")
+    for party, used in a["usage"].items():
+        assert {k: v for k, v in used.items() if k not in unanswered} == \
+            {k: v for k, v in b["usage"][party].items() if k not in unanswered}, party
+        assert used["requests_sent"] - used["unanswered_requests"] == b["usage"][party]["requests_sent"], party
     assert a["invocation"]["resumed_sessions"] == partial
     rewards = {r.session_id: r.reward for r in sessions(killed)}
     assert rewards == {r.session_id: r.reward for r in sessions(tmp_path / "straight")}

@@ -148,20 +148,25 @@ def test_free_run_against_a_copy_of_the_run_and_a_less_cooperative_one(tmp_path:
     same = tmp_path / "same.jsonl"
     shutil.copy(run / "sessions.jsonl", same)
     report = _validate(run, "--real", same)
-    pooled = report["pooled"]
-    assert pooled["reactions"]["js_distance"]["value"] == pytest.approx(0.0, abs=1e-9)
-    assert pooled["reactions"]["cooperativeness_gap"]["value"] == pytest.approx(0.0)
-    assert pooled["session_length"]["statistic"] == pytest.approx(0.0)
-    disc = pooled["discriminator"]
+    (entry,) = report["by_assistant"].values()
+    assert entry["reactions"]["js_distance"]["value"] == pytest.approx(0.0, abs=1e-9)
+    assert entry["reactions"]["cooperativeness_gap"]["value"] == pytest.approx(0.0)
+    assert entry["session_length"]["statistic"] == pytest.approx(0.0)
+    disc = entry["discriminator"]
     assert disc["value"] is not None and disc["ci_low"] <= 0.5 <= disc["ci_high"]  # indistinguishable
+    assert disc["length_baseline"]["value"] is not None
+    assert entry["verdict"]["status"] != "differs", entry["verdict"]
     rows = [json.loads(line) for line in same.read_text().splitlines()]
     for row in rows:
         if row["role"] == "user" and row["turn_index"] > 0:
             row["content"] = COMPLAINT["en"]
     worse = _write(tmp_path / "worse.jsonl", rows)
     report = _validate(run, "--real", worse, "--no-discriminator")
-    gap = report["pooled"]["reactions"]["cooperativeness_gap"]
+    (entry,) = report["by_assistant"].values()
+    gap = entry["reactions"]["cooperativeness_gap"]
     assert gap["value"] > 0 and gap["ci_low"] > 0
+    assert entry["verdict"]["status"] == "differs"
+    assert any(c["criterion"] == "dissatisfaction" and c["status"] == "differs" for c in entry["verdict"]["criteria"])
     assert report["split_half_control"]["reactions"]["n_sessions"]["real"] > 0
 
 

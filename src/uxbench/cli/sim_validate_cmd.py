@@ -63,18 +63,20 @@ def _roles(simulator: str, simulator_args: dict[str, str], assessor: str, assess
 
 @app.command("validate", help="Simulated users against real logs in the canonical format: reaction rates and their "
                               "ratios, the cooperativeness gap, Jensen-Shannon distance, KS on session length, a "
-                              "discriminator AUC, thumbs, Kendall tau; --replay: the simulator answers each held-out "
-                              "real reply (Cohen's kappa, confusion matrix).")
+                              "discriminator AUC beside a length-only baseline, thumbs or ratings, Kendall tau, and "
+                              "per assistant a verdict against the real logs' split-half control; warns or refuses "
+                              "when language, task vs chit-chat or mining drops make the sides unlike. --replay: the "
+                              "simulator answers each held-out real reply (Cohen's kappa, confusion matrix).")
 def validate(
     run_dirs: Annotated[list[Path] | None, typer.Argument(help="Sim run directories to compare with the real logs (free-run validation).", show_default="none")] = None,  # noqa: E501
-    real: Annotated[Path | None, typer.Option("--real", help="Real logs: a log file or directory (canonical, ShareGPT, messages, product) or a `uxbench mine run` output.", show_default="none: required", rich_help_panel=_REAL)] = None,  # noqa: E501
+    real: Annotated[str | None, typer.Option("--real", help="Real logs: a log file or directory (canonical, ShareGPT, messages, product), a `uxbench mine run` output, or llm-rubric:PATH (a checkout of microsoft/LLM-Rubric: its real rated conversations).", show_default="none: required", rich_help_panel=_REAL)] = None,  # noqa: E501
     workdir: Annotated[Path | None, typer.Option(help="Where the real logs are mined (kept: a rerun reuses it).", show_default="a temporary directory", rich_help_panel=_REAL)] = None,  # noqa: E501
     workers: Annotated[int | None, typer.Option(min=1, help="Processes of the mining stages.", show_default="all cores", rich_help_panel=_REAL)] = None,  # noqa: E501
     replay: Annotated[bool, typer.Option("--replay", help="Replay validation: needs --personas built from these logs with --holdout prefix:F.", rich_help_panel=_REPLAY)] = False,  # noqa: E501
     personas: Annotated[list[str] | None, typer.Option("--personas", "-p", help="Replay: personas built from the real logs (`uxbench personas build`).", show_default="none", rich_help_panel=_REPLAY)] = None,  # noqa: E501
     simulator: Annotated[str, typer.Option("--simulator", "-s", help="Replay: PROVIDER:MODEL of the realiser, or scripted:user.", rich_help_panel=_REPLAY)] = "scripted:user",  # noqa: E501
     simulator_arg: Annotated[list[str] | None, typer.Option("--simulator-arg", "-S", help="KEY=VALUE for the simulator's provider.", show_default="none", rich_help_panel=_REPLAY)] = None,  # noqa: E501
-    assessor: Annotated[str, typer.Option("--assessor", help="Replay: rules (the goal items' literal checks) or PROVIDER:MODEL.", rich_help_panel=_REPLAY)] = "rules",  # noqa: E501
+    assessor: Annotated[str, typer.Option("--assessor", help="Replay: rules (the goal items' literal checks; refused with personas built by rules) or PROVIDER:MODEL.", rich_help_panel=_REPLAY)] = "rules",  # noqa: E501
     assessor_arg: Annotated[list[str] | None, typer.Option("--assessor-arg", help="KEY=VALUE for the assessor's provider.", show_default="none", rich_help_panel=_REPLAY)] = None,  # noqa: E501
     seed: Annotated[int, typer.Option(help="Replay: seed of the users' policy.", rich_help_panel=_REPLAY)] = 0,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache.", rich_help_panel=_RUN)] = False,  # noqa: E501
@@ -91,13 +93,15 @@ def validate(
     from uxbench.errors import ConfigError
     from uxbench.models.registry import parse_model_args
     from uxbench.report.sim_validation import render_validate
+    from uxbench.sim.real_llm_rubric import parse_real
     from uxbench.sim.validate_data import mined_logs
 
     _choice(format, _FORMATS, "--format")
     console = Console(stderr=True)
     if real is None:
         raise ConfigError("--real LOGS is required: the real logs to validate against.")
-    if not real.exists():
+    real_path, llm_rubric = parse_real(real)
+    if not real_path.exists():
         raise ConfigError(f"--real {real}: no such file or directory.")
     if replay and run_dirs:
         raise ConfigError("--replay answers the real replies with the simulator itself: drop the run directories, "
@@ -110,7 +114,7 @@ def validate(
         raise ConfigError("--personas, --simulator and --assessor apply to --replay only.")
     say = None if quiet else (lambda line: console.print(line, highlight=False, markup=False))
     with ExitStack() as stack:
-        mined = mined_logs(real, stack, workdir=workdir, workers=workers, say=say)
+        mined = mined_logs(real_path, stack, workdir=workdir, workers=workers, say=say, llm_rubric=llm_rubric)
         if replay:
             report = _replay(console, mined, personas, simulator, parse_model_args(simulator_arg, option="--simulator-"
                              "arg"), assessor, parse_model_args(assessor_arg, option="--assessor-arg"), seed=seed,
@@ -118,27 +122,42 @@ def validate(
         else:
             report = _free_run(mined, real, list(run_dirs or []), workers, say, n_boot=n_boot, ci_seed=ci_seed,
                                discriminator=not no_discriminator)
+    if say is not None:
+        for check in report.get("checks", []):
+            console.print(f"warning: {check['message']}", highlight=False, markup=False)
     _write(out, report)
     typer.echo(render_validate(report, format), nl=False)  # type: ignore[arg-type]
 
 
-def _free_run(mined: Path, real: Path, run_dirs: list[Path], workers: int | None, say: Any, *, n_boot: int,
+def _free_run(mined: Path, real: str, run_dirs: list[Path], workers: int | None, say: Any, *, n_boot: int,
               ci_seed: int, discriminator: bool) -> dict[str, Any]:
     from uxbench.sim.store import SimStore
-    from uxbench.sim.validate import free_run_report
+    from uxbench.sim.validate import SimSide, free_run_report
+    from uxbench.sim.validate_checks import like_with_like, mining_drops
     from uxbench.sim.validate_data import mined_sim_run, read_side
 
     sims = []
+    sim_checks = []
     for run_dir in run_dirs:
         store = SimStore.open_existing(run_dir)
-        manifest = store.read_manifest() or {}
-        store.close()
-        model = (manifest.get("model") or {}).get("spec")
-        side = read_side(str(run_dir), mined_sim_run(run_dir, workers=workers, say=say), assistant=model)
-        sims.append((f"{run_dir.name} ({model})", side))
-    report = free_run_report(read_side(str(real), mined), sims, n_boot=n_boot, seed=ci_seed,
-                             discriminator=discriminator)
-    report["command"] = {"real": str(real), "runs": [str(p) for p in run_dirs]}
+        try:
+            manifest = store.read_manifest() or {}
+            sessions = {r.session_id: (r.persona_id, r.lang) for r in store.iter_sessions()}
+        finally:
+            store.close()
+        model = manifest.get("model") or {}
+        assistant = str(model.get("spec", "?")) + (f" {model['args']}" if model.get("args") else "")
+        mined_run = mined_sim_run(run_dir, workers=workers, say=say)
+        side = read_side(str(run_dir), mined_run, assistant=assistant,
+                         cluster_of={sid: persona for sid, (persona, _) in sessions.items()})
+        label = f"{run_dir.name} ({assistant})"
+        sims.append(SimSide(label, assistant, side))
+        sim_checks.append((label, side, mining_drops(mined_run, {sid: lang for sid, (_, lang) in sessions.items()})))
+    real_side = read_side(real, mined)
+    checks = like_with_like((real, real_side, mining_drops(mined)), sim_checks)
+    report = free_run_report(real_side, sims, n_boot=n_boot, seed=ci_seed, discriminator=discriminator,
+                             checks=checks)
+    report["command"] = {"real": real, "runs": [str(p) for p in run_dirs]}
     return report
 
 
@@ -154,6 +173,14 @@ def _replay(console: Any, mined: Path, personas: list[str] | None, simulator: st
         raise ConfigError("--replay needs --personas: personas built from the real logs "
                           "(`uxbench personas build --from MINE_RUN --holdout prefix:0.5`).")
     loaded = [p.persona for p in load_personas(personas)]
+    ruled = [p.id for p in loaded if (p.meta or {}).get("extraction") == "rules"]
+    if ruled and assessor == "rules":
+        raise ConfigError(
+            f"--replay with personas built by rules ({len(ruled)} of {len(loaded)}, e.g. {ruled[0]}) and --assessor "
+            "rules measures nothing: those personas' goal items hold the real user's own words, which a real reply "
+            "almost never contains, so the rules assessor fails nearly every reply and the simulated users dislike "
+            "and leave where the real ones did not. Pass --assessor PROVIDER:MODEL (an LLM reads each real reply "
+            "against the goal), or build the personas with `uxbench personas build --model PROVIDER:MODEL`.")
     tick = Ticker(console, "replay", "conversations", quiet)
 
     async def go() -> Any:

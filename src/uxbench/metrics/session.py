@@ -7,6 +7,17 @@ interval is too narrow by about sqrt((C - 1) / C); it is widened by sqrt(C / (C 
 (the simulation study in tests/metrics/test_metrics_session.py checks the coverage).
 
 Every figure says its denominator: `n` (sessions, assistant turns, chains), `n_clusters` (personas).
+
+Where a bootstrap cannot give an honest interval it does not pretend to:
+- one persona: no interval at all (`ci_low` / `ci_high` None, `degenerate` says why), not `83.3 [83.3, 83.3]`;
+- no event, every session a success, every reply complained about (a rate of 0, a proportion or a per-turn
+  rate of 1): every replicate is the same, so the interval is Wilson's on the number of personas (`method` says
+  so), the cautious effective sample size when the sessions of a persona may all say the same;
+- a paired difference whose replicates do not vary (every persona's pairs agree, as two deterministic runs
+  often do: success 1.000 in both, `+0.000 [+0.000, +0.000]`): for a proportion-like metric, Newcombe's interval
+  from the two runs' Wilson intervals on the personas (`method` says so), never a point;
+- intervals never leave the metric's range (a proportion in [0, 1], satisfaction in [1, 5]; a paired
+  difference within what the two ranges allow), also after the few-cluster widening.
 """
 
 from __future__ import annotations
@@ -20,6 +31,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from uxbench.metrics.proportions import wilson_ci
 from uxbench.metrics.ranking import bootstrap_test
 
 DISSATISFIED_ACTS = ("complain", "rephrase", "repeat", "dismiss", "abandon_topic", "leave")
@@ -53,6 +65,9 @@ class SessionOutcome:
     """Outcomes of the recovery chains (recovered / failed_recovery / user_gave_up / no_recovery)."""
     flagged: bool = False
     """The corruption gate flagged the session."""
+    acts_measured: bool = True
+    """The session's user acts were decided by the policy (structured mode); free mode has none, so its act
+    rates, thumbs, skims and recovery chains are not measured (never 0)."""
     key: tuple[str, int] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -77,16 +92,32 @@ def _count(x: float) -> float | int:
     return int(x) if float(x).is_integer() else round(x, 6)
 
 
+ONE_CLUSTER = "one persona: a cluster bootstrap has nothing to resample, so there is no interval"
+
+
+def _flat_interval(value: float, c: int, confidence: float) -> tuple[float, float] | None:
+    """Wilson on the number of clusters for a proportion-like value in [0, 1] whose bootstrap replicates do not
+    vary (0 events, every session a success, every reply complained about): None for other values."""
+    if not 0.0 <= value <= 1.0:
+        return None
+    return wilson_ci(value * c, c, confidence)
+
+
 def cluster_ratio(num: NDArray[np.float64], den: NDArray[np.float64], *, n_boot: int = 2000, seed: int = 0,
                   confidence: float = 0.95, scale: float = 1.0, bounds: tuple[float, float] | None = (0.0, 1.0),
                   ) -> dict[str, Any]:
-    """sum(num) / sum(den) over clusters (one entry each), with its cluster-bootstrap interval."""
+    """sum(num) / sum(den) over clusters (one entry each), with its cluster-bootstrap interval (see the module
+    docstring for one cluster and for values on an edge). `bounds` are on the unscaled ratio."""
     c = int(num.shape[0])
     total_den = float(den.sum())
     if c == 0 or total_den <= 0:
         return {"value": None, "ci_low": None, "ci_high": None, "num": _count(float(num.sum())),
                 "n": _count(total_den), "n_clusters": c}
     value = float(num.sum()) / total_den
+    base = {"value": round(value * scale, 6), "num": _count(float(num.sum())), "n": _count(total_den),
+            "n_clusters": c}
+    if c == 1:
+        return {**base, "ci_low": None, "ci_high": None, "degenerate": ONE_CLUSTER}
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, c, size=(n_boot, c))
     dens = den[idx].sum(axis=1)
@@ -95,11 +126,14 @@ def cluster_ratio(num: NDArray[np.float64], den: NDArray[np.float64], *, n_boot:
     stats = stats[~np.isnan(stats)]
     alpha = (1 - confidence) / 2
     low, high = (np.percentile(stats, [100 * alpha, 100 * (1 - alpha)]) if stats.size else (np.nan, np.nan))
+    flat = _flat_interval(value, c, confidence) if stats.size and float(np.ptp(stats)) == 0.0 else None
+    if flat is not None:
+        return {**base, "ci_low": round(flat[0] * scale, 6), "ci_high": round(flat[1] * scale, 6),
+                "method": f"wilson on the {c} personas (every bootstrap replicate equals the estimate)"}
     low, high = _widen(value, float(low), float(high), c)
-    if bounds is not None and bounds[0] is not None:
+    if bounds is not None:
         low, high = max(bounds[0], low), min(bounds[1], high)
-    return {"value": round(value * scale, 6), "ci_low": round(low * scale, 6), "ci_high": round(high * scale, 6),
-            "num": _count(float(num.sum())), "n": _count(total_den), "n_clusters": c}
+    return {**base, "ci_low": round(low * scale, 6), "ci_high": round(high * scale, 6)}
 
 
 def _ratio(outcomes: Sequence[SessionOutcome], num: Callable[[SessionOutcome], float],
@@ -118,6 +152,9 @@ def _cluster_stat(outcomes: Sequence[SessionOutcome], stat: Callable[[list[Sessi
     value = stat(list(outcomes))
     if value is None or not groups:
         return {"value": None, "ci_low": None, "ci_high": None, "n_clusters": len(groups)}
+    if len(groups) == 1:
+        return {"value": round(value, 6), "ci_low": None, "ci_high": None, "n_clusters": 1,
+                "degenerate": ONE_CLUSTER}
     rng = np.random.default_rng(seed)
     stats = []
     for _ in range(n_boot):
@@ -188,6 +225,12 @@ def session_metrics(outcomes: Sequence[SessionOutcome], *, n_boot: int = 2000, s
     judged = [o for o in outcomes if any(v is not None for v in o.judge)]
     out["judge_satisfaction"] = _curve_summary(
         judged, lambda o: [v for v in o.judge if v is not None], "independent judge, per assistant turn", **kw)
+    acted = [o for o in outcomes if o.acts_measured]
+    if not acted and outcomes:
+        out.update(_not_measured())
+        out["pass_k"] = _pass_k(outcomes, **kw)
+        return out
+    outcomes = acted
     per100 = {"n": sum(o.assistant_turns for o in outcomes), "denominator": "assistant turns", "per": 100}
     rates = {act: _ratio(outcomes, _count_of(act), lambda o: float(o.assistant_turns),
                          scale=100.0, bounds=PER_TURN, **kw) for act in DISSATISFIED_ACTS}
@@ -220,6 +263,18 @@ def _at_least_one(cell: dict[str, Any]) -> dict[str, Any]:
     return cell
 
 
+NOT_MEASURED = "not measured: free mode has no policy, so no acts, thumbs, skims or recovery chains"
+
+
+def _not_measured() -> dict[str, Any]:
+    """The act-based metrics of a free-mode run: every cell says it was not measured."""
+    cell = {"value": None, "ci_low": None, "ci_high": None, "not_measured": NOT_MEASURED}
+    return {"signal_rates": {"not_measured": NOT_MEASURED,
+                             "rates": {act: dict(cell) for act in (*DISSATISFIED_ACTS, "any_dissatisfied", "skim")}},
+            "feedback": {"not_measured": NOT_MEASURED, "like": dict(cell), "dislike": dict(cell)},
+            "recovery": {"not_measured": NOT_MEASURED, "recovered": dict(cell), "outcomes": {}}}
+
+
 def _curve_summary(outcomes: Sequence[SessionOutcome], curve: Callable[[SessionOutcome], list[float]], what: str,
                    **kw: Any) -> dict[str, Any]:
     if not outcomes:
@@ -249,15 +304,42 @@ def _pass_k(outcomes: Sequence[SessionOutcome], *, n_boot: int, seed: int) -> di
     return out
 
 
+METRIC_RANGES: dict[str, tuple[float, float]] = {
+    "success_rate": (0.0, 1.0), "dissatisfied_per_100_turns": (0.0, 100.0), "final_satisfaction": (1.0, 5.0),
+    "assistant_turns": (0.0, math.inf), "abandonment_rate": (0.0, 1.0),
+}
+"""Each paired metric's range (a user act answers one assistant reply, so at most 100 acts per 100 turns): a
+difference B - A lies in [low - high, high - low]."""
+STRUCTURED_ONLY = frozenset({"dissatisfied_per_100_turns", "final_satisfaction"})
+"""Metrics only structured mode measures (free mode has no acts and no satisfaction state)."""
+
 PAIRED_METRICS: dict[str, tuple[Callable[[SessionOutcome], float], Callable[[SessionOutcome], float]]] = {
     "success_rate": (lambda o: float(o.success), lambda o: 1.0),
     "dissatisfied_per_100_turns": (lambda o: 100.0 * sum(o.acts.count(a) for a in DISSATISFIED_ACTS),
-                                   lambda o: float(o.assistant_turns)),
+                                   lambda o: float(o.assistant_turns) if o.acts_measured else 0.0),
     "final_satisfaction": (lambda o: o.satisfaction[-1] if o.satisfaction else 0.0,
                            lambda o: 1.0 if o.satisfaction else 0.0),
     "assistant_turns": (lambda o: float(o.assistant_turns), lambda o: 1.0),
     "abandonment_rate": (lambda o: float(o.reason == "patience_exhausted"), lambda o: 1.0),
 }
+
+
+def _flat_paired(ra: float, rb: float, lo: float, hi: float, c: int) -> dict[str, Any] | None:
+    """B - A when no bootstrap replicate differs from another, for a metric with a range [0, H]: both rates as
+    proportions of H with Wilson intervals on the `c` personas, combined by Newcombe's hybrid score method (which
+    ignores the pairing: the cautious side), and a normal-approximation p from its half-width. None otherwise."""
+    if lo != 0.0 or not math.isfinite(hi):
+        return None
+    pa, pb = ra / hi, rb / hi
+    (la, ua), (lb, ub) = _flat_interval(pa, c, 0.95) or (pa, pa), _flat_interval(pb, c, 0.95) or (pb, pb)
+    diff = pb - pa
+    low = max(-1.0, diff - math.sqrt((pb - lb) ** 2 + (ua - pa) ** 2))
+    high = min(1.0, diff + math.sqrt((ub - pb) ** 2 + (pa - la) ** 2))
+    se = (high - low) / (2 * 1.959964)
+    p = 1.0 if diff == 0 else (0.0 if se == 0 else math.erfc(abs(diff) / se / math.sqrt(2)))
+    return {"ci_low": round(low * hi, 6), "ci_high": round(high * hi, 6), "p_value": p, "se": round(se * hi, 6),
+            "method": f"newcombe from each run's wilson on the {c} personas (every bootstrap replicate equals the "
+                      "estimate)"}
 
 
 def paired_comparison(a: Sequence[SessionOutcome], b: Sequence[SessionOutcome], *, n_boot: int = 2000,
@@ -275,24 +357,40 @@ def paired_comparison(a: Sequence[SessionOutcome], b: Sequence[SessionOutcome], 
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, len(clusters), size=(n_boot, len(clusters)))
     metrics: dict[str, Any] = {}
+    not_measured: dict[str, str] = {}
     for name, (num, den) in PAIRED_METRICS.items():
         sums = np.zeros((len(clusters), 4))
         for x, y in pairs:
             sums[pos[x.cluster]] += (num(x), den(x), num(y), den(y))
         totals = sums.sum(axis=0)
         if totals[1] <= 0 or totals[3] <= 0:
+            side = "either run" if totals[1] <= 0 and totals[3] <= 0 else "run A" if totals[1] <= 0 else "run B"
+            not_measured[name] = f"not measured in {side}" + (
+                " (free mode has no acts)" if name == "dissatisfied_per_100_turns" else
+                " (free mode has no satisfaction state)" if name == "final_satisfaction" else "")
             continue
         ra, rb = totals[0] / totals[1], totals[2] / totals[3]
         drawn = sums[idx].sum(axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
             diffs = drawn[:, 2] / drawn[:, 3] - drawn[:, 0] / drawn[:, 1]
         diffs = diffs[np.isfinite(diffs)]
+        cell: dict[str, Any] = {"a": round(float(ra), 6), "b": round(float(rb), 6), "diff": round(float(rb - ra), 6)}
+        if len(clusters) == 1:
+            metrics[name] = {**cell, "ci_low": None, "ci_high": None, "significant": False, "p_value": None,
+                             "degenerate": ONE_CLUSTER}
+            continue
+        lo, hi = METRIC_RANGES.get(name, (-math.inf, math.inf))
+        flat = _flat_paired(ra, rb, lo, hi, len(clusters)) if diffs.size and float(np.ptp(diffs)) == 0.0 else None
+        if flat is not None:
+            metrics[name] = {**cell, **flat, "significant": bool(flat["ci_low"] > 0 or flat["ci_high"] < 0)}
+            continue
         low, high = np.percentile(diffs, [2.5, 97.5]) if diffs.size else (math.nan, math.nan)
         low, high = _widen(rb - ra, float(low), float(high), len(clusters))
+        low, high = max(low, lo - hi), min(high, hi - lo)
         test = bootstrap_test(float(rb - ra), diffs)  # p from the replicates' spread: Holm over a board's pairs
-        metrics[name] = {"a": round(float(ra), 6), "b": round(float(rb), 6), "diff": round(float(rb - ra), 6),
-                         "ci_low": round(low, 6), "ci_high": round(high, 6),
+        metrics[name] = {**cell, "ci_low": round(low, 6), "ci_high": round(high, 6),
                          "significant": bool(low > 0 or high < 0), "p_value": test["p_value"], "se": test["se"]}
     out["metrics"] = metrics
+    out["not_measured"] = not_measured
     out["n_clusters"] = len(clusters)
     return out

@@ -142,19 +142,20 @@ def compare_reactions(
     rates: dict[str, Any] = {}
     for j, cat in enumerate(categories):
         r, s = clustered_rate(real_c[:, j], real_n, confidence), clustered_rate(sim_c[:, j], sim_n, confidence)
-        ratio: dict[str, Any] = {"value": None, "ci_low": None, "ci_high": None, "n_undefined": None}
-        if r["value"] and s["value"] is not None:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                reps = np.where(real_rate_b[:, j] > 0, sim_rate_b[:, j] / real_rate_b[:, j], np.nan)
-            low, high, undefined = _interval(reps, confidence)
-            ratio.update(value=s["value"] / r["value"], ci_low=low, ci_high=high, n_undefined=undefined)
-        rates[cat] = {"real": r, "sim": s, "ratio_sim_over_real": ratio}
+        rates[cat] = {"real": r, "sim": s, "ratio_sim_over_real": _ratio(r, s, real_rate_b[:, j], sim_rate_b[:, j],
+                                                                          confidence)}
     real_bad = clustered_rate(real_c[:, bad].sum(axis=1), real_n, confidence)
     sim_bad = clustered_rate(sim_c[:, bad].sum(axis=1), sim_n, confidence)
     gap: dict[str, Any] = {"value": None, "ci_low": None, "ci_high": None}
     if real_bad["value"] is not None and sim_bad["value"] is not None:
         low, high, _ = _interval(real_bad_b - sim_bad_b, confidence)
         gap.update(value=real_bad["value"] - sim_bad["value"], ci_low=low, ci_high=high)
+        if any(side["k"] in (0, side["n"]) for side in (real_bad, sim_bad)):
+            # a side with no event (or only events) does not vary under the bootstrap, which would credit the
+            # difference with that side's certainty: Newcombe's hybrid interval from the two Wilson intervals
+            lo, hi = _newcombe(real_bad, sim_bad)
+            gap.update(ci_low=min(lo, lo if low is None else low), ci_high=max(hi, hi if high is None else high),
+                       method="newcombe from the per-side Wilson intervals (a side without variation)")
     js_value = js_distance_from_counts(real_c.sum(axis=0), sim_c.sum(axis=0))
     js_low, js_high, _ = _interval(js_distance_from_counts(real_t, sim_t), confidence)
     return {
@@ -170,6 +171,44 @@ def compare_reactions(
         "interval": f"cluster bootstrap over sessions ({n_boot} rounds, seed {seed})",
         "confidence": confidence,
     }
+
+
+def _newcombe(a: dict[str, Any], b: dict[str, Any]) -> tuple[float, float]:
+    """Newcombe's hybrid score interval of a - b from each rate's value and interval."""
+    pa, pb = float(a["value"]), float(b["value"])
+    diff = pa - pb
+    low = diff - math.sqrt((pa - a["ci_low"]) ** 2 + (b["ci_high"] - pb) ** 2)
+    high = diff + math.sqrt((a["ci_high"] - pa) ** 2 + (pb - b["ci_low"]) ** 2)
+    return max(-1.0, low), min(1.0, high)
+
+
+def _ratio(r: dict[str, Any], s: dict[str, Any], real_b: NDArray[np.float64], sim_b: NDArray[np.float64],
+           confidence: float) -> dict[str, Any]:
+    """sim rate / real rate with its interval. With no real event the ratio is undefined (and says so); with no
+    simulated event it is 0 with an upper bound, the simulated rate's Wilson upper bound over the real rate's lower
+    one (every bootstrap replicate would say 0: `[0.00, 0.00]` would claim a certainty the data lack)."""
+    ratio: dict[str, Any] = {"value": None, "ci_low": None, "ci_high": None, "n_undefined": None}
+    if s["value"] is None or r["value"] is None:
+        return ratio
+    if not r["value"]:
+        return {**ratio, "note": f"undefined: no real event in {r['n']} turns"}
+    if not s["value"]:
+        high = s["ci_high"] / r["ci_low"] if r["ci_low"] else None
+        return {**ratio, "value": 0.0, "ci_low": 0.0, "ci_high": finite_or_none(high) if high is not None else None,
+                "note": f"no simulated event in {s['n']} turns: 0, at most the upper bound",
+                "method": "upper bound: Wilson upper of the simulated rate / Wilson lower of the real rate"}
+    with np.errstate(divide="ignore", invalid="ignore"):
+        reps = np.where(real_b > 0, sim_b / real_b, np.nan)
+    low, high, undefined = _interval(reps, confidence)
+    out = {**ratio, "value": s["value"] / r["value"], "ci_low": low, "ci_high": high, "n_undefined": undefined}
+    if any(side["k"] == side["n"] for side in (r, s)):
+        # a side whose every turn is an event does not vary under the bootstrap (a persona's scripted users
+        # continue after every reply): widen to the quotient of the per-side Wilson bounds, as the gap does
+        wide_low, wide_high = s["ci_low"] / r["ci_high"], s["ci_high"] / r["ci_low"] if r["ci_low"] else None
+        out.update(ci_low=min(wide_low, wide_low if low is None else low),
+                   ci_high=None if wide_high is None or high is None else max(wide_high, high),
+                   method="widened to Wilson bounds' quotient (a side where every turn is this reaction)")
+    return out
 
 
 def ks_lengths(real: Sequence[int], sim: Sequence[int]) -> dict[str, Any]:

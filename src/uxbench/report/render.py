@@ -35,15 +35,37 @@ BREAKDOWN_DROPPABLE = ("Unparseable %", "Good-Acc %", "Bad-Acc %")
 """Columns the breakdown tables leave out on a narrow terminal, the same for every breakdown."""
 
 
+NOT_MEASURED = "not measured"
+NO_INTERVAL = "(1 persona: no CI)"
+"""Printed after a value whose interval is degenerate (`degenerate` in the cell: one cluster)."""
+
+
 def pct(cell: dict[str, Any] | None, *, signed: bool = False) -> str:
     """`72.9 [70.1, 75.6]` from a {value, ci_low, ci_high} cell of fractions; a dash when undefined."""
+    if cell and cell.get("not_measured"):
+        return NOT_MEASURED
     if not cell or cell.get("value") is None:
         return DASH
     spec = "+.1f" if signed else ".1f"
     text = format(100 * cell["value"], spec)
     if cell.get("ci_low") is not None and cell.get("ci_high") is not None:
         text += f" [{100 * cell['ci_low']:.1f}, {100 * cell['ci_high']:.1f}]"
+    elif cell.get("degenerate"):
+        text += f" {NO_INTERVAL}"
     return text
+
+
+def paired_diff(m: dict[str, Any], *, star: bool = False) -> str:
+    """`+0.125 [+0.031, +0.219]` from a paired-difference cell (`diff`, `ci_low`, `ci_high`, `significant`), with
+    " *" when `star` and significant; no interval for a degenerate one (one persona)."""
+    if m.get("diff") is None:
+        return DASH
+    text = f"{m['diff']:+.3f}"
+    if m.get("ci_low") is not None and m.get("ci_high") is not None:
+        text += f" [{m['ci_low']:+.3f}, {m['ci_high']:+.3f}]"
+    elif m.get("degenerate"):
+        text += f" {NO_INTERVAL}"
+    return text + (" *" if star and m.get("significant") else "")
 
 
 def _p(p: float | None) -> str:

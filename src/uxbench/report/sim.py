@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from uxbench.report.render import DASH, ReportFormat, _check_fmt, _markdown, _rich, pct
+from uxbench.report.render import DASH, NO_INTERVAL, NOT_MEASURED, ReportFormat, _check_fmt, _markdown, _rich, pct
 
 DEMO_BANNER = "DEMO: the embedded tiny model played the assistant and/or the simulated user; the figures show " \
               "the machinery, not a model's quality."
@@ -17,11 +17,15 @@ SIM_DROPPABLE = ("without flagged", "n")
 
 def _plain(cell: dict[str, Any] | None, digits: int = 2) -> str:
     """`3.41 [3.10, 3.70]` for values not in [0, 1] (satisfaction, rates per 100 turns)."""
+    if cell and cell.get("not_measured"):
+        return NOT_MEASURED
     if not cell or cell.get("value") is None:
         return DASH
     text = f"{cell['value']:.{digits}f}"
     if cell.get("ci_low") is not None and cell.get("ci_high") is not None:
         text += f" [{cell['ci_low']:.{digits}f}, {cell['ci_high']:.{digits}f}]"
+    elif cell.get("degenerate"):
+        text += f" {NO_INTERVAL}"
     return text
 
 

@@ -39,6 +39,9 @@ def _pair(upper: list[Any], lower: list[Any], n_boot: int, seed: int, confidence
     if cell is None or cell.get("se") is None:
         return {"n": result["n_pairs"], "diff": None, "ci_low": None, "ci_high": None, "se": None, "p_value": None,
                 "method": _PAIRS}
+    if cell.get("method"):  # no replicate varied: Newcombe's interval, whose p the ranking reads
+        return {"n": result["n_pairs"], "diff": cell["diff"], "ci_low": cell["ci_low"], "ci_high": cell["ci_high"],
+                "se": cell["se"], "p_value": cell["p_value"], "method": cell["method"]}
     half = float(norm.ppf(0.5 + confidence / 2)) * cell["se"]
     return {"n": result["n_pairs"], "diff": cell["diff"], "ci_low": max(-1.0, cell["diff"] - half),
             "ci_high": min(1.0, cell["diff"] + half), "se": cell["se"], "p_value": cell["p_value"], "method": _PAIRS}

@@ -9,14 +9,16 @@ from typing import Any
 
 from uxbench.errors import UxbenchError
 from uxbench.metrics.session import SessionOutcome, paired_comparison
-from uxbench.report.render import DASH, ReportFormat, _check_fmt, _markdown, _rich
+from uxbench.report.render import DASH, NOT_MEASURED, ReportFormat, _check_fmt, _markdown, _rich, paired_diff
 from uxbench.sim.gate import gate_flags
+from uxbench.sim.health import broken_reason, error_counts
 from uxbench.sim.store import SimStore
 from uxbench.sim.summary import outcome_of
 
 
 def run_outcomes(path: Path) -> tuple[dict[str, Any], list[SessionOutcome], dict[tuple[str, int], tuple[str, int]]]:
-    """(manifest, outcomes, (persona, trial) -> (persona hash, seed)) of one finished sim run."""
+    """(manifest, outcomes, (persona, trial) -> (persona hash, seed)) of one finished sim run; a run whose sessions
+    mostly ended in error is refused (`sim.health`)."""
     store = SimStore.open_existing(path)
     try:
         manifest = store.read_manifest() or {}
@@ -25,7 +27,11 @@ def run_outcomes(path: Path) -> tuple[dict[str, Any], list[SessionOutcome], dict
                                "`uxbench sim run` command to resume it.")
         personas = store.personas()
         outcomes, keys = [], {}
-        for record in store.iter_sessions():
+        records = list(store.iter_sessions())
+        reason = broken_reason(str(path), *error_counts(records))
+        if reason is not None:
+            raise UxbenchError(f"not compared: {reason}.")
+        for record in records:
             persona = personas.get(record.persona_id)
             flagged = bool(gate_flags(record, persona)) if persona is not None else False
             outcomes.append(outcome_of(record, flagged))
@@ -65,14 +71,14 @@ def render_paired(report: dict[str, Any], fmt: ReportFormat) -> str:
     header = ["metric", "A", "B", "B - A [95% CI]", "significant"]
     rows = []
     for name, m in (report.get("metrics") or {}).items():
-        rows.append([name, f"{m['a']:.3f}", f"{m['b']:.3f}",
-                     f"{m['diff']:+.3f} [{m['ci_low']:+.3f}, {m['ci_high']:+.3f}]",
-                     "yes" if m["significant"] else "no"])
+        rows.append([name, f"{m['a']:.3f}", f"{m['b']:.3f}", paired_diff(m), "yes" if m["significant"] else "no"])
+    rows += [[name, DASH, DASH, NOT_MEASURED, DASH] for name in (report.get("not_measured") or {})]
     if fmt == "csv":
         return "\n".join(",".join(f'"{c}"' for c in r) for r in [header, *rows]) + "\n"
     title = f"B ({report.get('model_b') or DASH}) minus A ({report.get('model_a') or DASH})"
     notes = [f"{report['n_pairs']} paired sessions over {report.get('n_clusters', 0)} personas (unpaired: "
              f"{report['only_a']} only in A, {report['only_b']} only in B); paired cluster bootstrap over personas."]
+    notes += [f"{name}: {why}." for name, why in (report.get("not_measured") or {}).items()]
     notes += [f"Warning: {w}" for w in report.get("warnings", [])]
     if report.get("demo"):
         notes.insert(0, "DEMO: an embedded tiny model took part; the figures show the machinery only.")

@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 from uxbench.report.layout import Section, render_tables, terminal_width
-from uxbench.report.render import DASH, ReportFormat, _check_fmt, _markdown, pct
+from uxbench.report.render import DASH, NOT_MEASURED, ReportFormat, _check_fmt, _markdown, paired_diff, pct
 
 FAMILY_NAMES = {
     "premature_disclosure": "Premature disclosure", "never_disclose": "Never-disclose facts",
@@ -105,26 +105,28 @@ def render_frontier(report: dict[str, Any], fmt: ReportFormat, *, width: int | N
 
 
 def _diff(m: dict[str, Any]) -> str:
-    if m.get("diff") is None:
-        return DASH
-    star = " *" if m.get("significant") else ""
-    return f"{m['diff']:+.3f} [{m['ci_low']:+.3f}, {m['ci_high']:+.3f}]{star}"
+    return paired_diff(m, star=True)
 
 
 def render_sensitivity(report: dict[str, Any], fmt: ReportFormat, *, width: int | None = None) -> str:
     _check_fmt(fmt)
     rows = []
+    unmeasured: dict[str, str] = {}
     for change in report["changes"]:
         for metric, m in (change.get("metrics") or {}).items():
             rows.append([change["assistant"], change["config"], metric, f"{m['a']:.3f}", f"{m['b']:.3f}", _diff(m),
                          str(change.get("n_pairs", DASH))])
+        for metric, why in (change.get("not_measured") or {}).items():
+            rows.append([change["assistant"], change["config"], metric, DASH, DASH, NOT_MEASURED, DASH])
+            unmeasured.setdefault(metric, why)
     rank_rows = []
     for metric, entry in report["rankings"].items():
         for config, v in entry["versus_baseline"].items():
             tau = v["kendall_tau"]
             rank_rows.append([metric, config, str(v["n_assistants"]),
                               DASH if tau.get("tau") is None else f"{tau['tau']:+.2f}",
-                              DASH if v["order_changed"] is None else "CHANGED" if v["order_changed"] else "same"])
+                              DASH if v["order_changed"] is None
+                              else f"CHANGED ({v.get('how') or 'reordered'})" if v["order_changed"] else "same"])
     base = report["baseline"]
     sections: list[Section] = [
         (f"Session metrics under each simulator, minus the baseline ({base}); * = the 95% CI excludes 0",
@@ -136,4 +138,6 @@ def render_sensitivity(report: dict[str, Any], fmt: ReportFormat, *, width: int 
     notes = [f"{verdict['metric_changes_significant']} metric changes are significant; the assistants' order changes "
              f"for: {', '.join(verdict['orders_changed']) or 'no metric'}. Paired by persona and trial (same user, "
              "same seed); intervals are cluster bootstraps over personas."]
+    notes += [f"{metric}: {why}." for metric, why in unmeasured.items()]
+    notes += [f"Left out: {e['reason']}." for e in report.get("excluded") or []]
     return _emit(sections, notes, fmt, report, width, droppable=("pairs", "baseline", "this"))

@@ -46,8 +46,58 @@ def _headline(pair: dict[str, Any], title: str) -> Section:
     disc = pair.get("discriminator")
     if disc:
         rows.append(["Discriminator AUC (sim vs real user turns)", _num(disc),
-                     disc.get("note") or f"0.5 = indistinguishable; {disc['n_real']} + {disc['n_sim']} turns"])
+                     disc.get("note") or f"0.5 = indistinguishable; {disc['n_real']} + {disc['n_sim']} distinct "
+                                         "messages"])
+        if disc.get("length_baseline"):
+            rows.append(["Length-only baseline AUC", _num(disc["length_baseline"]),
+                         "what message length alone gives away (the same folds)"])
     return (title, ["Figure", "value [95% CI]", "reading"], rows)
+
+
+def _verdict_rows(verdict: dict[str, Any]) -> list[list[str]]:
+    return [[f"{c['criterion']}: {c['status']}", c["evidence"]] for c in verdict["criteria"]]
+
+
+def _free_run(report: dict[str, Any], notes: list[str]) -> tuple[list[Section], dict[str, Any]]:
+    real = report["real"]
+    sections: list[Section] = []
+    for assistant, entry in report["by_assistant"].items():
+        runs = ", ".join(entry["runs"])
+        n = entry["n_conversations"]
+        sections.append(_headline(entry, f"{assistant}: real {real['name']} ({n['real']} conversations) against "
+                                         f"{runs} ({n['sim']} conversations)"))
+        v = entry["verdict"]
+        sections.append((f"Verdict for {assistant}: {v['status'].replace('_', ' ').upper()} (judged against "
+                         "the real logs' split-half control)", ["Criterion", "evidence"],
+                         _verdict_rows(v)))
+        notes.append(f"{assistant}: {v['summary']}" + (f" Caveat: {v['caveat']}." if v.get("caveat") else ""))
+    control = report["split_half_control"]
+    notes.append(f"Split-half control (two halves of the real logs): gap "
+                 f"{_num(control['reactions']['cooperativeness_gap'], signed=True)}, JS distance "
+                 f"{_num(control['reactions']['js_distance'])}"
+                 + (f", discriminator AUC {_num(control['discriminator'])}" if control.get("discriminator") else "")
+                 + ": the scale sampling noise alone gives.")
+    disc = next((e["discriminator"] for e in report["by_assistant"].values() if e.get("discriminator")), None)
+    if disc and disc.get("reading"):
+        notes.append(f"Discriminator AUC: {disc['reading']}")
+    system = report["system_level"]
+    if "kendall_tau" in system:
+        notes.append(f"System level: Kendall tau {_num({'value': system['kendall_tau']['tau']}, signed=True)} "
+                     f"over {len(system['assistants'])} assistants (p = "
+                     f"{_num({'value': system['kendall_tau']['p_value']})}).")
+    else:
+        notes.append(f"System level: {system['note']}.")
+    stick = report.get("yardstick") or {}
+    for kind in ("thumbs", "ratings"):
+        y = stick.get(kind)
+        if y:
+            extra = (f"recall of real dislikes {pct(y['recall_of_dislikes'])}, dissatisfied after likes "
+                     f"{pct(y['dissatisfied_after_likes'])}, " if kind == "thumbs" else
+                     f"{y['n_low']} low and {y['n_high']} high ratings, ")
+            notes.append(f"How the mined labels track the real {kind}: {extra}AUC {_num(y['auc'])}.")
+    notes += [f"Warning: {c['message']}." for c in report.get("checks", [])]
+    first = next(iter(report["by_assistant"].values()))
+    return sections, first
 
 
 def render_validate(report: dict[str, Any], fmt: ReportFormat, *, width: int | None = None) -> str:
@@ -63,25 +113,13 @@ def render_validate(report: dict[str, Any], fmt: ReportFormat, *, width: int | N
         notes.append("Walks: " + ", ".join(f"{k} {v}" for k, v in report["walks"].items()))
         thumbs = report["thumbs"]
     else:
-        real = report["real"]
-        sims = ", ".join(f"{s['name']} ({s['n_conversations']})" for s in report["simulated"])
-        pair = report["pooled"]
-        sections = [_headline(pair, f"Free run: real {real['name']} ({real['n_conversations']} conversations) "
-                                    f"against {sims}")]
-        control = report["split_half_control"]["reactions"]
-        notes.append(f"Split-half control (two halves of the real logs): gap "
-                     f"{_num(control['cooperativeness_gap'], signed=True)}, JS distance "
-                     f"{_num(control['js_distance'])}: the scale sampling noise alone gives.")
-        system = report["system_level"]
-        if "kendall_tau" in system:
-            notes.append(f"System level: Kendall tau {_num({'value': system['kendall_tau']['tau']}, signed=True)} "
-                         f"over {len(system['assistants'])} assistants (p = "
-                         f"{_num({'value': system['kendall_tau']['p_value']})}).")
-        else:
-            notes.append(f"System level: {system['note']}.")
+        sections, pair = _free_run(report, notes)
         thumbs = pair["thumbs"]
-    sections.append(("Reaction rates per assistant turn", ["Reaction", "real %", "simulated %", "ratio sim/real"],
-                     _reaction_rows(pair["reactions"])))
+    for entry in ([pair] if report["mode"] == "replay" else list(report["by_assistant"].values())):
+        title = "Reaction rates per assistant turn" + ("" if report["mode"] == "replay" else
+                                                       f" ({', '.join(entry['runs'])})")
+        sections.append((title, ["Reaction", "real %", "simulated %", "ratio sim/real"],
+                         _reaction_rows(entry["reactions"])))
     if thumbs.get("note"):
         notes.append(f"Thumbs: {thumbs['note']}.")
     else:

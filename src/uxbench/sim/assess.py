@@ -1,9 +1,11 @@
 """Assessors: how a reply is read against the persona's goal (step 1 of a user turn).
 
 - `RulesAssessor` (`--assessor rules`, the default): code. A goal item is complete when the reply contains one of
-  its `check.any_of` phrases (case- and width-insensitive) or matches its `check.pattern`; a fact is asked for
-  when the reply matches one of its `ask_patterns` and asks something; a reply that does neither fails, as a
-  refusal, a redundant question, a wrong answer (it shares content words with the request) or an irrelevant one.
+  its `check.any_of` phrases or matches its `check.pattern` (`check_met`: case, width, spacing, hyphens and
+  -ise/-ize spellings do not matter); a fact is asked for when a request sentence of the reply names it by its
+  label or `ask_patterns` (`sim.asks`, the simulator's one ask detector, measured on real assistant turns); a
+  reply that does neither fails, as a refusal, a redundant question, a wrong answer (it shares content words with
+  the request) or an irrelevant one.
   Items with only a judge `question` cannot be decided this way (`uxbench sim run` says so before running).
 - `ModelAssessor` (`--assessor PROVIDER:MODEL`): an LLM reads the same view and answers one JSON object, checked
   against a schema; an invalid answer is retried once, then the session ends with reason `error`.
@@ -22,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from uxbench.models.api import GenerateConfig, ModelOutput
 from uxbench.scoring.prompts.files import PackageTemplates
+from uxbench.sim.asks import AskTarget, asked_facts
 from uxbench.sim.markers import content_tokens
 from uxbench.sim.persona import FailureKind
 from uxbench.sim.projection import AssessorView
@@ -29,12 +32,6 @@ from uxbench.sim.types import Assessment
 
 TEMPLATES = PackageTemplates("uxbench.sim", "Simulator")
 
-_QUESTION_RE = re.compile(
-    r"[?？]|\b(please|kindly) (provide|share|send|tell|give|confirm)\b|\bcould you (tell|give|share|send|provide)\b|"
-    r"\b(tell|send) me\b|\bwhat is your\b|请(提供|告诉|发|输入|确认|问)|麻烦(提供|告诉|发)|能否(提供|告诉)|"
-    r"是多少|是什么",
-    re.IGNORECASE,
-)
 _REFUSAL_RE = re.compile(
     r"\bi (can ?not|can't|am unable to|won't|am not able to)\b|\bi'm (unable|not able) to\b|\bunable to help\b|"
     r"\bsorry, (but )?i can|无法(帮|为|处理|提供|回答)|不能(帮|为|处理|提供|回答)|抱歉，?我(不能|无法|没办法)|我没办法",
@@ -68,6 +65,19 @@ def fold(text: str) -> str:
     return unicodedata.normalize("NFKC", text).casefold()
 
 
+_SEPARATORS_RE = re.compile(r"[\s\-_/·・]+")
+_ISE_RE = re.compile(r"(?<=[a-z])is(e|ed|es|ing|ation|ations)\b")
+_CJK_SPACE_RE = re.compile(r"(?<=[\u3400-\u9fff])\s+(?=[\u3400-\u9fff])")
+
+
+def check_fold(text: str) -> str:
+    """A text as goal checks compare it: NFKC, case-folded, spaces between Chinese characters dropped, runs of
+    spaces, hyphens and slashes as one space, -ise spellings as -ize ("small-claims" = "small claims",
+    "itemised" = "itemized", "押 金" = "押金")."""
+    folded = _CJK_SPACE_RE.sub("", fold(text))
+    return _ISE_RE.sub(r"iz\1", _SEPARATORS_RE.sub(" ", folded)).strip()
+
+
 @lru_cache(maxsize=4096)
 def _pattern(text: str) -> re.Pattern[str]:
     """Persona patterns compiled once (re's own cache holds 512, fewer than a large persona set has)."""
@@ -76,12 +86,12 @@ def _pattern(text: str) -> re.Pattern[str]:
 
 @lru_cache(maxsize=8192)
 def _folded(phrase: str) -> str:
-    return fold(phrase)
+    return check_fold(phrase)
 
 
 def check_met(view_goal_check: Any, reply: str) -> bool:
-    """Whether a reply meets a goal check by code (literal phrases or the pattern)."""
-    folded = fold(reply)
+    """Whether a reply meets a goal check by code (literal phrases, compared after `check_fold`, or the pattern)."""
+    folded = check_fold(reply)
     if any(_folded(phrase) in folded for phrase in view_goal_check.any_of):
         return True
     return bool(view_goal_check.pattern and _pattern(view_goal_check.pattern).search(reply))
@@ -98,8 +108,7 @@ def rules_assessment(view: AssessorView) -> Assessment:
     """The code reading of a reply (pure)."""
     reply = view.reply
     completed = tuple(g.id for g in view.goal if not g.done and g.check.by_code and check_met(g.check, reply))
-    asks = bool(_QUESTION_RE.search(reply))
-    asked = tuple(f.id for f in view.facts if asks and any(_pattern(p).search(reply) for p in f.patterns))
+    asked = asked_facts(reply, (AskTarget(f.id, f.label, f.patterns) for f in view.facts))
     handoff = bool(_HANDOFF_RE.search(reply))
     if completed:
         return Assessment(completed=completed, asked_facts=asked, note="check met")

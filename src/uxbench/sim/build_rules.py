@@ -10,6 +10,7 @@ import statistics
 from dataclasses import dataclass
 
 from uxbench.errors import ConfigError
+from uxbench.sim.asks import asks_for
 from uxbench.sim.disclosure import mentions
 from uxbench.sim.mined import MinedConversation, MinedTurn
 from uxbench.sim.reactions import reaction_of
@@ -119,8 +120,7 @@ def place_facts(facts: list[FactDraft], turns: list[MinedTurn]) -> None:
         for fact in facts:
             if fact.first_user_turn is None and mentions(fact.value, turn.text):
                 fact.first_user_turn = user_number
-                asked = any(re.search(p, previous_assistant, re.I) for p in fact.ask_patterns) or \
-                    mentions(fact.label, previous_assistant)
+                asked = asks_for(previous_assistant, fact.label, fact.ask_patterns)
                 fact.disclose = "opening" if user_number == 1 else "on_request" if asked else \
                     f"after_turn:{user_number}"
 

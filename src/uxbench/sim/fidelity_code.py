@@ -2,8 +2,11 @@
 as code can; what only a judge can decide is left `pending` for `fidelity_judge`, and a disclosure verdict of code
 carries the question the judge may overturn it on (a value said in other words, a request in other words).
 
-A request for a fact is found by the persona's `ask_patterns` (else its label) in the assistant's text, or by the
-assessor's `asked_facts`: either one counts, so a lenient assessor does not excuse a leak. An authored opener (the
+A request for a fact is found by the simulator's ask detector (`sim.asks.asks_for`: a request sentence of the
+assistant that names the fact by its label or `ask_patterns`, in any of the wordings it knows), or by the
+assessor's `asked_facts`: either one counts. The same detector drives the rules assessor, so a structured user
+and its fidelity check agree on what was asked; a plainly asked question that the user does not answer is a
+`fact_accuracy` violation in either mode, and the answer to it is never premature. An authored opener (the
 persona's own text, sent verbatim) is checked for disclosure but not for language or length."""
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Literal
 
 from uxbench.mining.signals.followup import analyse_followup
 from uxbench.scoring.prompts.render import detect_lang
+from uxbench.sim.asks import asks_for
 from uxbench.sim.disclosure import allowed_from, check_fact, compile_value
 from uxbench.sim.fidelity_items import FidelityItem, compile_items
 from uxbench.sim.persona import Fact, Persona
@@ -74,8 +78,7 @@ def _asks(fact: Fact, turn: SimTurn) -> bool:
         return False
     if turn.assessment is not None and fact.id in turn.assessment.asked_facts:
         return True
-    patterns = fact.ask_patterns or (re.escape(fact.label),)
-    return any(re.search(p, turn.text, re.I) for p in patterns)
+    return asks_for(turn.text, fact.label, fact.ask_patterns)
 
 
 def requested_at(fact: Fact, turns: list[SimTurn]) -> int | None:
@@ -114,14 +117,21 @@ def _accuracy(s: _Session, item: FidelityItem, fact: Fact) -> ItemResult:
         answer = s.turns[pos + 1]
         if allowed is None or allowed > pos + 1:
             continue
-        if s.record.mode == "structured" and fact.id not in answer.facts_stated:
-            continue  # the policy did not answer this request (the user left, or reacted to a failure)
+        if fact.from_turn is not None and _user_number(s, pos + 1) < fact.from_turn:
+            continue  # an after_turn:K fact: the user only has it from their K-th message on
+        if turn.assessment is not None and turn.assessment.handoff:
+            continue  # the assistant handed the user off in the same reply: leaving is the answer
         said = any(value.find(s.lines[i][1]) is not None for i in range(pos + 2) if s.lines[i][0] == "user")
         if said:
             return replace(base, status="satisfied", turn=answer.turn_index)
         return replace(base, status="violated", turn=answer.turn_index,
                        evidence=f"asked in turn {turn.turn_index}, the answer does not state it")
     return base
+
+
+def _user_number(s: _Session, pos: int) -> int:
+    """The user-turn number (the opener is 1) of the user turn at `pos`."""
+    return sum(1 for t in s.turns[: pos + 1] if t.role == "user")
 
 
 def _language_and_length(s: _Session, item: FidelityItem) -> ItemResult:

@@ -7,10 +7,11 @@ Types (`GATE_TYPES`):
 - `off_goal`: a user request that shares no content word with any goal item, fact label or value;
 - `item_never_raised`: a goal item that no user message mentions, neither completed nor abandoned, in a session
   the user ended on their own terms (not patience, turns, an error or a hand-off);
-- `role_flip`: a user message that talks as the assistant ("how can I help you?") or asks the assistant for the
-  user's own facts ("what is your order number?");
-- `leaked_state`: reasoning text or the simulator's state (acts, patience, persona fields, markers) in a user
-  message.
+- `role_flip`: a user message that talks as the assistant ("how can I help you?", "I'm sorry for any
+  inconvenience. I'm here to assist you"), writes the assistant's lines of a transcript ("...\nAssistant: ...")
+  or asks the assistant for the user's own facts ("what is your order number?");
+- `leaked_state`: reasoning text, the simulator's state (acts, patience, persona fields, markers) or its prompt
+  ("... Write the user's next message now.", `markers.prompt_echo`) in a user message.
 
 A flagged session stays in the run; headline metrics are reported with and without flagged sessions.
 """
@@ -87,13 +88,17 @@ def gate_flags(record: SessionRecord, persona: Persona) -> list[dict[str, Any]]:
         if turn.act in _REQUEST_ACTS and len(norm) >= _MIN_OFF_GOAL_CHARS and not _mentions(turn.text, goal_words):
             flags.append({"type": "off_goal", "turn": turn.turn_index, "evidence": turn.text[:80]})
         own = markers.asks_own_fact(turn.text, labels)
-        if markers.ROLE_FLIP_RE.search(turn.text) or own:
-            flags.append({"type": "role_flip", "turn": turn.turn_index,
-                          "evidence": f"asks for its own {own}" if own else turn.text[:80]})
+        line = markers.ASSISTANT_LINE_RE.search(turn.text)
+        if markers.ROLE_FLIP_RE.search(turn.text) or own or line:
+            evidence = f"asks for its own {own}" if own else \
+                f"writes the assistant's line ({line.group(0).strip()} ...)" if line else turn.text[:80]
+            flags.append({"type": "role_flip", "turn": turn.turn_index, "evidence": evidence})
         leak = markers.REASONING_RE.search(turn.text) or markers.POLICY_RE.search(turn.text) or \
             markers.MARKER_RE.search(turn.text)
-        if leak:
-            flags.append({"type": "leaked_state", "turn": turn.turn_index, "evidence": leak.group(0)})
+        echo = markers.prompt_echo(turn.text)
+        if leak or echo:
+            flags.append({"type": "leaked_state", "turn": turn.turn_index,
+                          "evidence": leak.group(0) if leak else f"repeats the simulator's prompt ({echo})"})
     ended_freely = reason in ("goal_complete",) or user_ended
     if ended_freely:
         for item in persona.goal:

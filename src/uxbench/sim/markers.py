@@ -4,8 +4,12 @@ the normalisation and content tokens used to compare user messages. Wording list
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
+from functools import lru_cache
+
+from uxbench.scoring.prompts.files import PackageTemplates
 
 STOP = "###STOP###"
 LEAVE = "###LEAVE###"
@@ -25,19 +29,33 @@ REASONING_RE = re.compile(
 POLICY_RE = re.compile(
     r"\bact\s*[:=]|patience_left|patience\s*[:=]|satisfaction\s*(state|[:=])|\bon_request\b|\bafter_turn\b|"
     r"volunteer_if_adjacent|\bgoal item|\bpersona\b|simulated user|\bsimulator\b|role-?play|\[\[|\{\s*\"act\"|"
-    r"满意度\s*[:：=]|耐心值|用户画像|模拟用户|目标项|扮演",
+    r"满意度\s*[:：=]|耐心值|用户画像|模拟用户|目标项|扮演|"
+    # the profile lines of the realiser's prompt (realize.profile_text), copied into the message
+    r"\byour tone\s*:|\btyping habits\s*:|you are (a beginner|an expert) in this topic|you know the basics of this "
+    r"topic|you write (very short|messages of normal length|long, detailed)|"
+    r"语气[:：]|打字习惯[:：]|性格[:：]|你对这个话题|你的消息(很短|长度一般|很长)",
     re.IGNORECASE,
 )
 """The simulator's own machinery named in a user message (acts, states, persona fields)."""
 
 ROLE_FLIP_RE = re.compile(
-    r"how (can|may) i (help|assist)|is there anything else i can|i'?d be (happy|glad) to help|i'?m (happy|glad) "
-    r"to help|\bas an ai\b|\bi am an ai\b|let me know if you (need|have) any|feel free to ask|"
+    r"how (can|may) i (help|assist)|is there anything else i can|i'?d be (happy|glad) to (help|assist)|i'?m (happy|"
+    r"glad) to (help|assist)|\bas an ai\b|\bi am an ai\b|let me know if you (need|have) any|feel free to ask|"
+    r"i'?m (here|always here|available) to (help|assist)|i am (here|available) to (help|assist)|sorry for (any|the) "
+    r"(inconvenience|confusion)|apologi[sz]e for (any|the) (inconvenience|confusion)|thank you for (reaching out|"
+    r"contacting us|your patience)|how (can|may) i be of (help|assistance)|(assist|help) you (with|further)|"
     r"有什么(可以|能)帮|很高兴为(您|你)|请问(您|你)(有什么|需要)|我(可以|来)帮(您|你)|作为(一个)?(AI|人工智能)|"
-    r"还有(什么|其他)(可以|需要)(帮|为)",
+    r"还有(什么|其他)(可以|需要)(帮|为)|给(您|你)带来(的)?不便|我(在这里|随时)(为|帮)(您|你)|感谢(您|你)的(耐心|咨询|理解)|"
+    r"为(您|你)(服务|效劳)",
     re.IGNORECASE,
 )
-"""A user message that talks as the assistant would."""
+"""A user message that talks as the assistant would (offers help, apologises for the service, thanks for
+contacting)."""
+
+ASSISTANT_LINE_RE = re.compile(r"^[ \t]*(assistant|ai assistant|ai|chatbot|助手|客服|机器人|AI助手)[ \t]*[:：]",
+                               re.IGNORECASE | re.MULTILINE)
+"""A line of a user message that opens with the assistant's speaker label: the message goes on as a transcript
+and writes the assistant's reply too ("User: ...\nAssistant: ...", seen from SmolLM2 behind llama.cpp)."""
 
 _EN_STOP = frozenset(
     "the and for you your with that this have what how can please want need would could about from there "
@@ -87,6 +105,8 @@ def output_problem(text: str, *, allow_markers: bool = False) -> str | None:
         return "stop marker in a structured-mode message"
     if POLICY_RE.search(text):
         return "simulator state in the message"
+    if prompt_echo(text):
+        return "the simulator's prompt in the message"
     return None
 
 
@@ -100,3 +120,49 @@ def asks_own_fact(text: str, labels: list[str]) -> str | None:
         if f"your {lab}" in folded or f"您的{lab}" in folded or f"你的{lab}" in folded:
             return label
     return None
+
+
+# Does a user message repeat the simulator's own prompt? ("... Write the user's next message now.") A small model
+# realising a user turn sometimes copies its instructions. Every fixed sentence of the realiser's and the free-mode
+# simulator's templates (templates/{en,zh}/: system prompts, turn prompts, the acts' instructions, `$placeholders`
+# cut out) is a fragment; a message containing one, compared after `normalize`, echoes the prompt. Fragments
+# shorter than PROMPT_MIN_CHARS normalised characters (PROMPT_MIN_CJK_CHARS in Chinese) are left out: a user may
+# say "thanks" or "算了" on their own.
+_TEMPLATES = PackageTemplates("uxbench.sim", "Simulator")
+PROMPT_FILES = ("realise.txt", "realise_turn.txt", "open_turn.txt", "free.txt", "free_turn.txt")
+PROMPT_MIN_CHARS = 16
+PROMPT_MIN_CJK_CHARS = 7
+_TEMPLATE_FIELD_RE = re.compile(r"\$\{?\w+\}?")
+_PROMPT_SPLIT_RE = re.compile(r"(?<=[.!?:;。！？：；])\s*|\n+|“|”|\"")
+_CJK_CHAR_RE = re.compile("[\u3400-\u9fff]")
+
+
+def _fragments_of(text: str) -> set[str]:
+    out: set[str] = set()
+    for piece in _PROMPT_SPLIT_RE.split(text):
+        for part in _TEMPLATE_FIELD_RE.split(piece or ""):
+            norm = normalize(part)
+            if len(norm) >= (PROMPT_MIN_CJK_CHARS if _CJK_CHAR_RE.search(norm) else PROMPT_MIN_CHARS):
+                out.add(norm)
+    return out
+
+
+@lru_cache(maxsize=1)
+def prompt_fragments() -> frozenset[str]:
+    """The normalised fixed sentences of every simulator prompt template, en and zh."""
+    out: set[str] = set()
+    for lang in ("en", "zh"):
+        for name in PROMPT_FILES:
+            out |= _fragments_of(_TEMPLATES.read(f"{lang}/{name}").decode("utf-8"))
+        acts = json.loads(_TEMPLATES.read(f"{lang}/acts.json").decode("utf-8"))
+        for instruction in acts.values():
+            out |= _fragments_of(str(instruction))
+    return frozenset(out)
+
+
+def prompt_echo(text: str) -> str | None:
+    """The first prompt fragment the message contains (normalised), or None."""
+    norm = normalize(text)
+    if not norm:
+        return None
+    return next((f for f in sorted(prompt_fragments(), key=len, reverse=True) if f in norm), None)

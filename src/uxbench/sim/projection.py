@@ -42,7 +42,8 @@ class FactView:
     disclose: str = ""
     """Only in the free view (the rule in words is part of its prompt)."""
     patterns: tuple[str, ...] = ()
-    """Only in the assessor's view: how the assistant asks for it (`Fact.ask_patterns`, else the label)."""
+    """How the assistant asks for it (`Fact.ask_patterns`; in the assessor's view, else the label): read by code
+    (`sim.asks`), never put in a prompt."""
 
 
 @dataclass(frozen=True)
@@ -171,7 +172,7 @@ def project(party: Party, view: SessionView) -> list[Message] | RealiserView | F
     if party == "free":
         return FreeView(
             lang=persona.lang, profile=persona.profile, goal=tuple((g.id, g.request) for g in persona.goal),
-            facts=tuple(FactView(f.id, f.label, f.value, f.disclose) for f in persona.facts),
+            facts=tuple(FactView(f.id, f.label, f.value, f.disclose, f.ask_patterns) for f in persona.facts),
             opener=persona.opener, transcript=transcript, turn=user_turn, seed=view.seed,
             system_prompt=view.extra.get("user_system"), greeting=view.extra.get("greeting"),
         )

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import random
 
+from uxbench.sim.asks import asks_for
 from uxbench.sim.markers import STOP
 from uxbench.sim.projection import FactView, FreeView, RealiserView
 from uxbench.sim.realize import Record
@@ -118,9 +119,14 @@ def scripted_text(view: RealiserView) -> str:
     return text
 
 
+def _has_it(disclose: str, turn: int) -> bool:
+    """An after_turn:K fact is the user's only from their K-th message on."""
+    return not disclose.startswith("after_turn:") or turn >= int(disclose.split(":", 1)[1])
+
+
 def scripted_free_text(view: FreeView, *, leaky: bool = False) -> str:
-    """Free mode: raise the goal items in order, one per message, answering any fact whose label the assistant's
-    last reply names (the rules in its prompt are ignored when `leaky`); then ###STOP###."""
+    """Free mode: raise the goal items in order, one per message, answering any fact the assistant's last reply
+    asks for (`sim.asks`; the rules in its prompt are ignored when `leaky`); then ###STOP###."""
     lang, bank = view.lang, _bank(view.lang)
     rng = random.Random(f"{view.seed}:{view.turn}:scripted-free")
     facts = [f for f in view.facts if f.disclose == "opening"]
@@ -132,11 +138,11 @@ def scripted_free_text(view: FreeView, *, leaky: bool = False) -> str:
         elif not view.opener:
             parts += _facts(tuple(facts), lang)
         return _join(parts, lang)
-    last = view.transcript[-1].text.lower() if view.transcript else ""
+    last = view.transcript[-1].text if view.transcript else ""
     said = " ".join(line.text for line in view.transcript if line.role == "user").lower()
-    asked = [f for f in view.facts if f.label.lower() in last and f.disclose != "never"
-             and not f.disclose.startswith("after_turn")
-             and ((f.value or "").lower() not in said or f.disclose == "opening")]  # an opening fact: any time
+    asked = [f for f in view.facts if f.disclose != "never" and _has_it(f.disclose, view.turn)
+             and ((f.value or "").lower() not in said or f.disclose == "opening")  # an opening fact: any time
+             and asks_for(last, f.label, f.patterns)]
     if asked:
         return _join(_facts(tuple(asked), lang), lang)
     for _id, request in view.goal[1:]:

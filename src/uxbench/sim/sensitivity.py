@@ -10,6 +10,7 @@ conclusion the simulator made."""
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from uxbench.metrics.session import PAIRED_METRICS, SessionOutcome, paired_compa
 from uxbench.metrics.sim_real import kendall_tau
 from uxbench.sim.frontier import config_label
 from uxbench.sim.gate import gate_flags
+from uxbench.sim.health import broken_reason, error_counts
 from uxbench.sim.store import SimStore
 from uxbench.sim.summary import outcome_of
 
@@ -28,7 +30,9 @@ def _load(run_dir: Path) -> tuple[str, str, list[SessionOutcome], dict[str, Any]
         manifest = store.read_manifest() or {}
         personas = store.personas()
         outcomes = []
-        for record in store.iter_sessions():
+        records = list(store.iter_sessions())
+        manifest = {**manifest, "_broken": broken_reason(str(run_dir), *error_counts(records))}
+        for record in records:
             persona = personas.get(record.persona_id)
             flagged = bool(gate_flags(record, persona)) if persona is not None else False
             outcomes.append(outcome_of(record, flagged))
@@ -68,9 +72,32 @@ def _check_every_assistant_everywhere(cells: dict[tuple[str, str], list[SessionO
                           "seeds), or leave out the assistants that have only one.")
 
 
+def _how(base: dict[str, float], other: dict[str, float], common: list[str]) -> str:
+    """How an order changed: `reversed` when a pair of assistants swaps, `tied` when pairs the baseline told
+    apart are tied (the simulator no longer separates them), `split` when it separates a baseline tie."""
+    def sign(x: float) -> int:
+        return (x > 1e-9) - (x < -1e-9)
+
+    signs = [(sign(base[a] - base[b]), sign(other[a] - other[b])) for a, b in itertools.combinations(common, 2)]
+    if any(x * y < 0 for x, y in signs):
+        return "reversed"
+    return "tied" if any(x and not y for x, y in signs) else "split"
+
+
 def sensitivity_report(run_dirs: list[Path], *, baseline: str | None = None, n_boot: int = 2000, seed: int = 0
                        ) -> dict[str, Any]:
-    loaded = [_load(p) for p in run_dirs]
+    everything = [_load(p) for p in run_dirs]
+    # Complete as passed (every assistant under every configuration); a run then left out as broken takes only
+    # its own cell away, so its assistant is compared where it still has the baseline and another configuration.
+    _check_every_assistant_everywhere({(a, label): o for a, label, o, _ in everything},
+                                      list(dict.fromkeys(label for _, label, _, _ in everything)))
+    excluded = [{"run": str(p), "config": label, "reason": manifest["_broken"]}
+                for p, (_, label, _, manifest) in zip(run_dirs, everything, strict=True) if manifest["_broken"]]
+    loaded = [entry for entry in everything if not entry[3]["_broken"]]
+    if excluded and len({label for _, label, _, _ in loaded}) < 2:
+        raise ConfigError("uxbench sim sensitivity needs two usable simulator configurations; not compared: "
+                          + " | ".join(e["reason"] for e in excluded) + ".")
+    run_dirs = [p for p, entry in zip(run_dirs, everything, strict=True) if not entry[3]["_broken"]]
     configs = list(dict.fromkeys(label for _, label, _, _ in loaded))
     if len(configs) < 2:
         which = "the run uses" if len(run_dirs) == 1 else f"these {len(run_dirs)} runs all use"
@@ -89,7 +116,6 @@ def sensitivity_report(run_dirs: list[Path], *, baseline: str | None = None, n_b
         if (assistant, label) in cells:
             raise ConfigError(f"two runs of {assistant} under {label}: pass one run per assistant and configuration")
         cells[(assistant, label)] = outcomes
-    _check_every_assistant_everywhere(cells, configs)
     assistants = sorted({a for a, _ in cells})
     changes = []
     for assistant in assistants:
@@ -117,13 +143,15 @@ def sensitivity_report(run_dirs: list[Path], *, baseline: str | None = None, n_b
             changed = None if len(common) < 2 else (  # one assistant has no order to change
                 _order({a: per_config[base][a] for a in common}) != _order({a: per_config[label][a] for a in common}))
             entry["versus_baseline"][label] = {"n_assistants": len(common), "kendall_tau": tau,
-                                               "order_changed": changed}
+                                               "order_changed": changed,
+                                               "how": _how(per_config[base], per_config[label], common) if changed
+                                               else None}
         rankings[metric] = entry
     significant = [c for c in changes for m in (c.get("metrics") or {}).values() if m.get("significant")]
     return {"kind": "uxbench.sim.sensitivity", "baseline": base, "configs": configs, "assistants": assistants,
             "runs": [{"run": str(p), "assistant": a, "config": c, "n_sessions": len(o)}
                      for p, (a, c, o, _) in zip(run_dirs, loaded, strict=True)],
-            "changes": changes, "rankings": rankings,
+            "changes": changes, "rankings": rankings, "excluded": excluded,
             "verdict": {"metric_changes_significant": len(significant),
                         "orders_changed": sorted(m for m, e in rankings.items()
                                                  if any(v["order_changed"] for v in e["versus_baseline"].values()))},

@@ -32,7 +32,7 @@ from uxbench.sim.policy import PolicyState, initial_state, open_session, react
 from uxbench.sim.projection import SessionView, project
 from uxbench.sim.realize import LEAKY, Realiser, repeat_text
 from uxbench.sim.said import facts_said, states_hidden
-from uxbench.sim.store import MUT_ERROR
+from uxbench.sim.store import MUT_ERROR, UNUSABLE
 from uxbench.sim.tooltask import AgentPrompt, Ending, TaskSource, ToolStep, ToolTask
 from uxbench.sim.types import Assessment, Decision, Mode, Reason, SessionRecord, SimTurn, Termination, Usage
 
@@ -272,7 +272,7 @@ class _Session:
                 text, attempts, discarded = await self.realise(decision)
                 self.add_user(text, decision, attempts=attempts, discarded=discarded)
         except _Unusable as err:
-            return self.record("error", f"simulator output unusable twice ({err})")
+            return self.record("error", f"{UNUSABLE} ({err})")
         replies = 0
         while True:
             ended = await self.agent_reply()
@@ -296,7 +296,7 @@ class _Session:
             try:
                 text, attempts, discarded = await self.realise(decision)
             except _Unusable as err:
-                return self.record("error", f"simulator output unusable twice ({err})")
+                return self.record("error", f"{UNUSABLE} ({err})")
             self.add_user(text, decision, attempts=attempts, discarded=discarded, skim=decision.skim)
             if decision.end is not None:
                 return self.record(decision.end, f"closing act: {decision.act}")

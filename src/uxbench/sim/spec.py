@@ -27,8 +27,9 @@ from uxbench.sim.session import SessionPlan
 from uxbench.sim.tooltask import ToolTask
 from uxbench.sim.types import Mode
 
-POLICY_VERSION = 1
-"""Bumped when the policy's rules change what a seed produces (it enters the run id)."""
+POLICY_VERSION = 2
+"""Bumped when the policy's rules change what a seed produces (it enters the run id). 2: the rules assessor and the
+scripted users read requests with `sim.asks` instead of literal ask patterns."""
 EMBEDDED = "hf:embedded"
 
 

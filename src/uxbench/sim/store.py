@@ -241,6 +241,9 @@ def is_final(record: SessionRecord) -> bool:
 
 
 MUT_ERROR = "model under test:"
+UNUSABLE = "simulator output unusable twice"
+"""The detail of a session that ended because both generations of a user message were discarded, followed by
+their reasons: `UNUSABLE (reason; reason)`."""
 
 
 def canonical_rows(record: SessionRecord) -> Iterator[dict[str, Any]]:

@@ -38,7 +38,7 @@ def outcome_of(record: SessionRecord, flagged: bool, judgement: dict[str, Any] |
         judge=judge_curve(record, judgement),
         likes=sum(t.feedback == "like" for t in assistants), dislikes=sum(t.feedback == "dislike" for t in assistants),
         skims=sum(t.skim for t in users), chains=tuple(c.outcome or "no_recovery" for c in record.chains),
-        flagged=flagged,
+        flagged=flagged, acts_measured=record.mode != "free",
     )
 
 
@@ -107,6 +107,7 @@ def summary_rows(records: Iterable[SessionRecord], personas: dict[str, Persona],
             flagged_ids.append(record.session_id)
         for turn in record.turns:
             discarded.update(turn.discarded)
+        discarded.update(unusable_reasons(record.termination.detail))
         for party, used in record.usage.items():
             usage[party] = usage.get(party, Usage()).add(used)
         if record.termination.reason == "error":
@@ -148,7 +149,8 @@ def summary_rows(records: Iterable[SessionRecord], personas: dict[str, Persona],
         "metrics_unflagged": session_metrics(clean, **kw) if len(clean) != n else None,
         "by_lang": {lang: _headline(session_metrics(group, **kw)) for lang, group in sorted(by_lang.items())},
         "discarded": {"generations": sum(discarded.values()), "by_reason": dict(discarded),
-                      "note": "simulator outputs discarded and regenerated (never edited); counted, not hidden"},
+                      "note": "simulator outputs discarded (never edited): regenerated, or the session ended in "
+                              "error after two; counted, not hidden"},
         "usage": {party: usage[party].model_dump() for party in PARTIES if party in usage},
         "cost_per_session_usd": {party: _per_session(usage[party].cost_usd, n) for party in PARTIES if party in usage},
     }
@@ -184,6 +186,16 @@ def _reward(rows: list[tuple[str, float | None, int]], n_boot: int, seed: int) -
                          seed=seed)
     return {"mean": mean, "unscored": sum(r is None for _, r, _ in rows),
             "tool_calls_per_session": round(sum(c for _, _, c in rows) / len(rows), 4)}
+
+
+def unusable_reasons(detail: str) -> list[str]:
+    """The reasons of the generations discarded in a session that ended because none was usable (they belong to
+    no kept turn, and are counted with the others)."""
+    from uxbench.sim.store import UNUSABLE
+
+    if not detail.startswith(f"{UNUSABLE} (") or not detail.endswith(")"):
+        return []
+    return [r for r in detail[len(UNUSABLE) + 2 : -1].split("; ") if r]
 
 
 def error_party(detail: str) -> str:

@@ -139,10 +139,10 @@ def project(party: Literal["judge"], view: SessionView) -> JudgeView: ...
 def project(party: Party, view: SessionView) -> list[Message] | RealiserView | FreeView | AssessorView | JudgeView:
     """The view of `party` over the session `view`."""
     persona, turns = view.persona, view.turns
+    if party == "assistant":  # asked at every reply: nothing else is built for it
+        return [Message(role=t.role, content=t.text) for t in turns]
     transcript = tuple(Line(t.role, t.text) for t in turns)
     user_turn = sum(1 for t in turns if t.role == "user") + 1
-    if party == "assistant":
-        return [Message(role=t.role, content=t.text) for t in turns]
     if party == "realiser":
         decision = view.decision
         if decision is None:

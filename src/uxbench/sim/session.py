@@ -169,8 +169,8 @@ class _Session:
                  skim: bool = False) -> None:
         reply = self.turns[-1].text if self.turns else ""
         stamp = self.clock.user_message(reply, text, skim) if self.turns else self.clock.stamp()
-        stated = tuple(f.id for f in self.persona.facts if markers.normalize(f.value) and
-                       markers.normalize(f.value) in markers.normalize(text))
+        said = markers.normalize(text)
+        stated = tuple(f.id for f in self.persona.facts if (value := markers.normalize(f.value)) and value in said)
         if decision is not None:  # what the text says, not what the policy asked it to say, counts as said
             kept = tuple(f for f in self.state.disclosed if f not in decision.state_facts or f in stated)
             self.state = self.state.model_copy(update={"disclosed": tuple(dict.fromkeys(kept + stated))})

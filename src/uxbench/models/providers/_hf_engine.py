@@ -217,6 +217,8 @@ def _load(source: ModelSource, dtype: str, device: str, allow_download: bool) ->
                 hf_logging.enable_progress_bar()
             if restore_gguf_bar is not None:
                 restore_gguf_bar()
+        if device == "cpu":
+            set_threads()
         model.to(device)
         model.eval()
         tokenizer.padding_side = "left"  # decoder-only batching: prompts end where generation starts
@@ -285,6 +287,88 @@ class _TokenTicks:
         return scores
 
 
+class _VerdictRead:
+    """Stopping criterion of a verdict call (`config.choices`): the verdict is read at the first position and the
+    emitted word at the first non-blank one, so generation stops once every row has written a non-blank token
+    instead of running to `max_tokens` (positions nobody reads)."""
+
+    def __init__(self, tok: Any) -> None:
+        self.tok = tok
+        self.read: list[bool] | None = None
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        import torch
+
+        last = input_ids[:, -1].tolist()  # called after each new token
+        if self.read is None:
+            self.read = [False] * len(last)
+        for row, token in enumerate(last):
+            if not self.read[row] and self.tok.decode([token]).strip():
+                self.read[row] = True
+        return torch.full((len(last),), all(self.read), dtype=torch.bool, device=input_ids.device)
+
+
+SHORT_ANSWER_TOKENS = 8
+"""An answer of at most this many tokens (a verdict) costs about one forward pass over its prompt."""
+
+
+def set_threads() -> None:
+    """torch's intra-op threads = the cores this process may use (its CPU affinity, and a cgroup quota when one
+    is set), unless OMP_NUM_THREADS says otherwise: torch's own default counts the machine's cores."""
+    import torch
+
+    if os.environ.get("OMP_NUM_THREADS"):
+        return
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    quota = _cgroup_cpus()
+    if quota is not None:
+        cores = max(1, min(cores, quota))
+    if torch.get_num_threads() != cores:
+        torch.set_num_threads(cores)
+
+
+def _cgroup_cpus() -> int | None:
+    """The CPUs a cgroup v2 quota allows (`cpu.max`: "quota period"), rounded up; None without a quota."""
+    try:
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text(encoding="ascii").split()[:2]
+    except (OSError, ValueError):
+        return None
+    if quota == "max":
+        return None
+    return max(1, -(-int(quota) // int(period)))
+
+
+def prompt_lengths(loaded: LoadedModel, prompts: list[list[dict[str, str]]], template: str | None) -> list[int]:
+    """Tokens of each prompt as generate_batch will feed it."""
+    tok = loaded.tokenizer
+    texts = [render(loaded, p, template) for p in prompts]
+    return [len(ids) for ids in tok(texts, add_special_tokens=False)["input_ids"]]
+
+
+def plan_batches(lengths: list[int], *, device: str, answer_tokens: int, max_batch: int) -> list[list[int]]:
+    """Which prompts run together (indices into `lengths`), at most `max_batch` a batch.
+
+    On a GPU padding costs little: the batch stays whole, in arrival order. On a CPU a padded batch computes every
+    pad token and attends through a mask (several times slower than the same prompts one by one, measured on the
+    embedded model), while a batch shares its decoding steps. So prompts are sorted by length and grouped only
+    while padding stays small: 10% of the batch's tokens for a short answer (a verdict: the prompt's forward pass
+    is the whole cost), 30% for a longer one (the shared decoding steps pay for some padding)."""
+    order = list(range(len(lengths)))
+    if not device.startswith("cpu"):
+        return [order[i:i + max_batch] for i in range(0, len(order), max_batch)]
+    waste = 0.10 if answer_tokens <= SHORT_ANSWER_TOKENS else 0.30
+    order.sort(key=lambda i: lengths[i])
+    groups: list[list[int]] = []
+    for i in order:  # ascending: the newest member is the longest
+        group = groups[-1] if groups else None
+        if group is not None and len(group) < max_batch and \
+                lengths[i] * (len(group) + 1) <= (1 + waste) * (sum(lengths[j] for j in group) + lengths[i]):
+            group.append(i)
+        else:
+            groups.append([i])
+    return groups
+
+
 def generate_batch(
     loaded: LoadedModel,
     prompts: list[list[dict[str, str]]],
@@ -318,6 +402,11 @@ def generate_batch(
     else:
         gen.update(temperature=None, top_p=None, top_k=None)
     criteria = _stop_criteria(tok, config.stop) if config.stop else None
+    if config.choices:
+        from transformers import StoppingCriteriaList
+
+        criteria = criteria if criteria is not None else StoppingCriteriaList()
+        criteria.append(_VerdictRead(tok))
     if criteria is not None:
         gen["stopping_criteria"] = criteria
     capture = None
@@ -337,7 +426,7 @@ def generate_batch(
     results = []
     for i, ids in enumerate(new_ids):
         n_gen = next((j for j, t in enumerate(ids) if t in loaded.eos_ids), None)
-        finish = "stop" if n_gen is not None else "length"
+        finish = "stop" if n_gen is not None or (config.choices and len(ids) < gen["max_new_tokens"]) else "length"
         kept = ids if n_gen is None else ids[:n_gen]
         text = tok.decode(kept, skip_special_tokens=True)
         for stop in config.stop or ():

@@ -298,7 +298,8 @@ async def test_on_a_cpu_only_prompts_of_similar_length_share_a_batch(tiny: Path)
 
 
 def test_batch_plans() -> None:
-    plan = engine.plan_batches
+    from uxbench.models.providers._hf_cpu import plan_batches as plan
+
     lengths = [500, 1300, 510, 620, 505, 900]
     # a verdict on a CPU: padding at most 10% of a batch's tokens
     groups = plan(lengths, device="cpu", answer_tokens=4, max_batch=8)
@@ -313,3 +314,48 @@ def test_batch_plans() -> None:
     assert plan([100, 125], device="cpu", answer_tokens=4, max_batch=8) == [[0], [1]]
     # a GPU: whole batches in arrival order
     assert plan(lengths, device="cuda:0", answer_tokens=4, max_batch=4) == [[0, 1, 2, 3], [4, 5]]
+
+
+async def test_the_start_prompts_share_is_computed_once_with_the_same_result(
+        tiny: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from uxbench.models.providers import _hf_cpu
+
+    start = " ".join(["the user asked a question and assistant gave answer"] * 8)  # 80 words: a system prompt
+    prompts = [[Message(role="system", content=start), Message(role="user", content=" ".join(["hello"] * (i + 1)))]
+               for i in range(3)]
+    cfg = GenerateConfig(max_tokens=2, top_logprobs=5, logprob_tokens=2)
+    model = hf(tiny)
+    shared = [await model.generate(p, cfg) for p in prompts]  # one at a time: batches of one
+    loaded = model._loaded
+    assert loaded is not None and len(loaded.prefix.ids) >= _hf_cpu.MIN_PREFIX_TOKENS
+    monkeypatch.setattr(_hf_cpu, "MIN_PREFIX_TOKENS", 10_000)  # nothing reused: every prompt computed whole
+    loaded.prefix = _hf_cpu.PrefixCache()
+    whole = [await model.generate(p, cfg) for p in prompts]
+    assert loaded.prefix.cache is None
+    for a, b in zip(shared, whole, strict=True):
+        assert a.text == b.text and a.usage == b.usage
+        assert a.logprobs is not None and b.logprobs is not None
+        for pa, pb in zip(a.logprobs, b.logprobs, strict=True):
+            assert {t.token for t in pa.top} == {t.token for t in pb.top}
+            assert pa.logprob == pytest.approx(pb.logprob, abs=1e-4)
+
+
+def test_a_prefix_cache_learns_the_shared_start_and_crops_to_a_shorter_one() -> None:
+    from uxbench.models.providers._hf_cpu import MIN_PREFIX_TOKENS, PrefixCache
+
+    class Cache:
+        def __init__(self) -> None:
+            self.length = 0
+
+        def crop(self, n: int) -> None:
+            self.length = n
+
+    cache = PrefixCache()
+    base = list(range(100))
+    assert cache.for_prompt(None, [*base, 1000]) is None  # nothing before it
+    cache.ids, cache.cache = tuple(base), Cache()  # as if learnt
+    full = cache.for_prompt(None, [*base, 2000])
+    assert isinstance(full, Cache) and full.length == 0 and full is not cache.cache  # a copy, whole
+    cropped = cache.for_prompt(None, [*base[:80], 3000])
+    assert isinstance(cropped, Cache) and cropped.length == 80
+    assert cache.for_prompt(None, [*base[: MIN_PREFIX_TOKENS - 1], 4000]) is None  # too little shared

@@ -10,12 +10,13 @@ import logging
 import os
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from uxbench.errors import ConfigError, FatalModelError, MissingDependencyError
 from uxbench.models.api import GenerateConfig, ModelOutput, TokenLogprobs, TopLogprob, Usage
+from uxbench.models.providers._hf_cpu import PrefixCache, VerdictRead, cache_argument, set_threads
 from uxbench.models.providers._markers import split_think
 
 EMBEDDED_NAMES = ("embedded", "smollm2")
@@ -76,6 +77,8 @@ class LoadedModel:
     eos_ids: frozenset[int]
     pad_id: int
     source: ModelSource
+    prefix: PrefixCache = field(default_factory=PrefixCache)
+    """The attention cache of the prompt start that the latest prompts share (a task's system prompt)."""
 
 
 _CACHE: dict[tuple[str, str | None, str, str], LoadedModel] = {}
@@ -218,7 +221,7 @@ def _load(source: ModelSource, dtype: str, device: str, allow_download: bool) ->
             if restore_gguf_bar is not None:
                 restore_gguf_bar()
         if device == "cpu":
-            set_threads()
+            set_threads()  # before the first computation: torch fixes its thread pool then
         model.to(device)
         model.eval()
         tokenizer.padding_side = "left"  # decoder-only batching: prompts end where generation starts
@@ -287,86 +290,11 @@ class _TokenTicks:
         return scores
 
 
-class _VerdictRead:
-    """Stopping criterion of a verdict call (`config.choices`): the verdict is read at the first position and the
-    emitted word at the first non-blank one, so generation stops once every row has written a non-blank token
-    instead of running to `max_tokens` (positions nobody reads)."""
-
-    def __init__(self, tok: Any) -> None:
-        self.tok = tok
-        self.read: list[bool] | None = None
-
-    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
-        import torch
-
-        last = input_ids[:, -1].tolist()  # called after each new token
-        if self.read is None:
-            self.read = [False] * len(last)
-        for row, token in enumerate(last):
-            if not self.read[row] and self.tok.decode([token]).strip():
-                self.read[row] = True
-        return torch.full((len(last),), all(self.read), dtype=torch.bool, device=input_ids.device)
-
-
-SHORT_ANSWER_TOKENS = 8
-"""An answer of at most this many tokens (a verdict) costs about one forward pass over its prompt."""
-
-
-def set_threads() -> None:
-    """torch's intra-op threads = the cores this process may use (its CPU affinity, and a cgroup quota when one
-    is set), unless OMP_NUM_THREADS says otherwise: torch's own default counts the machine's cores."""
-    import torch
-
-    if os.environ.get("OMP_NUM_THREADS"):
-        return
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    quota = _cgroup_cpus()
-    if quota is not None:
-        cores = max(1, min(cores, quota))
-    if torch.get_num_threads() != cores:
-        torch.set_num_threads(cores)
-
-
-def _cgroup_cpus() -> int | None:
-    """The CPUs a cgroup v2 quota allows (`cpu.max`: "quota period"), rounded up; None without a quota."""
-    try:
-        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text(encoding="ascii").split()[:2]
-    except (OSError, ValueError):
-        return None
-    if quota == "max":
-        return None
-    return max(1, -(-int(quota) // int(period)))
-
-
 def prompt_lengths(loaded: LoadedModel, prompts: list[list[dict[str, str]]], template: str | None) -> list[int]:
     """Tokens of each prompt as generate_batch will feed it."""
     tok = loaded.tokenizer
     texts = [render(loaded, p, template) for p in prompts]
     return [len(ids) for ids in tok(texts, add_special_tokens=False)["input_ids"]]
-
-
-def plan_batches(lengths: list[int], *, device: str, answer_tokens: int, max_batch: int) -> list[list[int]]:
-    """Which prompts run together (indices into `lengths`), at most `max_batch` a batch.
-
-    On a GPU padding costs little: the batch stays whole, in arrival order. On a CPU a padded batch computes every
-    pad token and attends through a mask (several times slower than the same prompts one by one, measured on the
-    embedded model), while a batch shares its decoding steps. So prompts are sorted by length and grouped only
-    while padding stays small: 10% of the batch's tokens for a short answer (a verdict: the prompt's forward pass
-    is the whole cost), 30% for a longer one (the shared decoding steps pay for some padding)."""
-    order = list(range(len(lengths)))
-    if not device.startswith("cpu"):
-        return [order[i:i + max_batch] for i in range(0, len(order), max_batch)]
-    waste = 0.10 if answer_tokens <= SHORT_ANSWER_TOKENS else 0.30
-    order.sort(key=lambda i: lengths[i])
-    groups: list[list[int]] = []
-    for i in order:  # ascending: the newest member is the longest
-        group = groups[-1] if groups else None
-        if group is not None and len(group) < max_batch and \
-                lengths[i] * (len(group) + 1) <= (1 + waste) * (sum(lengths[j] for j in group) + lengths[i]):
-            group.append(i)
-        else:
-            groups.append([i])
-    return groups
 
 
 def generate_batch(
@@ -406,7 +334,7 @@ def generate_batch(
         from transformers import StoppingCriteriaList
 
         criteria = criteria if criteria is not None else StoppingCriteriaList()
-        criteria.append(_VerdictRead(tok))
+        criteria.append(VerdictRead(tok))
     if criteria is not None:
         gen["stopping_criteria"] = criteria
     capture = None
@@ -418,6 +346,10 @@ def generate_batch(
         processors.append(_TokenTicks(gen["max_new_tokens"], len(prompts)))
     if processors:
         gen["logits_processor"] = LogitsProcessorList(processors)
+    if len(prompts) == 1:  # the start it shares with the prompts before it is computed once (no padding here)
+        reused = loaded.prefix.for_prompt(model, enc["input_ids"][0].tolist())
+        if reused is not None:
+            gen[cache_argument(model)] = reused
     with torch.inference_mode():
         out = model.generate(**enc, **gen)
     latency = time.perf_counter() - start

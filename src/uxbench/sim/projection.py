@@ -141,8 +141,9 @@ def project(party: Party, view: SessionView) -> list[Message] | RealiserView | F
     persona, turns = view.persona, view.turns
     if party == "assistant":  # asked at every reply: nothing else is built for it
         return [Message(role=t.role, content=t.text) for t in turns]
-    transcript = tuple(Line(t.role, t.text) for t in turns)
     user_turn = sum(1 for t in turns if t.role == "user") + 1
+    if party in ("realiser", "free"):  # the parties that read the transcript (the assessor, asked every turn, not)
+        transcript = tuple(Line(t.role, t.text) for t in turns)
     if party == "realiser":
         decision = view.decision
         if decision is None:

@@ -207,7 +207,7 @@ async def _execute_locked(spec: SimSpec, prepared: Prepared, emit: ProgressFn) -
         "judges": sorted(set((store.read_manifest() or {}).get("judges") or []) |
                          ({SATISFACTION_JUDGE_PREFIX + spec.judge.model} if spec.judge else set())),
         "personas": {"sources": spec.personas, "n": len(prepared.personas),
-                     "hashes": {p.persona.id: p.persona.content_hash() for p in prepared.personas}},
+                     "hashes": {pid: h for pid, h in prepared.identity["personas"]}},
         "schema_version": prepared.identity["schema_version"],
         "simulator_prompt_digests": template_digests(),
         "options": {"concurrency": spec.concurrency, "procs": spec.procs, "max_attempts": spec.max_attempts,

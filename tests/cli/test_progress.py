@@ -149,3 +149,35 @@ def test_prompt_tokens_being_read_show_before_the_first_token() -> None:
     gen.info("1 of at most 4 tokens", extra={"uxbench_tokens": (1, 4, 8)})
     assert "8 replies at 1/4 tokens" in bar.render() and "prompt" not in bar.render()
     bar(ProgressEvent("end", 24, 24))
+
+
+def test_a_new_run_reads_its_input_once_and_corrects_the_count_of_duplicates(tmp_path: Path) -> None:
+    """A new run does not read the input twice to count it: the bar starts at the rows (here one exact duplicate
+    among 6) and takes the cases' count (5) once every case is read; the run itself is unchanged."""
+    rows = judge_rows(5)
+    data = write_jsonl(tmp_path / "judge.jsonl", [*rows, rows[2]])
+    events: list[ProgressEvent] = []
+    reads: list[int] = []
+    from uxbench.data import normalize
+
+    original = normalize.normalize_row
+
+    def counted(*args: object, **kwargs: object) -> object:
+        reads.append(1)
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    spec = RunSpec(task="judge", model="scripted:oracle", data=str(data), out=tmp_path / "run", concurrency=2,
+                   use_cache=False)
+    import uxbench.data.loaders as loaders
+
+    saved = loaders.normalize_row
+    loaders.normalize_row = counted  # type: ignore[assignment]
+    try:
+        result = asyncio.run(execute(spec, progress=events.append))
+    finally:
+        loaders.normalize_row = saved
+    assert events[0].kind == "start" and events[0].total == 6
+    samples = [e for e in events if e.kind == "sample"]
+    assert samples[-1].done == samples[-1].total == 5
+    assert result.summary["n_selected"] == 5
+    assert len(reads) <= 6 + 1  # one pass over the rows (and the first row once more: the check that one exists)

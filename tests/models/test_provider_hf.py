@@ -94,7 +94,7 @@ async def test_generates_text_with_usage(tiny: Path) -> None:
 
 async def test_concurrent_calls_are_batched_and_match_single_runs(tiny: Path) -> None:
     model = hf(tiny, max_batch_size="4")
-    assert model.default_max_concurrency == 4
+    assert model.default_max_concurrency == 4 * 4  # a pool of 4 batches, grouped by length
     cfg = GenerateConfig(max_tokens=3, top_logprobs=5)
     prompts = [ask(" ".join(["hello"] * (i + 1)) + " world") for i in range(6)]
     outs = await asyncio.gather(*[model.generate(p, cfg) for p in prompts])
@@ -280,3 +280,92 @@ async def test_a_batch_reports_the_tokens_it_has_written(tiny: Path, monkeypatch
     tokens = quiet.usage.input_tokens
     layers = transformers.AutoConfig.from_pretrained(tiny).num_hidden_layers
     assert read == [(round(tokens * i / layers), tokens, 1) for i in range(1, layers + 1)], (read, tokens, layers)
+
+
+async def test_a_verdict_call_stops_once_its_word_is_written(tiny: Path) -> None:
+    """A call with `choices` reads the verdict at the first position (the emitted word at the first non-blank
+    one): it stops there instead of writing max_tokens, with the same probabilities."""
+    prompt = ask("was it good or bad")
+    verdict = await hf(tiny).generate(prompt, GenerateConfig(max_tokens=4, choices=("good", "bad"), top_logprobs=5,
+                                                             logprob_tokens=4))
+    full = await hf(tiny).generate(prompt, GenerateConfig(max_tokens=4, top_logprobs=5, logprob_tokens=4))
+    assert verdict.usage.output_tokens == 1 and verdict.finish_reason == "stop"  # a word-level vocabulary: no blanks
+    assert full.usage.output_tokens == 4
+    assert verdict.logprobs is not None and full.logprobs is not None
+    assert verdict.logprobs[0].token == full.logprobs[0].token
+    assert verdict.logprobs[0].logprob == pytest.approx(full.logprobs[0].logprob, abs=1e-5)
+
+
+async def test_on_a_cpu_only_prompts_of_similar_length_share_a_batch(tiny: Path) -> None:
+    model = hf(tiny, max_batch_size="8")
+    short, long_ = ask("hello world"), ask(" ".join(["hello"] * 60))
+    prompts = [short, long_, short, long_, short]
+    cfg = GenerateConfig(max_tokens=2)  # a short answer: padding would be the whole extra cost
+    outs = await asyncio.gather(*[model.generate(p, cfg) for p in prompts])
+    assert sorted(model.batch_sizes) == [2, 3]  # the three short ones together, the two long ones together
+    alone = await model.generate(long_, cfg)
+    assert outs[1].text == alone.text and outs[1].usage.input_tokens == alone.usage.input_tokens
+
+
+def test_batch_plans() -> None:
+    from uxbench.models.providers._hf_cpu import plan_batches as plan
+
+    lengths = [500, 1300, 510, 620, 505, 900]
+    # a verdict on a CPU: padding at most 10% of a batch's tokens
+    groups = plan(lengths, device="cpu", answer_tokens=4, max_batch=8)
+    assert sorted(i for g in groups for i in g) == list(range(6))
+    for group in groups:
+        longest = max(lengths[i] for i in group)
+        assert longest * len(group) <= 1.1 * sum(lengths[i] for i in group)
+    assert [0, 4, 2] in groups and [1] in groups
+    # a long answer allows 30%, never more than max_batch
+    assert plan([100] * 5, device="cpu", answer_tokens=64, max_batch=2) == [[0, 1], [2, 3], [4]]
+    assert plan([100, 125], device="cpu", answer_tokens=64, max_batch=8) == [[0, 1]]
+    assert plan([100, 125], device="cpu", answer_tokens=4, max_batch=8) == [[0], [1]]
+    # a GPU: whole batches in arrival order
+    assert plan(lengths, device="cuda:0", answer_tokens=4, max_batch=4) == [[0, 1, 2, 3], [4, 5]]
+
+
+async def test_the_start_prompts_share_is_computed_once_with_the_same_result(
+        tiny: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from uxbench.models.providers import _hf_cpu
+
+    start = " ".join(["the user asked a question and assistant gave answer"] * 8)  # 80 words: a system prompt
+    prompts = [[Message(role="system", content=start), Message(role="user", content=" ".join(["hello"] * (i + 1)))]
+               for i in range(3)]
+    cfg = GenerateConfig(max_tokens=2, top_logprobs=5, logprob_tokens=2)
+    model = hf(tiny)
+    shared = [await model.generate(p, cfg) for p in prompts]  # one at a time: batches of one
+    loaded = model._loaded
+    assert loaded is not None and len(loaded.prefix.ids) >= _hf_cpu.MIN_PREFIX_TOKENS
+    monkeypatch.setattr(_hf_cpu, "MIN_PREFIX_TOKENS", 10_000)  # nothing reused: every prompt computed whole
+    loaded.prefix = _hf_cpu.PrefixCache()
+    whole = [await model.generate(p, cfg) for p in prompts]
+    assert loaded.prefix.cache is None
+    for a, b in zip(shared, whole, strict=True):
+        assert a.text == b.text and a.usage == b.usage
+        assert a.logprobs is not None and b.logprobs is not None
+        for pa, pb in zip(a.logprobs, b.logprobs, strict=True):
+            assert {t.token for t in pa.top} == {t.token for t in pb.top}
+            assert pa.logprob == pytest.approx(pb.logprob, abs=1e-4)
+
+
+def test_a_prefix_cache_learns_the_shared_start_and_crops_to_a_shorter_one() -> None:
+    from uxbench.models.providers._hf_cpu import MIN_PREFIX_TOKENS, PrefixCache
+
+    class Cache:
+        def __init__(self) -> None:
+            self.length = 0
+
+        def crop(self, n: int) -> None:
+            self.length = n
+
+    cache = PrefixCache()
+    base = list(range(100))
+    assert cache.for_prompt(None, [*base, 1000]) is None  # nothing before it
+    cache.ids, cache.cache = tuple(base), Cache()  # as if learnt
+    full = cache.for_prompt(None, [*base, 2000])
+    assert isinstance(full, Cache) and full.length == 0 and full is not cache.cache  # a copy, whole
+    cropped = cache.for_prompt(None, [*base[:80], 3000])
+    assert isinstance(cropped, Cache) and cropped.length == 80
+    assert cache.for_prompt(None, [*base[: MIN_PREFIX_TOKENS - 1], 4000]) is None  # too little shared

@@ -2,37 +2,20 @@
 
 from __future__ import annotations
 
-import sqlite3
 import sys
 from typing import Annotated, Any, NoReturn
 
 import typer
 from typer.core import TyperGroup
 
-import uxbench.cli.human_cmd as human_cmd
-import uxbench.cli.judge_cmd as judge_cmd
-import uxbench.cli.site_cmd as site_cmd
-import uxbench.cli.view_cmd as view_cmd
-from uxbench.cli import (
-    bias_cmd,
-    data_cmd,
-    leaderboard_cmd,
-    mine_cmd,
-    pairwise_cmd,
-    personas_cmd,  # noqa: F401  (registers its commands on sim_app.personas_app)
-    plan_cmd,
-    plot_cmd,
-    report_cmd,
-    run_cmd,
-    score_cmd,
-    sim_app,
-    sim_cmd,  # noqa: F401  (registers its commands on sim_app.sim_app)
-)
 from uxbench.cli.help_format import install as _install_help_format
+from uxbench.cli.lazy_group import LazyCommand, LazyGroup
+from uxbench.cli.startup import install as _install_startup
 from uxbench.errors import UxbenchError
 from uxbench.extras import RUNNING_COMMAND
 
 _install_help_format()
+_install_startup()
 
 ERROR_EXIT = 2
 """Exit status of a command stopped by bad input, configuration or files (as click uses for usage errors)."""
@@ -98,7 +81,10 @@ class _ErrorsAsMessages(TyperGroup):
             raise typer.Exit(0) from None
         except OSError as exc:
             fail(os_error_text(exc))
-        except sqlite3.Error as exc:
+        except Exception as exc:
+            sqlite3 = sys.modules.get("sqlite3")  # imported by the command that used SQLite (not at start)
+            if sqlite3 is None or not isinstance(exc, sqlite3.Error):
+                raise
             fail(sqlite_error_text(exc))
         finally:
             RUNNING_COMMAND.set(None)
@@ -114,13 +100,52 @@ def _silence_stdout() -> None:
         pass
 
 
+COMMANDS = {
+    "run": LazyCommand("uxbench.cli.run_cmd:run",
+                       "Run a task (default: Task 1, UX Judge) and write a run directory."),
+    "report": LazyCommand("uxbench.cli.report_cmd:report",
+                          "Compare finished runs: a table with 95% confidence intervals."),
+    "score": LazyCommand("uxbench.cli.score_cmd:score",
+                         "Score a Task 2/3 run's replies with a judge (again, or another one), without regenerating."),
+    "pairwise": LazyCommand("uxbench.cli.pairwise_cmd:pairwise",
+                            "Compare two Task 2/3 runs' replies case by case with a pairwise judge (both orders)."),
+    "bias": LazyCommand("uxbench.cli.bias_cmd:bias",
+                        "Judge biases over scored runs: self-preference, length bias, agreement, calibration."),
+    "leaderboard": LazyCommand("uxbench.cli.leaderboard_cmd:leaderboard",
+                               "Rank runs of every task with CIs and honest ties; metadata and scaling trends."),
+    "plan": LazyCommand("uxbench.cli.plan_cmd:plan",
+                        "How many cases a difference needs (paired, 80% power), from pilot runs or a stated rate."),
+    "plot": LazyCommand("uxbench.cli.plot_cmd:plot", "Draw a PNG or SVG: per-scenario bars, reliability, "
+                        "self-preference, scaling, mining funnel or signal rates."),
+    "view": LazyCommand("uxbench.cli.view_cmd:view",
+                        "Browse runs, samples and mining outputs in a local web app (needs the web extra)."),
+    "providers": LazyCommand("uxbench.cli.main:providers",
+                             "List the model providers, how to name a model and each one's --model-arg values."),
+    "data": LazyCommand("uxbench.cli.data_cmd:app", "Check and describe data files before a run."),
+    "mine": LazyCommand("uxbench.cli.mine_cmd:app", "Mine chat logs for dissatisfaction signals and build test cases."),
+    "human": LazyCommand("uxbench.cli.human_cmd:app",
+                         "Blind human evaluation: create a study, serve it, read its results."),
+    "site": LazyCommand("uxbench.cli.site_cmd:app", "Publish the leaderboard as a static site (HTML + JSON, no CDN)."),
+    "judge": LazyCommand("uxbench.cli.judge_cmd:app", "Train a UX judge from your feedback, measure it, serve it."),
+    "sim": LazyCommand("uxbench.cli.sim_cmd:app",
+                       "UXBench Pro: simulated users talk to a model over many turns; session metrics."),
+    "personas": LazyCommand("uxbench.cli.personas_cmd:app", "Check and list the personas of simulated users."),
+}
+"""Every command, in the order `uxbench --help` lists them: its module, and its one line of help.
+A module is imported only when its command runs or shows its help; register a new command here with one line."""
+
+
+class _RootGroup(LazyGroup, _ErrorsAsMessages):
+    lazy = COMMANDS
+
+
 app = typer.Typer(
     name="uxbench",
     help="Measure how AI assistants make their users feel (UXBench: UX Judge, UX Eval, UX Recovery).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
-    cls=_ErrorsAsMessages,
+    cls=_RootGroup,
     context_settings={"help_option_names": ["-h", "--help"]},  # inherited by every subcommand
 )
 
@@ -140,39 +165,7 @@ def _root(
 ) -> None:
     pass
 
-app.command("run", help="Run a task (default: Task 1, UX Judge) and write a run directory.")(run_cmd.run)
-app.command("report", help="Compare finished runs: a table with 95% confidence intervals.")(report_cmd.report)
-app.command("score", help="Score a Task 2/3 run's replies with a judge (again, or another one), without regenerating.")(
-    score_cmd.score
-)
-app.command("pairwise", help="Compare two Task 2/3 runs' replies case by case with a pairwise judge (both orders).")(
-    pairwise_cmd.pairwise
-)
-app.command("bias", help="Judge biases over scored runs: self-preference, length bias, agreement, calibration.")(
-    bias_cmd.bias
-)
-app.command("leaderboard", help="Rank runs of every task with CIs and honest ties; metadata and scaling trends.")(
-    leaderboard_cmd.leaderboard
-)
-app.command("plan", help="How many cases a difference needs (paired, 80% power), from pilot runs or a stated rate.")(
-    plan_cmd.plan
-)
-app.command("plot", help="Draw a PNG or SVG: per-scenario bars, reliability, self-preference, scaling, mining "
-                    "funnel or signal rates.")(plot_cmd.plot)
-app.add_typer(data_cmd.app, name="data", help="Check and describe data files before a run.")
-app.add_typer(mine_cmd.app, name="mine", help="Mine chat logs for dissatisfaction signals and build test cases.")
-app.command("view", help="Browse runs, samples and mining outputs in a local web app (needs the web extra).")(
-    view_cmd.view
-)
-app.add_typer(human_cmd.app, name="human", help="Blind human evaluation: create a study, serve it, read its results.")
-app.add_typer(site_cmd.app, name="site", help="Publish the leaderboard as a static site (HTML + JSON, no CDN).")
-app.add_typer(judge_cmd.app, name="judge", help="Train a UX judge from your feedback, measure it, serve it.")
-app.add_typer(sim_app.sim_app, name="sim",
-              help="UXBench Pro: simulated users talk to a model over many turns; session metrics.")
-app.add_typer(sim_app.personas_app, name="personas", help="Check and list the personas of simulated users.")
 
-
-@app.command("providers", help="List the model providers, how to name a model and each one's --model-arg values.")
 def providers() -> None:
     from uxbench.models.registry import provider_help
 

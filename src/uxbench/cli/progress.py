@@ -162,7 +162,8 @@ class RichProgress:
                 self._start(event)
         elif event.kind == "sample" and self._progress is not None and self._task_id is not None:
             self._metric = metric_text(event)
-            self._progress.update(self._task_id, completed=event.done, metric=self._metric, eta_at=self.clock())
+            self._progress.update(self._task_id, completed=event.done, total=event.total, metric=self._metric,
+                                  eta_at=self.clock())
         elif event.kind == "end":
             self.stop()
         elif event.kind == "note":

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -268,6 +267,8 @@ def _embedded_defaults(task: str, opts: dict[str, Any], args: dict[str, str]) ->
 
 
 def _execute(console: Console, spec: RunSpec, quiet: bool) -> RunResult:
+    import asyncio
+
     from uxbench.cli.progress import RichProgress
     from uxbench.orchestrate.runner import execute
 

@@ -90,8 +90,13 @@ def as_int(value: object, field: str) -> int | None:
 def _text_key(obj: Mapping[str, Any]) -> str | None:
     """The text field of a message: the first of message/content/text/msg that is set. Arrow-backed rows
     (Parquet, HF) carry every variant's key, with None where a row did not have it."""
-    present = [k for k in _TEXT_KEYS if k in obj]
-    return next((k for k in present if obj[k] is not None), present[0] if present else None)
+    first = None
+    for key in _TEXT_KEYS:
+        if key in obj:
+            if obj[key] is not None:
+                return key
+            first = first or key
+    return first
 
 
 def parse_message(raw: object, field: str) -> Message:
@@ -110,11 +115,13 @@ def parse_message(raw: object, field: str) -> Message:
     if extra is not None and not isinstance(extra, str):
         raise DataError("expected text", field=f"{field}.reasoning")
     when = next((raw[k] for k in _TIME_KEYS if k in raw), None)
-    return Message(
+    # Every field is checked above (role a Role, text a str, a datetime or None, an int or None): built without
+    # a second validation, which cost as much as the rest of the message's parsing.
+    return Message.model_construct(
         role=role,
         content=text,
         reasoning=extra or reasoning or None,
-        created_at=parse_timestamp(when, f"{field}.time", lenient=True),  # optional: a bad one is no error
+        created_at=None if when is None else parse_timestamp(when, f"{field}.time", lenient=True),  # optional
         turn_index=as_int(raw.get("turn_index"), f"{field}.turn_index"),
     )
 

@@ -65,7 +65,11 @@ def _present(row: Mapping[str, Any], key: str) -> bool:
 
 
 def _first(row: Mapping[str, Any], keys: tuple[str, ...]) -> str | None:
-    return next((k for k in keys if _present(row, k)), None)
+    for key in keys:  # _present, inlined: called several times for every row
+        value = row.get(key)
+        if value is not None and value != "" and value != []:
+            return key
+    return None
 
 
 def infer_task(row: Mapping[str, Any], *, default_label: JudgeLabel | None = None) -> TaskName:
@@ -113,7 +117,7 @@ def _labels(row: Mapping[str, Any], used: set[str]) -> CaseLabels:
     success = _opt_str(row, "success_dimension")
     difficulty = _opt_str(row, "difficulty")
     signal = _opt_str(row, "signal_type")
-    return CaseLabels(
+    return CaseLabels.model_construct(  # every value is a checked str or None
         scenario=scenario,
         scenario_key=map_scenario(scenario),
         failure_dimension=failure,

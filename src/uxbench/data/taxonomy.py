@@ -149,6 +149,11 @@ def map_name(kind: TaxonomyKind, name: object) -> str | None:
     """The taxonomy key for any known name (key, English, Chinese, alias); None when unknown or empty."""
     if not isinstance(name, str):
         return None
+    return _map_str(kind, name)
+
+
+@lru_cache(maxsize=4096)  # a dataset repeats a few dozen names over every row
+def _map_str(kind: TaxonomyKind, name: str) -> str | None:
     tables = _tables()
     norm = normalize_name(name, tables.t2s)
     if not norm:

@@ -292,17 +292,18 @@ async def _generate(
                                                            else "") + "; only what they lack is run again."))
     chosen = _limit_selection(source, spec.limit)
     # The bar counts the cases that run: invalid rows skipped, duplicates and curated cases are not among them.
-    total, already = _count_selected(source, chosen, done, identity_hash)
-    if source.skipped.count:
-        emit(note(_write_skipped(store, source)))
-    if total == 0:
-        raise DataError(
-            f"No cases were read from {source.description}: there is nothing to run. Check that the input holds "
-            f"{spec.task} rows (`uxbench data validate --task {spec.task} PATH`)."
-        )
+    # A new run (nothing done, no --limit, no --skip-invalid: an invalid row stops it) does not read the input
+    # twice for it: the bar starts at the rows' count (cheap), and once every case has been read it takes off
+    # what the rows' count holds beyond the cases (rows of another task, exact duplicates, curated cases).
+    fresh = not done and chosen is None and not spec.skip_invalid
+    if fresh:
+        total, already = source.count(), 0
+    else:
+        total, already = _count_selected(source, chosen, done, identity_hash)
+        _check_read(store, source, spec, total, emit)
     selected: list[str] = []
     # The bar starts at the samples already done, and `done` only grows from there.
-    state = {"done": already, "hits": 0, "counted": 0, "resumed": 0}
+    state = {"done": already, "hits": 0, "counted": 0, "resumed": 0, "total": total}
     by_class: dict[str, tuple[int, int]] = {}
     guard = FailureGuard("samples", None if new_dir else store.path, "Check the model name, base_url and API key")
 
@@ -320,6 +321,9 @@ async def _generate(
                     store.put_case(sid, case_json)
                 continue
             yield index, case, sid, case_json
+        if fresh:  # every case has been read
+            state["total"] = len(selected)
+            _check_read(store, source, spec, len(selected), emit)
 
     async def work(item: tuple[int, Any, str, bytes]) -> None:
         index, case, sid, case_json = item
@@ -337,13 +341,24 @@ async def _generate(
             if record.gold is not None:
                 hits, counted = by_class.get(str(record.gold), (0, 0))
                 by_class[str(record.gold)] = (hits + int(hit), counted + 1)
-        emit(ProgressEvent("sample", state["done"], total, metric_name,
+        emit(ProgressEvent("sample", state["done"], state["total"], metric_name,
                            state["hits"] / state["counted"] if state["counted"] else None,
                            metric_by_class=dict(by_class) if by_class else None))
 
     emit(ProgressEvent("start", already, total, run_dir=store.path, resumed=already))
     await run_pool(pending(), work, concurrency)
     return selected, state["resumed"]
+
+
+def _check_read(store: RunStore, source: Any, spec: RunSpec, total: int, emit: ProgressFn) -> None:
+    """After a whole pass over the input: the note on skipped rows, and an error when no case is left to run."""
+    if source.skipped.count:
+        emit(note(_write_skipped(store, source)))
+    if total == 0:
+        raise DataError(
+            f"No cases were read from {source.description}: there is nothing to run. Check that the input holds "
+            f"{spec.task} rows (`uxbench data validate --task {spec.task} PATH`)."
+        )
 
 
 def _count_selected(source: Any, chosen: set[int] | None, done: set[str], identity_hash: str) -> tuple[int, int]:

@@ -2,8 +2,9 @@
 
     RUN_DIR/
       manifest.json    what was asked: full config, dataset fingerprint, versions, git revision, template hashes
-      samples.sqlite   one row per sample (with the case it ran on), committed as each completes (WAL): the
-                       crash-safe store; Tasks 2/3 add one row per (sample, judge) in table `scores`
+      samples.sqlite   one row per sample (with the case it ran on), committed as each completes (WAL; during a
+                       run, the samples finished in one turn of the event loop together: runtime/batched_writes.py):
+                       the crash-safe store; Tasks 2/3 add one row per (sample, judge) in table `scores`
       samples.jsonl    export of the records, written at the end of a run (convenience copy)
       summary.json     the metrics
 
@@ -24,6 +25,7 @@ from uxbench.errors import UxbenchError
 from uxbench.fileio import atomic_write_bytes, atomic_write_lines, connect_sqlite, is_damage, sqlite_damaged
 from uxbench.redact import has_secret, scrub, scrubbed_json
 from uxbench.runs.records import SampleRecord, ScoreRecord
+from uxbench.runtime.batched_writes import BatchedWrites
 from uxbench.runtime.cache import enable_wal
 
 MANIFEST = "manifest.json"
@@ -88,6 +90,7 @@ class RunStore:
         missing (`_rebuild`); None when it was there."""
         self.cases_missing: set[str] = set()
         """Sample ids rebuilt without their case (the copies hold none): the runner stores it when it meets it."""
+        self._writes = BatchedWrites(self._open)
 
     # -- lifecycle -------------------------------------------------------------------------
     @classmethod
@@ -111,6 +114,11 @@ class RunStore:
         return store
 
     def _conn(self) -> sqlite3.Connection:
+        """The connection, with every write made so far committed (what a read should see)."""
+        self._writes.flush()
+        return self._open()
+
+    def _open(self) -> sqlite3.Connection:
         if self._db is None:
             self.path.mkdir(parents=True, exist_ok=True)
             path = self.path / SAMPLES_DB
@@ -175,9 +183,14 @@ class RunStore:
         self.cases_missing.discard(sample_id)
 
     def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
+        """Commit what is waiting and close (raises a failed commit, after closing)."""
+        try:
+            if self._db is not None or self._writes.pending:
+                self._writes.flush()
+        finally:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
 
     def __enter__(self) -> RunStore:
         return self
@@ -200,22 +213,24 @@ class RunStore:
 
     # -- records ---------------------------------------------------------------------------
     def put(self, record: SampleRecord, case_json: bytes | None = None) -> None:
-        """Store one finished sample and the case it ran on; committed before returning (autocommit, WAL).
+        """Store one finished sample and the case it ran on; committed before returning, or in a running event loop
+        with the other writes of this turn of the loop (runtime/batched_writes.py).
 
         The case makes the run self-contained: re-scoring and viewers read it from here, not from the input."""
         record, body = scrubbed_json(record, keep=_ID_FIELDS, urls=False)  # no secret in play reaches the file
         if case_json is not None and has_secret(case_json, urls=False):  # a key pasted into the data, too
             case_json = scrub(case_json.decode("utf-8"), urls=False).encode("utf-8")
-        self._conn().execute(
+        self._writes.write(
             "INSERT OR REPLACE INTO records(sample_id, idx, status, body, case_json) VALUES (?, ?, ?, ?, ?)",
             (record.sample_id, record.index, record.status, body, case_json),
         )
 
     def count_sent(self, role: str) -> None:
-        """One more request sent by `role` (model, judge:KEY, strategy:KEY); committed at once, so requests in
-        flight when the run is killed are counted too."""
-        self._conn().execute("INSERT INTO sent(role, requests) VALUES (?, 1) "
-                             "ON CONFLICT(role) DO UPDATE SET requests = requests + 1", (role,))
+        """One more request sent by `role` (model, judge:KEY, strategy:KEY); committed at once (in a running event
+        loop: at the end of this turn of the loop, before any answer can arrive), so requests in flight when the
+        run is killed are counted too."""
+        self._writes.add("INSERT INTO sent(role, requests) VALUES (?, ?) "
+                         "ON CONFLICT(role) DO UPDATE SET requests = requests + excluded.requests", (role,))
 
     def sent(self) -> dict[str, int]:
         """Requests sent per role, over every invocation on this directory (empty for older runs)."""
@@ -248,9 +263,9 @@ class RunStore:
 
     # -- scores (Tasks 2/3) ----------------------------------------------------------------
     def put_score(self, score: ScoreRecord) -> None:
-        """Store one judge's score of one sample; committed before returning."""
+        """Store one judge's score of one sample; committed as `put` commits."""
         score, body = scrubbed_json(score, keep=_ID_FIELDS, urls=False)
-        self._conn().execute(
+        self._writes.write(
             "INSERT OR REPLACE INTO scores(sample_id, judge, idx, status, body) VALUES (?, ?, ?, ?, ?)",
             (score.sample_id, score.judge, score.index, score.status, body),
         )

@@ -4,7 +4,8 @@ Same request (provider identity + messages + generation settings) = same stored 
 benchmark, resuming it, or re-scoring with the same judge costs nothing. SQLite runs in WAL mode, which
 lets several processes read and write one file at once. Calls run synchronously on the event-loop thread:
 measured on the 2-core dev box, a lookup costs 8 us of CPU and an insert 25 us, against 58 us and 91 us when
-handed to a one-thread executor (the hand-off costs more than the query).
+handed to a one-thread executor (the hand-off costs more than the query). Inserts made in one turn of a running
+event loop are committed together at its end (runtime/batched_writes.py); a lookup sees them before that.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import orjson
 
 from uxbench.errors import UxbenchError
 from uxbench.fileio import connect_sqlite, sqlite_problem
+from uxbench.runtime.batched_writes import BatchedWrites
 
 KEY_VERSION = 1
 """Bump when the key recipe changes, so old entries are simply never hit."""
@@ -32,6 +34,7 @@ CREATE TABLE IF NOT EXISTS responses (
     created REAL NOT NULL
 ) WITHOUT ROWID
 """
+_PUT = "INSERT OR REPLACE INTO responses (key, value, created) VALUES (?, ?, ?)"
 
 
 class CacheError(UxbenchError):
@@ -84,6 +87,9 @@ class ResponseCache:
         self.hits = 0
         self.misses = 0
         self.writes = 0
+        self._waiting: dict[str, bytes] = {}
+        """Values put in this turn of the event loop, not yet committed (a lookup finds them here)."""
+        self._writes = BatchedWrites(self._conn, on_commit=self._waiting.clear)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -123,7 +129,12 @@ class ResponseCache:
 
     def get(self, key: str) -> bytes | None:
         try:
-            row = self._conn().execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
+            self._writes.raise_failure()
+            waiting = self._waiting.get(key)
+            if waiting is not None:
+                row: tuple[bytes] | None = (waiting,)
+            else:
+                row = self._conn().execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
         except sqlite3.DatabaseError as exc:
             raise self._wrap(exc, "read") from exc
         if row is None:
@@ -135,13 +146,19 @@ class ResponseCache:
     def put(self, key: str, value: bytes | str) -> None:
         data = value.encode() if isinstance(value, str) else value
         try:
-            self._conn().execute(
-                "INSERT OR REPLACE INTO responses (key, value, created) VALUES (?, ?, ?)",
-                (key, data, time.time()),
-            )
+            self._writes.write(_PUT, (key, data, time.time()))
         except sqlite3.DatabaseError as exc:
             raise self._wrap(exc, "write") from exc
+        if self._writes.pending:
+            self._waiting[key] = data
         self.writes += 1
+
+    def flush(self) -> None:
+        """Commit the inserts that wait for the end of the event loop's turn."""
+        try:
+            self._writes.flush()
+        except sqlite3.DatabaseError as exc:
+            raise self._wrap(exc, "write") from exc
 
     def get_json(self, key: str) -> Any:
         raw = self.get(key)
@@ -151,6 +168,7 @@ class ResponseCache:
         self.put(key, orjson.dumps(value))
 
     def __len__(self) -> int:
+        self.flush()
         try:
             row = self._conn().execute("SELECT COUNT(*) FROM responses").fetchone()
         except sqlite3.DatabaseError as exc:
@@ -175,6 +193,7 @@ class ResponseCache:
 
     def clear(self) -> int:
         """Delete every entry; returns how many there were."""
+        self.flush()
         try:
             cur = self._conn().execute("DELETE FROM responses")
         except sqlite3.DatabaseError as exc:
@@ -182,9 +201,14 @@ class ResponseCache:
         return cur.rowcount
 
     def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
+        """Commit what waits and close (a failed commit is raised, after closing)."""
+        try:
+            if self._db is not None:
+                self.flush()
+        finally:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
 
     def __enter__(self) -> ResponseCache:
         return self

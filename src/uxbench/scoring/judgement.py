@@ -41,12 +41,15 @@ class Judgement:
 
 def call_totals(outputs: list[ModelOutput]) -> dict[str, Any]:
     """The usage fields of a stored record (`runs.records`), summed over a sample's calls."""
-    usage = Usage()
-    cached = Usage()
-    for out in outputs:
-        usage = usage + out.usage
-        if out.cached:
-            cached = cached + out.usage
+    if len(outputs) == 1:  # the usual sample: one call, nothing to add up
+        usage = outputs[0].usage
+        cached = usage if outputs[0].cached else Usage()
+    else:
+        usage, cached = Usage(), Usage()
+        for out in outputs:
+            usage = usage + out.usage
+            if out.cached:
+                cached = cached + out.usage
     n_cached = sum(1 for out in outputs if out.cached)
     return {
         "usage": usage,

@@ -4,6 +4,7 @@ the normalisation and content tokens used to compare user messages. Wording list
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import unicodedata
@@ -66,12 +67,14 @@ _WORD = re.compile(r"[a-z0-9]+")
 _PUNCT = re.compile(r"[\W_]+", re.UNICODE)
 
 
+@functools.lru_cache(maxsize=4096)  # a persona's facts and requests are compared with every message of a session
 def normalize(text: str) -> str:
     """NFKC (full-width -> half-width), lower case, punctuation and spaces removed: for "the same text"."""
     return _PUNCT.sub("", unicodedata.normalize("NFKC", text).lower())
 
 
-def content_tokens(text: str) -> set[str]:
+@functools.lru_cache(maxsize=4096)
+def content_tokens(text: str) -> frozenset[str]:
     """Content words (Latin, 3+ letters, no stop words) and CJK character bigrams."""
     folded = unicodedata.normalize("NFKC", text).lower()
     tokens = {w for w in _WORD.findall(folded) if len(w) >= 3 and w not in _EN_STOP}
@@ -79,7 +82,7 @@ def content_tokens(text: str) -> set[str]:
         tokens.update(run[i : i + 2] for i in range(len(run) - 1))
         if len(run) == 1:
             tokens.add(run)
-    return tokens
+    return frozenset(tokens)
 
 
 def markers_in(text: str) -> list[str]:

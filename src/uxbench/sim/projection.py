@@ -144,10 +144,11 @@ def project(party: Literal["judge"], view: SessionView) -> JudgeView: ...
 def project(party: Party, view: SessionView) -> list[Message] | RealiserView | FreeView | AssessorView | JudgeView:
     """The view of `party` over the session `view`."""
     persona, turns = view.persona, view.turns
-    transcript = tuple(Line(t.role, t.text) for t in turns)
-    user_turn = sum(1 for t in turns if t.role == "user") + 1
-    if party == "assistant":
+    if party == "assistant":  # asked at every reply: nothing else is built for it
         return _assistant_messages(view)
+    user_turn = sum(1 for t in turns if t.role == "user") + 1
+    if party in ("realiser", "free"):  # the parties that read the transcript (the assessor, asked every turn, not)
+        transcript = tuple(Line(t.role, t.text) for t in turns)
     if party == "realiser":
         decision = view.decision
         if decision is None:

@@ -5,7 +5,8 @@
 3. Sessions without a stored record run on a bounded pool (`--concurrency` in flight); every model call goes
    through the model layer: the adaptive limiter of its endpoint, retries, the response cache (the session's
    seed is in every request, so trials never share a cached conversation). Each finished session is committed
-   before the next is taken: a kill loses at most the sessions in flight, and the same command resumes.
+   at the end of the event loop's turn in which it finished (runtime/batched_writes.py): a kill loses at most
+   the sessions in flight, and the same command resumes.
    `--procs N` shards the pending sessions over N processes (one event loop tops out near 10 useful
    concurrent sessions when the client does real work, SIMULATORS.md lesson 24); they write one store, the parent
    shows the progress and writes the summary.
@@ -249,7 +250,7 @@ async def _execute_locked(spec: SimSpec, prepared: Prepared, emit: ProgressFn) -
         "judges": sorted(set((store.read_manifest() or {}).get("judges") or []) |
                          ({SATISFACTION_JUDGE_PREFIX + spec.judge.model} if spec.judge else set())),
         "personas": {"sources": spec.personas, "n": len(prepared.personas),
-                     "hashes": {p.persona.id: p.persona.content_hash() for p in prepared.personas}},
+                     "hashes": {pid: h for pid, h in prepared.identity["personas"]}},
         "schema_version": prepared.identity["schema_version"],
         **({"tool_tasks": {**prepared.identity["tool_tasks"], "n": len(prepared.personas),
                            "skipped": [list(s) for s in prepared.skipped_tasks]}} if spec.tasks else {}),

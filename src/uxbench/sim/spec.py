@@ -136,8 +136,10 @@ def _tool_tasks(spec: SimSpec) -> list[tuple[ToolTask, Persona]]:
     return [(task, compile_persona(task)) for task in select_tasks(spec.tasks).tasks]
 
 
-def session_seed(run_seed: int, persona: Persona, trial: int) -> int:
-    digest = hashlib.sha256(f"{run_seed}\0{persona.content_hash()}\0{trial}".encode()).hexdigest()
+def session_seed(run_seed: int, persona: Persona | str, trial: int) -> int:
+    """The seed of one session, from the run's seed, the persona (or its content hash) and the trial."""
+    persona_hash = persona if isinstance(persona, str) else persona.content_hash()
+    digest = hashlib.sha256(f"{run_seed}\0{persona_hash}\0{trial}".encode()).hexdigest()
     return int(digest[:12], 16)
 
 
@@ -156,9 +158,10 @@ def prepare(spec: SimSpec) -> Prepared:
         personas = [LoadedPersona(compile_persona(task), task.id, None) for task in selected.tasks]
     else:
         personas = select_personas(spec)
+    hashes = [p.persona.content_hash() for p in personas]  # a dump of the whole persona: once each
     identity = {
         "kind": "sim", "schema_version": SCHEMA_VERSION, "policy_version": POLICY_VERSION,
-        "personas": [[p.persona.id, p.persona.content_hash()] for p in personas],
+        "personas": [[p.persona.id, h] for p, h in zip(personas, hashes, strict=True)],
         "model": spec.model.model, "model_args": mf.redact_args(spec.model.args),
         "simulator": spec.simulator.model, "simulator_args": mf.redact_args(spec.simulator.args),
         "assessor": spec.assessor.model, "assessor_args": mf.redact_args(spec.assessor.args),
@@ -179,13 +182,13 @@ def prepare(spec: SimSpec) -> Prepared:
     else:
         run_dir = spec.out
     plans = []
-    for p_index, item in enumerate(personas):
+    for p_index, (item, persona_hash) in enumerate(zip(personas, hashes, strict=True)):
         persona = item.persona
         for trial in range(spec.trials):
             sid = hashlib.sha256(f"{identity_hash}\0{persona.id}\0{trial}".encode()).hexdigest()[:24]
             plans.append(SessionPlan(
                 session_id=sid, index=p_index * spec.trials + trial, persona=persona,
-                persona_hash=persona.content_hash(), trial=trial, seed=session_seed(spec.seed, persona, trial),
+                persona_hash=persona_hash, trial=trial, seed=session_seed(spec.seed, persona_hash, trial),
                 mode=spec.mode, max_turns=spec.max_turns, task=tasks.get(str(persona.meta.get("task"))),
                 agent_prompt=spec.agent_prompt,
             ))

@@ -31,6 +31,7 @@ from uxbench.data import user_files
 from uxbench.errors import DataError, UxbenchError
 from uxbench.fileio import atomic_write_bytes, atomic_write_lines, connect_sqlite
 from uxbench.redact import scrubbed_json
+from uxbench.runtime.batched_writes import BatchedWrites
 from uxbench.runtime.cache import enable_wal
 from uxbench.sim.persona import Persona
 from uxbench.sim.types import SessionRecord
@@ -93,6 +94,7 @@ class SimStore:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._db: sqlite3.Connection | None = None
+        self._writes = BatchedWrites(self._open)
 
     @classmethod
     def open_existing(cls, path: str | Path) -> SimStore:
@@ -103,6 +105,11 @@ class SimStore:
         return cls(path)
 
     def _conn(self) -> sqlite3.Connection:
+        """The connection, with every write made so far committed (what a read should see)."""
+        self._writes.flush()
+        return self._open()
+
+    def _open(self) -> sqlite3.Connection:
         if self._db is None:
             self.path.mkdir(parents=True, exist_ok=True)
             db = connect_sqlite(self.path / SIM_DB, timeout=60)
@@ -113,9 +120,14 @@ class SimStore:
         return self._db
 
     def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
+        """Commit what is waiting and close (raises a failed commit, after closing)."""
+        try:
+            if self._db is not None or self._writes.pending:
+                self._writes.flush()
+        finally:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
 
     def __enter__(self) -> SimStore:
         return self
@@ -138,9 +150,10 @@ class SimStore:
 
     # -- sessions --------------------------------------------------------------------------
     def put(self, record: SessionRecord) -> None:
-        """Store one finished session; committed before returning."""
+        """Store one finished session; committed before returning, or in a running event loop with the other writes
+        of this turn of the loop (runtime/batched_writes.py)."""
         record, body = scrubbed_json(record, keep=_ID_FIELDS, urls=False)  # no secret in play reaches the file
-        self._conn().execute(
+        self._writes.write(
             "INSERT OR REPLACE INTO sessions(session_id, idx, persona_id, trial, reason, n_turns, final, body) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (record.session_id, record.index, record.persona_id, record.trial, record.termination.reason,
@@ -187,7 +200,7 @@ class SimStore:
 
     # -- judgements (a judge's per-turn satisfaction estimates; other judged passes use their own keys) -----
     def put_judgement(self, session_id: str, judge: str, body: dict[str, Any], *, ok: bool = True) -> None:
-        self._conn().execute(
+        self._writes.write(
             "INSERT OR REPLACE INTO judgements(session_id, judge, status, body) VALUES (?, ?, ?, ?)",
             (session_id, judge, "ok" if ok else "error", orjson.dumps(body)),
         )

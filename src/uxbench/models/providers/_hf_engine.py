@@ -10,12 +10,13 @@ import logging
 import os
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from uxbench.errors import ConfigError, FatalModelError, MissingDependencyError
 from uxbench.models.api import GenerateConfig, ModelOutput, TokenLogprobs, TopLogprob, Usage
+from uxbench.models.providers._hf_cpu import PrefixCache, VerdictRead, cache_argument, set_threads
 from uxbench.models.providers._markers import split_think
 
 EMBEDDED_NAMES = ("embedded", "smollm2")
@@ -76,6 +77,8 @@ class LoadedModel:
     eos_ids: frozenset[int]
     pad_id: int
     source: ModelSource
+    prefix: PrefixCache = field(default_factory=PrefixCache)
+    """The attention cache of the prompt start that the latest prompts share (a task's system prompt)."""
 
 
 _CACHE: dict[tuple[str, str | None, str, str], LoadedModel] = {}
@@ -205,6 +208,8 @@ def _load(source: ModelSource, dtype: str, device: str, allow_download: bool) ->
                 hf_logging.enable_progress_bar()
             if restore_gguf_bar is not None:
                 restore_gguf_bar()
+        if device == "cpu":
+            set_threads()  # before the first computation: torch fixes its thread pool then
         model.to(device)
         model.eval()
         tokenizer.padding_side = "left"  # decoder-only batching: prompts end where generation starts
@@ -306,6 +311,13 @@ class _PromptTicks:
                          extra={"uxbench_prompt": (read, self.tokens, self.batch)})
 
 
+def prompt_lengths(loaded: LoadedModel, prompts: list[list[dict[str, str]]], template: str | None) -> list[int]:
+    """Tokens of each prompt as generate_batch will feed it."""
+    tok = loaded.tokenizer
+    texts = [render(loaded, p, template) for p in prompts]
+    return [len(ids) for ids in tok(texts, add_special_tokens=False)["input_ids"]]
+
+
 def generate_batch(
     loaded: LoadedModel,
     prompts: list[list[dict[str, str]]],
@@ -339,6 +351,11 @@ def generate_batch(
     else:
         gen.update(temperature=None, top_p=None, top_k=None)
     criteria = _stop_criteria(tok, config.stop) if config.stop else None
+    if config.choices:
+        from transformers import StoppingCriteriaList
+
+        criteria = criteria if criteria is not None else StoppingCriteriaList()
+        criteria.append(VerdictRead(tok))
     if criteria is not None:
         gen["stopping_criteria"] = criteria
     capture = None
@@ -346,6 +363,10 @@ def generate_batch(
     if config.top_logprobs is not None or config.choices:
         capture = _Capture(max(1, config.logprob_tokens))
         processors.append(capture)
+    if len(prompts) == 1:  # the start it shares with the prompts before it is computed once (no padding here)
+        reused = loaded.prefix.for_prompt(model, enc["input_ids"][0].tolist())  # before the progress hooks
+        if reused is not None:
+            gen[cache_argument(model)] = reused
     hooks: list[Any] = []
     if GEN_LOG.isEnabledFor(logging.INFO):  # someone shows progress
         written = _TokenTicks(gen["max_new_tokens"], len(prompts))
@@ -365,7 +386,7 @@ def generate_batch(
     results = []
     for i, ids in enumerate(new_ids):
         n_gen = next((j for j, t in enumerate(ids) if t in loaded.eos_ids), None)
-        finish = "stop" if n_gen is not None else "length"
+        finish = "stop" if n_gen is not None or (config.choices and len(ids) < gen["max_new_tokens"]) else "length"
         kept = ids if n_gen is None else ids[:n_gen]
         text = tok.decode(kept, skip_special_tokens=True)
         for stop in config.stop or ():

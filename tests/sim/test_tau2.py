@@ -361,3 +361,20 @@ def test_the_baseline_proxy_plays_from_tau2s_own_user_prompt(tmp_path: Path, age
         assert record.termination.reason == "goal_complete" and record.termination.detail == "###STOP###"
         assert record.turns[-1].role == "user" and "###STOP###" not in record.turns[-1].text  # the words before it
         assert record.reward == 1.0 and record.tool_calls >= 1
+
+
+def test_the_command_points_a_tool_task_run_at_fidelity_and_proxies(tmp_path: Path, agent: LoopbackServer,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a tool-task run the next steps are the proxy's own (fidelity, proxies), not the persona runs'."""
+    from typer.testing import CliRunner
+
+    from uxbench.cli.main import app
+
+    monkeypatch.setenv("UXBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["sim", "run", "--tasks", "tau2:mock:create_task_1", "--agent-prompt", "oracle",
+                                      "--model", "openai:agent", "-M", f"base_url={agent.base_url}",
+                                      "--simulator", "scripted:user", "--out", str(out), "--no-cache", "--quiet"])
+    assert result.exit_code == 0, result.output
+    said = "".join(result.output.split())  # the console wraps long lines
+    assert f"`uxbenchsimfidelity{out}`" in said and "uxbenchsimproxies" in said and "simsignals" not in said

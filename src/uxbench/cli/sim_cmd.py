@@ -141,6 +141,11 @@ def run(
             f"{parties.get('assessor', 0)}); they count as failed sessions. First: {result.summary['errors'][0]}."
             + (" Rerun the same command to retry those the model under test failed." if retried else ""))
         raise typer.Exit(1)
+    if spec.tasks:  # tool tasks: the proxy's fidelity and the comparison of proxies
+        console.print(f"Next: `uxbench report {result.run_dir}`, `uxbench view {result.run_dir}`, "
+                      f"`uxbench sim fidelity {result.run_dir}`, and `uxbench sim proxies {result.run_dir} OTHER_RUN` "
+                      "with a run of the same tasks and agent under another user proxy (docs/USERPROXYBENCH.md).")
+        return
     console.print(f"Next: `uxbench report {result.run_dir}`, `uxbench view {result.run_dir}`, "
                   f"`uxbench sim signals {result.run_dir}`, `uxbench mine run {result.run_dir} --out MINED --no-llm`.")
 

@@ -161,6 +161,9 @@ def test_compare_shows_each_runs_own_figure_beside_the_difference(
     judged = _page(client, f"/compare?a={t1}&b={t1b}")
     for path in (review["t1"], review["t1b"]):
         assert cell_text(_summary(path)["metrics"]["all"]["avg_acc"]) in judged
+    # the headline difference is Avg-Acc's; McNemar's p says it tests plain accuracy (they can disagree)
+    said = " ".join(re.sub(r"<[^>]+>", " ", judged).split())
+    assert said.index("Avg-Acc(B) − Avg-Acc(A)") < said.index("McNemar p") and "tests plain accuracy" in said
 
 
 def test_the_p_good_histogram_has_axes_counts_and_its_threshold(client: TestClient, catalog: Catalog,

@@ -48,7 +48,10 @@ def _rows_done(out: Path) -> int:
 
 
 def _interrupt_midway(cmd: list[str], out: Path, env: dict[str, str], sig: int) -> None:
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # A test run started in the background of a script inherits SIGINT ignored (bash does that without job
+    # control), and so would the run: it gets Ctrl+C's default back, as from a terminal.
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while _rows_done(out) < 8:
         assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""

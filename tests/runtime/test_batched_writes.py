@@ -194,3 +194,47 @@ def test_response_cache_raises_a_failed_deferred_write_as_a_cache_error(tmp_path
 
     asyncio.run(main())
     cache.close()
+
+
+def test_a_request_counted_as_sent_goes_out_only_once_the_count_is_on_disk(tmp_path: Path) -> None:
+    """`RunStore.count_sent` in a loop returns an awaitable done after the commit; the model awaits it before it
+    sends, so a kill between the send and the commit cannot leave a request the server saw uncounted."""
+    from uxbench.models.model import create_model
+
+    seen: list[dict[str, int]] = []
+
+    class Probe:
+        """What another process sees in the store's file at the moment the request goes out."""
+
+        def __init__(self, path: Path) -> None:
+            self.path = path
+
+        def now(self) -> dict[str, int]:
+            other = sqlite3.connect(self.path)
+            try:
+                return {str(r): int(n) for r, n in other.execute("SELECT role, requests FROM sent")}
+            finally:
+                other.close()
+
+    async def go() -> None:
+        with RunStore(tmp_path / "run") as store:
+            store.path.mkdir(exist_ok=True)
+            probe = Probe(store.path / "samples.sqlite")
+            model = create_model("scripted:always-good", {})
+            inner = model.api.generate
+
+            async def generate(*args: object, **kwargs: object) -> object:
+                seen.append(probe.now())
+                return await inner(*args, **kwargs)  # type: ignore[arg-type]
+
+            model.api.generate = generate  # type: ignore[method-assign]
+            model.on_send = lambda: store.count_sent("model")
+            from uxbench.data.schema import Message
+            from uxbench.models.api import GenerateConfig
+
+            await asyncio.gather(*[model.generate([Message(role="user", content=f"q{i}")], GenerateConfig())
+                                   for i in range(3)])
+
+    asyncio.run(go())
+    assert len(seen) == 3 and all(s.get("model", 0) >= 1 for s in seen), seen
+    assert max(s["model"] for s in seen) == 3  # the three counts of one turn share one commit

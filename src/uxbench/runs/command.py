@@ -12,8 +12,6 @@ from __future__ import annotations
 import shlex
 from collections.abc import Sequence
 
-from uxbench.redact import redact_args, scrub, strip_userinfo
-
 _ARG_OPTIONS = frozenset({"-M", "--model-arg", "-J", "--judge-arg", "-S", "--simulator-arg", "--assessor-arg",
                           "--strategy-arg"})
 _recorded: list[str] = []
@@ -26,6 +24,8 @@ def set_command(argv: Sequence[str]) -> None:
 
 def _safe(previous: str | None, token: str) -> str:
     """One argument as it may be shown: a provider argument's credential-looking value redacted."""
+    from uxbench.redact import redact_args, strip_userinfo  # not at start: every command records its line first
+
     option, pair = "", token if previous in _ARG_OPTIONS else None
     for name in _ARG_OPTIONS:
         if pair is None and name.startswith("--") and token.startswith(name + "="):
@@ -45,4 +45,6 @@ def command_line() -> str | None:
     for token in _recorded:
         tokens.append(_safe(previous, token))
         previous = token
+    from uxbench.redact import scrub
+
     return scrub(shlex.join(tokens))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Awaitable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -225,12 +225,14 @@ class RunStore:
             (record.sample_id, record.index, record.status, body, case_json),
         )
 
-    def count_sent(self, role: str) -> None:
-        """One more request sent by `role` (model, judge:KEY, strategy:KEY); committed at once (in a running event
-        loop: at the end of this turn of the loop, before any answer can arrive), so requests in flight when the
-        run is killed are counted too."""
+    def count_sent(self, role: str) -> Awaitable[None] | None:
+        """One more request sent by `role` (model, judge:KEY, strategy:KEY). In a running event loop it is written
+        with this turn's other rows, and the awaitable returned is done once it is committed: the caller sends the
+        request only then, so requests in flight when the run is killed are counted too. Without a loop it is
+        committed at once (None)."""
         self._writes.add("INSERT INTO sent(role, requests) VALUES (?, ?) "
                          "ON CONFLICT(role) DO UPDATE SET requests = requests + excluded.requests", (role,))
+        return self._writes.committed()
 
     def sent(self) -> dict[str, int]:
         """Requests sent per role, over every invocation on this directory (empty for older runs)."""

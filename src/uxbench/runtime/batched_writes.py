@@ -42,6 +42,8 @@ class BatchedWrites:
         self._loop: asyncio.AbstractEventLoop | None = None
         """The loop whose next turn commits what is waiting (None: nothing is scheduled)."""
         self._failure: sqlite3.Error | None = None
+        self._waiters: list[asyncio.Future[None]] = []
+        """Futures of callers that wait until their rows are on disk (`committed`)."""
 
     @property
     def pending(self) -> bool:
@@ -64,6 +66,16 @@ class BatchedWrites:
             return
         key = (sql, params)
         self._counts[key] = self._counts.get(key, 0) + n
+
+    def committed(self) -> asyncio.Future[None] | None:
+        """A future done once the rows waiting now are committed (failed with the commit's error), or None when
+        nothing waits (no running loop: they were written at once). A request counted as sent awaits it before it
+        goes out, so a kill can never leave a request the server saw uncounted."""
+        if not self.pending or self._loop is None:
+            return None
+        waiter = self._loop.create_future()
+        self._waiters.append(waiter)
+        return waiter
 
     def flush(self) -> None:
         """Write what is waiting now, in one transaction; raise a failure of an earlier deferred commit."""
@@ -97,6 +109,15 @@ class BatchedWrites:
             self._failure = err
 
     def _commit(self) -> None:
+        waiters, self._waiters = self._waiters, []
+        try:
+            self._write()
+        except BaseException as err:
+            _settle(waiters, err)
+            raise
+        _settle(waiters, None)
+
+    def _write(self) -> None:
         self._loop = None
         if not self._rows and not self._counts:
             return
@@ -119,3 +140,14 @@ class BatchedWrites:
                 except sqlite3.Error:
                     pass
             raise
+
+
+def _settle(waiters: list[asyncio.Future[None]], error: BaseException | None) -> None:
+    """Tell the callers waiting on a commit how it went (a waiter of a loop already closed is let go)."""
+    for waiter in waiters:
+        if waiter.done() or waiter.get_loop().is_closed():
+            continue
+        if error is None:
+            waiter.set_result(None)
+        else:
+            waiter.set_exception(error if isinstance(error, Exception) else sqlite3.OperationalError(str(error)))

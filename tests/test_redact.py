@@ -182,3 +182,21 @@ def test_scrub_model_only_named_fields_and_scrubbed_json() -> None:
     assert same.error == "clean" and body == same.__pydantic_serializer__.to_json(same)
     cleaned, body = scrubbed_json(record, keep=("sample_id",))
     assert b"sk-field-secret-9" not in body and cleaned.extra == {"x": REDACTED}
+
+
+def test_a_short_header_secret_ending_in_a_field_name_leaves_the_keys_alone() -> None:
+    """A remembered header value `hdr-3-value` ends in `value`: a record (a persona's facts) keeps its `value`
+    key, while the secret itself and its pieces in the texts are still removed (was: the key became REDACTED and
+    the record no longer validated, in whatever ran later in the same process)."""
+    class Fact(BaseModel):
+        label: str
+        value: str
+
+    class Holder(BaseModel):
+        facts: list[Fact]
+
+    remember_args({"extra_headers": '{"X-Key": "hdr-3-value"}'})
+    held = Holder(facts=[Fact(label="sent hdr-3-value", value="4111 2222 3333 4444"), Fact(label="x", value="y")])
+    clean, body = scrubbed_json(held)
+    assert clean.facts[0].label == f"sent {REDACTED}" and clean.facts[0].value == "4111 2222 3333 4444"
+    assert b"hdr-3-value" not in body and json.loads(body)["facts"][1] == {"label": "x", "value": "y"}

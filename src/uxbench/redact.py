@@ -352,14 +352,24 @@ def clip(text: str, limit: int, mark: str = "...") -> str:
 
 
 def scrub_data(value: Any, *, urls: bool = True) -> Any:
-    """`scrub` applied to every string in JSON-like data (keys included)."""
+    """`scrub` applied to every string in JSON-like data. Keys lose whole secrets only: a key is a field's name,
+    never a text that was cut, and a short secret's last characters can spell one (`hdr-3-value` ends in the
+    key `value`), which would break the record's schema."""
     if isinstance(value, str):
         return scrub(value, urls=urls)
     if isinstance(value, Mapping):
-        return {scrub_data(k, urls=urls): scrub_data(v, urls=urls) for k, v in value.items()}
+        return {_scrub_whole(str(k)): scrub_data(v, urls=urls) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [scrub_data(v, urls=urls) for v in value]
     return value
+
+
+def _scrub_whole(text: str) -> str:
+    """`text` with every remembered secret, written whole, replaced by REDACTED (no cut pieces)."""
+    for form in _SECRETS.forms:
+        if form in text:
+            text = text.replace(form, REDACTED)
+    return text
 
 
 def scrub_model(model: M, *, keep: Collection[str] = (), urls: bool = True,

@@ -108,21 +108,23 @@ def defaults(as_json: bool) -> None:
     embedded.embedded_transformers_dir()  # converted once, in the user's cache: not part of either figure
     with tempfile.TemporaryDirectory(prefix="uxbench-demo-bench-") as tmp:
         env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-        run_s, _ = timed([sys.executable, "-m", "uxbench", "run", "--quiet", "--no-cache", "--out",
-                          str(Path(tmp) / "run")], env)
-        sim_s, _ = timed([sys.executable, "-m", "uxbench", "sim", "run", "--quiet", "--no-cache", "--out",
-                          str(Path(tmp) / "sim")], env)
+        run_s, run_cpu, _ = timed([sys.executable, "-m", "uxbench", "run", "--quiet", "--no-cache", "--out",
+                                   str(Path(tmp) / "run")], env)
+        sim_s, sim_cpu, _ = timed([sys.executable, "-m", "uxbench", "sim", "run", "--quiet", "--no-cache", "--out",
+                                   str(Path(tmp) / "sim")], env)
         run = json.loads((Path(tmp) / "run" / "summary.json").read_text(encoding="utf-8"))
         sim = json.loads((Path(tmp) / "sim" / "summary.json").read_text(encoding="utf-8"))
-    figures = {"run_s": round(run_s, 1), "run_cases": run.get("n_samples"), "sim_run_s": round(sim_s, 1),
+    figures = {"run_s": round(run_s, 1), "run_cpu_s": round(run_cpu, 1), "run_cases": run.get("n_samples"),
+               "sim_run_s": round(sim_s, 1), "sim_run_cpu_s": round(sim_cpu, 1),
                "sim_sessions": sim.get("n_sessions"), "sim_max_turns": sim.get("max_turns"), "cpus": os.cpu_count(),
                "load_average": os.getloadavg()[0]}
     if as_json:
         print(json.dumps(figures, indent=2))
         return
-    print(f"uxbench run (Task 1, {figures['run_cases']} demo cases): {figures['run_s']} s")
+    print(f"uxbench run (Task 1, {figures['run_cases']} demo cases): {figures['run_s']} s wall, "
+          f"{figures['run_cpu_s']} s CPU")
     print(f"uxbench sim run ({figures['sim_sessions']} sessions of at most {figures['sim_max_turns']} replies): "
-          f"{figures['sim_run_s']} s")
+          f"{figures['sim_run_s']} s wall, {figures['sim_run_cpu_s']} s CPU")
     print(f"{figures['cpus']} CPUs, load average {figures['load_average']:.1f} at the end")
 
 

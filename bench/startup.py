@@ -23,6 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import loopback_bench  # the checkouts helper the other benchmarks use
+
 GOAL_S = 0.3
 COMMANDS = (("--help",), ("run", "--help"))
 HERE = Path(__file__).resolve().parents[1]
@@ -55,24 +58,6 @@ def _instructions(src: Path, args: tuple[str, ...]) -> float | None:
     return None
 
 
-def _commit(root: Path) -> str:
-    """The checkout's commit, with "+changes" when its src differs from it."""
-    try:
-        head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "src"], capture_output=True,
-                               text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "?"
-    return head + ("+changes" if dirty else "")
-
-
-def _archive(rev: str, into: Path) -> Path:
-    tar = subprocess.run(["git", "-C", str(HERE), "archive", rev, "src"], capture_output=True, check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(into)], input=tar, check=True)
-    return into / "src"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5, help="runs of each command per checkout (median)")
@@ -82,11 +67,7 @@ def main() -> None:
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="uxbench-startup-") as tmp:
-        checkouts = {f"this ({_commit(HERE)})": HERE / "src"}
-        if args.baseline_rev:
-            checkouts[f"baseline ({args.baseline_rev})"] = _archive(args.baseline_rev, Path(tmp))
-        elif args.baseline_src:
-            checkouts[f"baseline ({args.baseline_src})"] = args.baseline_src.resolve()
+        checkouts = loopback_bench.checkouts(args.baseline_rev, args.baseline_src, Path(tmp))
         for src in checkouts.values():  # compile the .pyc files once, outside the timing
             for command in COMMANDS:
                 _once(src, command)

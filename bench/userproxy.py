@@ -27,22 +27,14 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import loopback_bench  # the loopback server the other benchmarks start
+
 PROXIES = {
     "faithful": ("scripted:user", "structured"),
     "leaky": ("scripted:user-leaky", "structured"),
     "uncooperative": ("scripted:user-uncooperative", "structured"),
 }
-
-
-def start_server(latency_ms: float) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen([sys.executable, "-m", "uxbench.testing.loopback", "--latency-ms", str(latency_ms),
-                             "--agent", "reference"], stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None
-    url = proc.stdout.readline().strip()
-    if not url.startswith("http"):
-        proc.kill()
-        raise RuntimeError(f"loopback server did not start: {url!r}")
-    return proc, url
 
 
 def one_run(name: str, tasks: list[str], trials: int, url: str, concurrency: int, latency_ms: float,
@@ -113,7 +105,7 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, default=None, help="keep the run directories here")
     parser.add_argument("--out", type=Path, default=Path("bench/out/userproxy.json"))
     ns = parser.parse_args()
-    server, url = start_server(ns.latency_ms)
+    server, url = loopback_bench.start_server(ns.latency_ms, "--agent", "reference")
     results: dict[str, object] = {"command": " ".join(sys.argv), "latency_ms": ns.latency_ms,
                                   "load_before": os.getloadavg()}
     tasks = [t for t in ns.tasks.split(",") if t]

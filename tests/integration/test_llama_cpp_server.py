@@ -16,16 +16,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
-import subprocess
 import time
-import urllib.request
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from llama_support import llama_server as serve_llama
 
 from uxbench.orchestrate.runner import execute
 from uxbench.orchestrate.spec import JudgeSpec, RunSpec
@@ -41,40 +39,13 @@ pytestmark = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     from uxbench.models.embedded import embedded_model
 
     gguf = embedded_model()  # llama.cpp serves the GGUF file itself
-    port = _free_port()
-    log = (tmp_path_factory.mktemp("llama") / "server.log").open("w")
-    proc = subprocess.Popen(
-        [str(LLAMA_PYTHON), "-m", "llama_cpp.server", "--model", str(gguf), "--port", str(port),
-         "--n_ctx", "4096", "--n_threads", "2"],
-        stdout=log, stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            urllib.request.urlopen(base + "/models", timeout=2).read()
-            break
-        except OSError:
-            assert proc.poll() is None, "llama.cpp server exited; see its log"
-            assert time.monotonic() < deadline, "llama.cpp server did not start"
-            time.sleep(0.5)
-    try:
+    with serve_llama(str(LLAMA_PYTHON), gguf, tmp_path_factory.mktemp("llama") / "server.log") as base:
         yield base
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        log.close()
 
 
 def _cycle(name: str, n: int) -> list[dict[str, Any]]:

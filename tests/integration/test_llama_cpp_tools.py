@@ -10,13 +10,10 @@ Opt-in, like tests/integration/test_llama_cpp_server.py: set `UXBENCH_LLAMA_PYTH
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
-import time
-import urllib.request
 from collections.abc import Iterator
 
 import pytest
+from llama_support import llama_server as serve_llama
 
 from uxbench.data.schema import Message
 from uxbench.models.api import GenerateConfig, ToolSpec
@@ -35,29 +32,9 @@ WEATHER = ToolSpec(name="get_weather", description="The weather in a city.",
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     from uxbench.models.embedded import embedded_model
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = int(s.getsockname()[1])
-    log = (tmp_path_factory.mktemp("llama") / "server.log").open("w")
-    proc = subprocess.Popen([str(LLAMA_PYTHON), "-m", "llama_cpp.server", "--model", str(embedded_model()),
-                             "--port", str(port), "--n_ctx", "4096", "--n_threads", "2",
-                             "--chat_format", "chatml-function-calling"], stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            urllib.request.urlopen(base + "/models", timeout=2).read()
-            break
-        except OSError:
-            assert proc.poll() is None, "llama.cpp server exited; see its log"
-            assert time.monotonic() < deadline, "llama.cpp server did not start"
-            time.sleep(0.5)
-    try:
+    with serve_llama(str(LLAMA_PYTHON), embedded_model(), tmp_path_factory.mktemp("llama") / "server.log",
+                     "--chat_format", "chatml-function-calling") as base:
         yield base
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        log.close()
 
 
 async def test_tool_call_round_trip(server: str) -> None:

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 
 def cluster_mean_difference(clusters: Sequence[str], values: Sequence[float], in_a: Sequence[bool], *,
@@ -39,11 +40,7 @@ def cluster_mean_difference(clusters: Sequence[str], values: Sequence[float], in
     stats = boot[ok, 0] / boot[ok, 1] - boot[ok, 2] / boot[ok, 3]
     out["diff"] = round(diff, 6)
     if stats.size and c >= 2:
-        alpha = (1 - confidence) / 2
-        low, high = np.percentile(stats, [100 * alpha, 100 * (1 - alpha)])
-        f = math.sqrt(c / (c - 1))
-        out["ci_low"] = round(diff - (diff - float(low)) * f, 6)
-        out["ci_high"] = round(diff + (float(high) - diff) * f, 6)
+        out.update(_widened(diff, stats, c, confidence))
     return out
 
 
@@ -66,9 +63,13 @@ def within_cluster_difference(clusters: Sequence[str], values: Sequence[float], 
     if c >= 2:
         rng = np.random.default_rng(seed)
         stats = diffs[rng.integers(0, c, size=(n_boot, c))].mean(axis=1)
-        alpha = (1 - confidence) / 2
-        low, high = np.percentile(stats, [100 * alpha, 100 * (1 - alpha)])
-        f = math.sqrt(c / (c - 1))
-        out["ci_low"] = round(diff - (diff - float(low)) * f, 6)
-        out["ci_high"] = round(diff + (float(high) - diff) * f, 6)
+        out.update(_widened(diff, stats, c, confidence))
     return out
+
+
+def _widened(diff: float, stats: NDArray[np.float64], c: int, confidence: float) -> dict[str, float]:
+    """The bootstrap's percentile interval around `diff`, each side widened by sqrt(C/(C-1)) for C clusters."""
+    alpha = (1 - confidence) / 2
+    low, high = np.percentile(stats, [100 * alpha, 100 * (1 - alpha)])
+    f = math.sqrt(c / (c - 1))
+    return {"ci_low": round(diff - (diff - float(low)) * f, 6), "ci_high": round(diff + (float(high) - diff) * f, 6)}

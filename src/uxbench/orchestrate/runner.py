@@ -47,6 +47,11 @@ class RunResult:
     interrupted: bool = False
 
 
+CACHE_HOLD_S = 0.25
+"""The response cache commits a run's new answers together, at most this many seconds after the first of them
+(runtime/batched_writes.py): a kill loses at most these, which are only asked again; the records and the count
+of requests sent are still committed every turn of the loop."""
+
 MAX_SKIPPED_LISTED = 100_000
 """Skipped rows whose reasons a run keeps (in skipped_rows.jsonl); beyond that they are counted only."""
 
@@ -187,7 +192,8 @@ async def _execute_locked(spec: RunSpec, prepared: _Prepared, progress: Progress
     if store.path.exists():
         remove_stale_temps(store.path)  # a file half-written by a killed run
 
-    cache = ResponseCache(spec.cache_path or default_cache_path()) if spec.use_cache else None
+    cache = (ResponseCache(spec.cache_path or default_cache_path(), hold_s=CACHE_HOLD_S) if spec.use_cache
+             else None)
     retry = RetryPolicy(max_attempts=spec.max_attempts, timeout_s=spec.timeout_s)
     model = create_model(spec.model, spec.model_args, max_concurrency=spec.concurrency, cache=cache, retry=retry)
     model.on_send = lambda: store.count_sent("model")
@@ -258,6 +264,8 @@ async def _execute_locked(spec: RunSpec, prepared: _Prepared, progress: Progress
             await judge_model.aclose()
         if strategy_model is not None:
             await strategy_model.aclose()
+        if cache is not None:
+            cache.close()  # the answers it still holds (CACHE_HOLD_S)
     elapsed = time.monotonic() - started
 
     summary = run_summary(store, task, manifest, spec.summary, selected=selected, extra={

@@ -268,19 +268,20 @@ async def _execute_locked(spec: RunSpec, prepared: _Prepared, progress: Progress
             cache.close()  # the answers it still holds (CACHE_HOLD_S)
     elapsed = time.monotonic() - started
 
-    summary = run_summary(store, task, manifest, spec.summary, selected=selected, extra={
-        "skipped_rows": _skipped(source),
-        "read": source.read_report.model_dump(mode="json"),
-        "invocation": {
-            "command": command_line(), "elapsed_s": round(elapsed, 3), "resumed_samples": resumed,
-            "usage": model.usage.to_dict() | (judge_model.usage.to_dict() if judge_model is not None else {})
-            | (strategy_model.usage.to_dict() if strategy_model is not None else {}),
-            "concurrency": {"max": concurrency, "final": model.limiter.current_limit},
-        },
-    })
-    check_summary(summary, str(store.path / "summary.json"))  # the writer meets the readers' models
-    store.write_summary(summary)
-    store.export_jsonl(selected)
+    # samples.jsonl is written in the summary's one pass over the records, and put in place after summary.json
+    with store.exporting_jsonl() as export:
+        summary = run_summary(store, task, manifest, spec.summary, selected=selected, each=export, extra={
+            "skipped_rows": _skipped(source),
+            "read": source.read_report.model_dump(mode="json"),
+            "invocation": {
+                "command": command_line(), "elapsed_s": round(elapsed, 3), "resumed_samples": resumed,
+                "usage": model.usage.to_dict() | (judge_model.usage.to_dict() if judge_model is not None else {})
+                | (strategy_model.usage.to_dict() if strategy_model is not None else {}),
+                "concurrency": {"max": concurrency, "final": model.limiter.current_limit},
+            },
+        })
+        check_summary(summary, str(store.path / "summary.json"))  # the writer meets the readers' models
+        store.write_summary(summary)
     store.export_scores_jsonl(selected)
     store.close()
     emit(ProgressEvent("end", len(selected), len(selected), run_dir=run_dir))

@@ -44,15 +44,32 @@ def stop(*procs: subprocess.Popen[str]) -> None:
 
 
 def cpu_seconds() -> float:
+    """User + system CPU of this process and of its child processes that have ended (a run's read-ahead worker,
+    `uxbench.data.read_ahead`, is joined before the run returns): what the client costs, wherever it ran."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    c = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime + c.ru_utime + c.ru_stime
+
+
+def own_cpu_seconds() -> float:
+    """User + system CPU of this process alone (its event loop's thread and any others)."""
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
 
 
 def timed(fn: Callable[[], Any]) -> tuple[Any, float, float]:
-    """fn's result, its wall seconds and this process's CPU seconds (user + system) while it ran."""
+    """fn's result, its wall seconds and the CPU seconds (user + system) of this process and the child processes
+    it waited for while it ran (`cpu_seconds`)."""
     cpu0, t0 = cpu_seconds(), time.perf_counter()
     out = fn()
     return out, time.perf_counter() - t0, cpu_seconds() - cpu0
+
+
+def timed_split(fn: Callable[[], Any]) -> tuple[Any, float, float, float]:
+    """`timed`, with the CPU seconds of this process alone as a fourth value."""
+    own0 = own_cpu_seconds()
+    out, wall, cpu = timed(fn)
+    return out, wall, cpu, own_cpu_seconds() - own0
 
 
 async def bare_client(url: str, bodies: Sequence[bytes], concurrency: int) -> float:

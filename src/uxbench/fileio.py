@@ -14,7 +14,8 @@ from __future__ import annotations
 import os
 import sqlite3
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
@@ -136,11 +137,19 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
 
 def _atomic(path: Path, write: Callable[[BinaryIO], object]) -> None:
+    with atomic_writer(path) as fh:
+        write(fh)
+
+
+@contextmanager
+def atomic_writer(path: Path) -> Iterator[BinaryIO]:
+    """A file to write `path` through: a temporary file beside it, put in place (synced) when the block ends
+    without an error, removed when it raises. For a writer that produces the lines while it does something else."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = _temp_for(path)
     try:
         with os.fdopen(fd, "wb") as fh:
-            write(fh)
+            yield fh
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

@@ -238,3 +238,65 @@ def test_a_request_counted_as_sent_goes_out_only_once_the_count_is_on_disk(tmp_p
     asyncio.run(go())
     assert len(seen) == 3 and all(s.get("model", 0) >= 1 for s in seen), seen
     assert max(s["model"] for s in seen) == 3  # the three counts of one turn share one commit
+
+
+def test_held_rows_wait_for_their_time_then_commit_together(tmp_path: Path) -> None:
+    path = tmp_path / "a.sqlite"
+    db = _db(path)
+    writes = BatchedWrites(lambda: db, hold_s=0.05, max_rows=100)
+    commits: list[int] = []
+    db.set_trace_callback(lambda sql: commits.append(1) if sql == "COMMIT" else None)
+
+    async def main() -> list[list[tuple[str, str]]]:
+        seen = []
+        for i in range(3):
+            writes.write(PUT, (f"k{i}", str(i)))
+            await asyncio.sleep(0)  # turns end: held rows are not committed at their end
+        seen.append(_rows(path))
+        while writes.pending:  # the hold ends (no wall-clock figure asserted: only that it does)
+            await asyncio.sleep(0.01)
+        seen.append(_rows(path))
+        return seen
+
+    before, after = asyncio.run(main())
+    assert before == [] and after == [("k0", "0"), ("k1", "1"), ("k2", "2")]
+    assert len(commits) == 1
+
+
+def test_held_rows_are_committed_once_max_rows_wait(tmp_path: Path) -> None:
+    path = tmp_path / "a.sqlite"
+    db = _db(path)
+    writes = BatchedWrites(lambda: db, hold_s=3600.0, max_rows=4)
+
+    async def main() -> tuple[list[tuple[str, str]], bool]:
+        for i in range(5):
+            writes.write(PUT, (f"k{i}", str(i)))
+        seen = _rows(path)
+        pending = writes.pending
+        writes.flush()  # what the owner does before its loop ends
+        return seen, pending
+
+    seen, pending = asyncio.run(main())
+    assert [k for k, _ in seen] == ["k0", "k1", "k2", "k3"] and pending
+    assert len(_rows(path)) == 5 and not writes.pending
+
+
+def test_the_cache_holds_a_runs_answers_and_finds_them_before_the_commit(tmp_path: Path) -> None:
+    path = tmp_path / "cache.sqlite"
+    cache = ResponseCache(path, hold_s=3600.0)
+
+    async def main() -> tuple[bytes | None, int]:
+        cache.put("k", b"answer")
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)
+        other = ResponseCache(path)  # another process's view: not committed yet
+        try:
+            return cache.get("k"), len(other)
+        finally:
+            other.close()
+
+    found, others = asyncio.run(main())
+    assert found == b"answer" and others == 0
+    cache.close()  # commits what it held
+    with ResponseCache(path) as again:
+        assert again.get("k") == b"answer"

@@ -173,6 +173,18 @@ class CaseSource:
         """Rows, duplicates left out and empty messages of the current (or latest) iteration."""
         return self._read
 
+    def part_paths(self) -> list[Path | None]:
+        """The local file of each input (None for a dataset hub's)."""
+        return [p.path for p in self._parts]
+
+    def iteration_state(self) -> tuple[SkipReport, ReadReport, int]:
+        """What the latest iteration left on the source: its skipped rows, read report and curated-out count."""
+        return self._skipped, self._read, self.curated_out
+
+    def adopt_iteration_state(self, state: tuple[SkipReport, ReadReport, int]) -> None:
+        """Take over `iteration_state()` of a copy of this source that was iterated elsewhere (data.read_ahead)."""
+        self._skipped, self._read, self.curated_out = state
+
     def first_rows(self, n: int = 5) -> list[object]:
         """The first `n` raw rows as read (before normalisation), for telling what the input holds."""
         rows: list[object] = []

@@ -117,7 +117,7 @@ def _labels(row: Mapping[str, Any], used: set[str]) -> CaseLabels:
     success = _opt_str(row, "success_dimension")
     difficulty = _opt_str(row, "difficulty")
     signal = _opt_str(row, "signal_type")
-    return CaseLabels.model_construct(  # every value is a checked str or None
+    return CaseLabels(  # every value is a checked str or None; validating them (in Rust) beats model_construct
         scenario=scenario,
         scenario_key=map_scenario(scenario),
         failure_dimension=failure,

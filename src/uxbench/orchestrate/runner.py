@@ -47,6 +47,11 @@ class RunResult:
     interrupted: bool = False
 
 
+CACHE_HOLD_S = 0.25
+"""The response cache commits a run's new answers together, at most this many seconds after the first of them
+(runtime/batched_writes.py): a kill loses at most these, which are only asked again; the records and the count
+of requests sent are still committed every turn of the loop."""
+
 MAX_SKIPPED_LISTED = 100_000
 """Skipped rows whose reasons a run keeps (in skipped_rows.jsonl); beyond that they are counted only."""
 
@@ -187,7 +192,8 @@ async def _execute_locked(spec: RunSpec, prepared: _Prepared, progress: Progress
     if store.path.exists():
         remove_stale_temps(store.path)  # a file half-written by a killed run
 
-    cache = ResponseCache(spec.cache_path or default_cache_path()) if spec.use_cache else None
+    cache = (ResponseCache(spec.cache_path or default_cache_path(), hold_s=CACHE_HOLD_S) if spec.use_cache
+             else None)
     retry = RetryPolicy(max_attempts=spec.max_attempts, timeout_s=spec.timeout_s)
     model = create_model(spec.model, spec.model_args, max_concurrency=spec.concurrency, cache=cache, retry=retry)
     model.on_send = lambda: store.count_sent("model")
@@ -258,21 +264,24 @@ async def _execute_locked(spec: RunSpec, prepared: _Prepared, progress: Progress
             await judge_model.aclose()
         if strategy_model is not None:
             await strategy_model.aclose()
+        if cache is not None:
+            cache.close()  # the answers it still holds (CACHE_HOLD_S)
     elapsed = time.monotonic() - started
 
-    summary = run_summary(store, task, manifest, spec.summary, selected=selected, extra={
-        "skipped_rows": _skipped(source),
-        "read": source.read_report.model_dump(mode="json"),
-        "invocation": {
-            "command": command_line(), "elapsed_s": round(elapsed, 3), "resumed_samples": resumed,
-            "usage": model.usage.to_dict() | (judge_model.usage.to_dict() if judge_model is not None else {})
-            | (strategy_model.usage.to_dict() if strategy_model is not None else {}),
-            "concurrency": {"max": concurrency, "final": model.limiter.current_limit},
-        },
-    })
-    check_summary(summary, str(store.path / "summary.json"))  # the writer meets the readers' models
-    store.write_summary(summary)
-    store.export_jsonl(selected)
+    # samples.jsonl is written in the summary's one pass over the records, and put in place after summary.json
+    with store.exporting_jsonl() as export:
+        summary = run_summary(store, task, manifest, spec.summary, selected=selected, each=export, extra={
+            "skipped_rows": _skipped(source),
+            "read": source.read_report.model_dump(mode="json"),
+            "invocation": {
+                "command": command_line(), "elapsed_s": round(elapsed, 3), "resumed_samples": resumed,
+                "usage": model.usage.to_dict() | (judge_model.usage.to_dict() if judge_model is not None else {})
+                | (strategy_model.usage.to_dict() if strategy_model is not None else {}),
+                "concurrency": {"max": concurrency, "final": model.limiter.current_limit},
+            },
+        })
+        check_summary(summary, str(store.path / "summary.json"))  # the writer meets the readers' models
+        store.write_summary(summary)
     store.export_scores_jsonl(selected)
     store.close()
     emit(ProgressEvent("end", len(selected), len(selected), run_dir=run_dir))
@@ -307,23 +316,40 @@ async def _generate(
     by_class: dict[str, tuple[int, int]] = {}
     guard = FailureGuard("samples", None if new_dir else store.path, "Check the model name, base_url and API key")
 
-    def pending() -> Any:
-        for index, case in enumerate(source):
-            if chosen is not None and index not in chosen:
-                continue
-            # pydantic's own JSON encoder: field order is fixed by the schema, so the bytes are stable
-            case_json = case.__pydantic_serializer__.to_json(case)
-            sid = _sample_id(case_json, identity_hash)
-            selected.append(sid)
-            if sid in done:
-                state["resumed"] += 1
-                if sid in store.cases_missing:
-                    store.put_case(sid, case_json)
-                continue
-            yield index, case, sid, case_json
+    def take(index: int, case: Any, case_json: bytes) -> tuple[int, Any, str, bytes] | None:
+        """The work item of the `index`-th case read, or None when it is not to run now."""
+        if chosen is not None and index not in chosen:
+            return None
+        sid = _sample_id(case_json, identity_hash)
+        selected.append(sid)
+        if sid in done:
+            state["resumed"] += 1
+            if sid in store.cases_missing:
+                store.put_case(sid, case_json)
+            return None
+        return index, case, sid, case_json
+
+    def all_read() -> None:
         if fresh:  # every case has been read
             state["total"] = len(selected)
             _check_read(store, source, spec, len(selected), emit)
+
+    def pending() -> Any:
+        for index, case in enumerate(source):
+            # pydantic's own JSON encoder: field order is fixed by the schema, so the bytes are stable
+            item = take(index, case, case.__pydantic_serializer__.to_json(case))
+            if item is not None:
+                yield item
+        all_read()
+
+    async def pending_ahead() -> Any:  # the same, from cases read in another process (data.read_ahead)
+        index = 0
+        async for case, case_json in reader:
+            item = take(index, case, case_json)
+            index += 1
+            if item is not None:
+                yield item
+        all_read()
 
     async def work(item: tuple[int, Any, str, bytes]) -> None:
         index, case, sid, case_json = item
@@ -346,8 +372,27 @@ async def _generate(
                            metric_by_class=dict(by_class) if by_class else None))
 
     emit(ProgressEvent("start", already, total, run_dir=store.path, resumed=already))
-    await run_pool(pending(), work, concurrency)
+    reader = _read_ahead(source)
+    try:
+        await run_pool(pending() if reader is None else pending_ahead(), work, concurrency)
+    finally:
+        if reader is not None:
+            await reader.aclose()
     return selected, state["resumed"]
+
+
+def _read_ahead(source: Any) -> Any:
+    """A `data.read_ahead.ReadAhead` over `source` when it pays (a large input of local files, on Linux) and
+    UXBENCH_READ_AHEAD is not 0; else None (the cases are read in this process)."""
+    import os
+
+    from uxbench.data import read_ahead
+
+    if os.environ.get("UXBENCH_READ_AHEAD", "1").strip() == "0" or not read_ahead.usable(source):
+        return None
+    if source.count() < read_ahead.MIN_ROWS:
+        return None
+    return read_ahead.ReadAhead(source)
 
 
 def _check_read(store: RunStore, source: Any, spec: RunSpec, total: int, emit: ProgressFn) -> None:

@@ -5,7 +5,7 @@ the invocation, a resumed run's summary equals an uninterrupted one, and `uxbenc
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from uxbench.models.registry import parse_model_spec
@@ -16,16 +16,18 @@ from uxbench.scoring.strategies_llm import is_strategy_key
 from uxbench.tasks.base import JudgeScores, ScoreLookup, SummaryOptions, Task
 
 
-def usage_of(records: Iterable[SampleRecord | ScoreRecord], spec: str, prices: PriceTable | None = None) -> ModelUsage:
-    """Usage and cost of one model role, summed over stored records (fresh and cached tokens apart)."""
-    provider, name = parse_model_spec(spec)
-    price = (prices or PriceTable.default()).lookup(name, provider=provider)
-    t = {"requests": 0, "cache_hits": 0, "input": 0, "output": 0, "reasoning": 0, "c_in": 0, "c_out": 0}
-    latency = 0.0
-    errors = 0
-    for r in records:
+class UsageSum:
+    """Usage of one model role, summed record by record (fresh and cached tokens apart)."""
+
+    def __init__(self) -> None:
+        self.t = {"requests": 0, "cache_hits": 0, "input": 0, "output": 0, "reasoning": 0, "c_in": 0, "c_out": 0}
+        self.latency = 0.0
+        self.errors = 0
+
+    def add(self, r: SampleRecord | ScoreRecord) -> None:
+        t = self.t
         if r.status != "ok":
-            errors += 1
+            self.errors += 1
         t["requests"] += r.n_calls
         t["cache_hits"] += r.n_cached
         t["input"] += r.usage.input_tokens - r.cached_usage.input_tokens
@@ -34,14 +36,51 @@ def usage_of(records: Iterable[SampleRecord | ScoreRecord], spec: str, prices: P
         t["c_in"] += r.cached_usage.input_tokens
         t["c_out"] += r.cached_usage.output_tokens
         if not r.cached:
-            latency += r.latency_s
-    usage = usage_from_totals(
-        price, requests=t["requests"], cache_hits=t["cache_hits"], input_tokens=t["input"],
-        output_tokens=t["output"], reasoning_tokens=t["reasoning"], cached_input_tokens=t["c_in"],
-        cached_output_tokens=t["c_out"], latency_s_sum=latency,
-    )
-    usage.errors = errors
-    return usage
+            self.latency += r.latency_s
+
+    def usage(self, spec: str, prices: PriceTable | None = None) -> ModelUsage:
+        """The sums, with their cost at the role's price."""
+        provider, name = parse_model_spec(spec)
+        price = (prices or PriceTable.default()).lookup(name, provider=provider)
+        t = self.t
+        usage = usage_from_totals(
+            price, requests=t["requests"], cache_hits=t["cache_hits"], input_tokens=t["input"],
+            output_tokens=t["output"], reasoning_tokens=t["reasoning"], cached_input_tokens=t["c_in"],
+            cached_output_tokens=t["c_out"], latency_s_sum=self.latency,
+        )
+        usage.errors = self.errors
+        return usage
+
+
+def usage_of(records: Iterable[SampleRecord | ScoreRecord], spec: str, prices: PriceTable | None = None) -> ModelUsage:
+    """Usage and cost of one model role, summed over stored records (fresh and cached tokens apart)."""
+    total = UsageSum()
+    for r in records:
+        total.add(r)
+    return total.usage(spec, prices)
+
+
+class RecordPass:
+    """What a summary needs of the generation records besides the task's metrics (their usage, the first
+    errors) and, optionally, each record handed on (`each`: the samples.jsonl export), gathered in the one pass
+    the task's summary makes over them (`tap`), instead of reading every record again for each."""
+
+    def __init__(self, each: Callable[[SampleRecord], None] | None = None) -> None:
+        self.each = each
+        self.usage = UsageSum()
+        self.errors: list[str] = []
+        self.too_long: list[str] = []
+
+    def tap(self, records: Iterable[SampleRecord]) -> Iterator[SampleRecord]:
+        each = self.each
+        for r in records:
+            self.usage.add(r)
+            kept = self.errors if r.status == "error" else self.too_long if r.status == "too_long" else None
+            if kept is not None and r.error and len(kept) < 3:
+                kept.append(r.error)
+            if each is not None:
+                each(r)
+            yield r
 
 
 def usage_key(judge_key: str) -> str:
@@ -85,13 +124,18 @@ def summarize_store(
     judges: dict[str, dict[str, Any]],
     primary_judge: str | None,
     options: SummaryOptions,
+    records: RecordPass | None = None,
 ) -> dict[str, Any]:
-    """The task's summary plus `usage` (by role) and `cost_usd` (None when a price is unknown)."""
+    """The task's summary plus `usage` (by role) and `cost_usd` (None when a price is unknown). The records are
+    read once, through `records` (a fresh `RecordPass` when not given)."""
     lookup = score_lookup(store, judges, selected) if task.generative else None
-    summary = task.summarize(store.iter_records(selected), scores=lookup, options=options)
+    records = records or RecordPass()
+    tapped = records.tap(store.iter_records(selected))
+    summary = task.summarize(tapped, scores=lookup, options=options)
+    for _ in tapped:  # a task that stopped early: the usage and the export still see every record
+        pass
     prices = PriceTable.default()
-    usage: dict[str, Any] = {"model": {"spec": model_spec, **usage_of(store.iter_records(selected), model_spec,
-                                                                         prices).to_dict()}}
+    usage: dict[str, Any] = {"model": {"spec": model_spec, **records.usage.usage(model_spec, prices).to_dict()}}
     sent = store.sent()
     costs = [usage["model"]["cost_usd"]]
     for key in (lookup or {}):
@@ -135,9 +179,11 @@ def run_summary(
     *,
     selected: list[str] | None,
     extra: dict[str, Any] | None = None,
+    each: Callable[[SampleRecord], None] | None = None,
 ) -> dict[str, Any]:
     """The complete summary of a run directory: `summarize_store` plus what identifies the run. `extra` holds
-    what only the writing invocation knows (elapsed time, skipped rows)."""
+    what only the writing invocation knows (elapsed time, skipped rows). `each` is handed every selected record
+    in data order, in the summary's one pass over them (`RunStore.exporting_jsonl`)."""
     from uxbench.orchestrate.calibration import attach_corrections, calibrations_in_manifest
     from uxbench.orchestrate.scoring_step import judges_in_manifest
     from uxbench.orchestrate.strategy_step import classifiers_in_manifest
@@ -145,20 +191,16 @@ def run_summary(
     model = manifest.get("model") if isinstance(manifest.get("model"), dict) else {}
     spec = str((model or {}).get("spec"))
     data = manifest.get("data") if isinstance(manifest.get("data"), dict) else {}
+    records = RecordPass(each)
     summary = summarize_store(
         store, task, selected=selected, model_spec=spec,
         judges={**judges_in_manifest(manifest), **classifiers_in_manifest(manifest)},
-        primary_judge=manifest.get("primary_judge"), options=options,
+        primary_judge=manifest.get("primary_judge"), options=options, records=records,
     )
     if task.generative:  # judge-corrected rates of the judges calibrated by a Task 1 run (`--calibration`)
         attach_corrections(summary, calibrations_in_manifest(manifest))
     n_selected = len(selected) if selected is not None else store.count()
-    errors: list[str] = []
-    too_long: list[str] = []
-    for r in store.iter_records(selected):
-        kept = errors if r.status == "error" else too_long if r.status == "too_long" else None
-        if kept is not None and r.error and len(kept) < 3:
-            kept.append(r.error)
+    errors, too_long = records.errors, records.too_long
     summary.update({
         "run_id": manifest.get("run_id"),
         "run_dir": str(store.path),

@@ -16,13 +16,21 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Awaitable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from uxbench.data import user_files
 from uxbench.errors import UxbenchError
-from uxbench.fileio import atomic_write_bytes, atomic_write_lines, connect_sqlite, is_damage, sqlite_damaged
+from uxbench.fileio import (
+    atomic_write_bytes,
+    atomic_write_lines,
+    atomic_writer,
+    connect_sqlite,
+    is_damage,
+    sqlite_damaged,
+)
 from uxbench.redact import has_secret, scrub, scrubbed_json
 from uxbench.runs.records import SampleRecord, ScoreRecord
 from uxbench.runtime.batched_writes import BatchedWrites
@@ -313,6 +321,18 @@ class RunStore:
         out = self.path / SAMPLES_JSONL
         atomic_write_lines(out, (rec.__pydantic_serializer__.to_json(rec) for rec in self.iter_records(sample_ids)))
         return out
+
+    @contextmanager
+    def exporting_jsonl(self) -> Iterator[Callable[[SampleRecord], None]]:
+        """samples.jsonl written from the records handed to the function this yields (in data order, as
+        `export_jsonl` writes them), put in place when the block ends without an error: a run writes it in the
+        pass its summary makes over the records, instead of reading them all again."""
+        with atomic_writer(self.path / SAMPLES_JSONL) as fh:
+            def write(rec: SampleRecord) -> None:
+                fh.write(rec.__pydantic_serializer__.to_json(rec))
+                fh.write(b"\n")
+
+            yield write
 
     def export_scores_jsonl(self, sample_ids: Iterable[str] | None = None) -> Path | None:
         """Write scores.jsonl (every judge, atomically); None when the run has no scores."""

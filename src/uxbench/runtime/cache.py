@@ -82,14 +82,18 @@ def enable_wal(db: sqlite3.Connection, timeout_s: float) -> None:
 class ResponseCache:
     """Key -> bytes store in one SQLite file. Use one instance per process; it is not thread-safe."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, *, busy_timeout_s: float = 30.0) -> None:
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, busy_timeout_s: float = 30.0,
+                 hold_s: float = 0.0) -> None:
+        """`hold_s` > 0: inserts made while an event loop runs are committed together up to that many seconds
+        later (runtime/batched_writes.py), not at the end of each turn; the owner then closes (or flushes) the
+        cache before its loop ends. A kill loses the answers held, which only costs asking them again."""
         self.path = Path(path) if path is not None else default_cache_path()
         self.hits = 0
         self.misses = 0
         self.writes = 0
         self._waiting: dict[str, bytes] = {}
         """Values put in this turn of the event loop, not yet committed (a lookup finds them here)."""
-        self._writes = BatchedWrites(self._conn, on_commit=self._waiting.clear)
+        self._writes = BatchedWrites(self._conn, on_commit=self._waiting.clear, hold_s=hold_s)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:

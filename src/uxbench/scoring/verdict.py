@@ -197,18 +197,44 @@ def _parse_labels(
     return result
 
 
+MEMO_MAX_CHARS = 256
+"""Outputs (answer and reasoning together) up to this long are remembered with their verdict: a judge at
+temperature 0 answers thousands of cases with the same few short texts (`好`, `**差**`, `Verdict: bad`), and
+reading one costs tens of microseconds. Longer outputs are read every time."""
+MEMO_ENTRIES = 4096
+"""How many short outputs are remembered at most (the memo is emptied when full: memory stays bounded)."""
+_MEMO: dict[tuple[str, str | None, str | None, frozenset[str]], ParsedVerdict] = {}
+
+
+def _parse_labels_memo(
+    text: str, lang: str | None, reasoning: str | None, allowed: frozenset[str]
+) -> ParsedVerdict:
+    """`_parse_labels`, remembered for short outputs (it is a pure function of its arguments)."""
+    size = len(text) + (len(reasoning) if reasoning else 0) if isinstance(text, str) else MEMO_MAX_CHARS + 1
+    if size > MEMO_MAX_CHARS:
+        return _parse_labels(text, lang, reasoning, allowed)
+    key = (text, lang, reasoning, allowed)
+    found = _MEMO.get(key)
+    if found is None:
+        found = _parse_labels(text, lang, reasoning, allowed)
+        if len(_MEMO) >= MEMO_ENTRIES:
+            _MEMO.clear()
+        _MEMO[key] = found
+    return found
+
+
 def parse_binary(text: str, lang: str | None = None, *, reasoning: str | None = None) -> ParsedVerdict:
     """good / bad / None from a judge's output.
 
     `lang` ("zh" / "en") limits the free-text fallback scan to that language's words; markers and
     bare lines accept both languages. `reasoning` is the provider's separate reasoning text.
     """
-    return _parse_labels(text, lang, reasoning, _BINARY)
+    return _parse_labels_memo(text, lang, reasoning, _BINARY)
 
 
 def parse_three_class(text: str, lang: str | None = None, *, reasoning: str | None = None) -> ParsedVerdict:
     """good / neutral / bad / None (zh 好 / 中 / 差, en good / neutral / bad; 0 in JSON = neutral)."""
-    return _parse_labels(text, lang, reasoning, _THREE)
+    return _parse_labels_memo(text, lang, reasoning, _THREE)
 
 
 # ---------------------------------------------------------------- Likert scores

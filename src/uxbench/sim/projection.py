@@ -209,7 +209,8 @@ def _assistant_messages(view: SessionView) -> list[Message]:
     for t in view.turns:
         for step in t.tool_steps:
             out.extend(step_messages(step))
-        out.append(Message(role=t.role, content=t.text))
+        # the turns' roles and texts were validated when the turns were made: nothing to check again per reply
+        out.append(Message.model_construct(role=t.role, content=t.text))
     return out
 
 

@@ -168,4 +168,9 @@ def prompt_echo(text: str) -> str | None:
     norm = normalize(text)
     if not norm:
         return None
-    return next((f for f in sorted(prompt_fragments(), key=len, reverse=True) if f in norm), None)
+    return next((f for f in _fragments_longest_first() if f in norm), None)
+
+
+@lru_cache(maxsize=1)
+def _fragments_longest_first() -> tuple[str, ...]:
+    return tuple(sorted(prompt_fragments(), key=lambda f: (-len(f), f)))

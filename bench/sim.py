@@ -10,7 +10,9 @@ harness (policy, projection, realiser, checks, the model layer's HTTP client, li
 store, the summary with its bootstrap). Personas: the 24 demo personas with patience raised so that a never-helping
 assistant keeps every session to exactly 6 replies. Each run is a fresh `python -m uxbench sim run` process with
 --no-cache; its CPU (user + system, its worker processes included) and peak RSS come from `os.wait4`.
-Ideal throughput = concurrency / (6 x latency): no harness cost at all. Sessions/s are over the run's own
+Ideal throughput = concurrency / (6 x latency): no harness cost at all. Beside it, in each round, the ceiling this
+server and machine allow: a bare aiohttp client running the same sessions (6 requests one after the other, 64
+sessions at a time, `resp.read()` and nothing else). Sessions/s are over the run's own
 `elapsed_s` (from the first session to the written summary); `/ ideal (process)` divides by the whole process's
 wall time instead (imports, setup and the exports included: what a user waits for).
 """
@@ -27,7 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from loopback_bench import checkouts, conditions
+from loopback_bench import checkouts, conditions, cpu_seconds
 
 REPLIES = 6
 
@@ -48,7 +50,7 @@ def start_server(latency_ms: float) -> tuple[subprocess.Popen[str], str]:
 
 
 def one_run(personas: Path, url: str, sessions: int, concurrency: int, procs: int, out: Path,
-            src: Path | None = None) -> dict[str, object]:
+            src: Path | None = None, latency_s: float = 0.1) -> dict[str, object]:
     trials = -(-sessions // 24)
     cmd = [sys.executable, "-m", "uxbench", "sim", "run", "--personas", str(personas), "--trials", str(trials),
            "--max-turns", str(REPLIES), "--model", "openai:loopback", "-M", f"base_url={url}",
@@ -67,7 +69,7 @@ def one_run(personas: Path, url: str, sessions: int, concurrency: int, procs: in
     n = int(summary["n_sessions"])
     turns = int(summary["usage"]["assistant"]["calls"])
     elapsed = float(summary["invocation"]["elapsed_s"])
-    ideal = concurrency / (REPLIES * 0.1)
+    ideal = concurrency / (REPLIES * latency_s)
     cpu = usage.ru_utime + usage.ru_stime
     return {"sessions": n, "procs": procs, "concurrency": concurrency, "assistant_turns": turns,
             "wall_s": round(wall, 2), "sessions_elapsed_s": round(elapsed, 2),
@@ -75,6 +77,39 @@ def one_run(personas: Path, url: str, sessions: int, concurrency: int, procs: in
             "efficiency": round(n / elapsed / ideal, 3), "efficiency_process": round(n / wall / ideal, 3),
             "client_cpu_s": round(cpu, 2),
             "client_cpu_ms_per_turn": round(1000 * cpu / turns, 3), "peak_rss_mib": round(usage.ru_maxrss / 1024, 1)}
+
+
+def bare_sessions(url: str, sessions: int, concurrency: int, latency_s: float) -> dict[str, object]:
+    """The sessions' requests from a bare aiohttp client: each session's 6 one after the other, `concurrency`
+    sessions at a time (the same request body every time)."""
+    import asyncio
+
+    import aiohttp
+
+    body = json.dumps({"model": "loopback", "messages": [{"role": "user", "content": "I need a refund."}]}).encode()
+
+    async def run() -> float:
+        sem = asyncio.Semaphore(concurrency)
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
+            async def one() -> None:
+                async with sem:
+                    for _ in range(REPLIES):
+                        async with session.post(url + "/chat/completions", data=body,
+                                                headers={"Content-Type": "application/json"}) as resp:
+                            await resp.read()
+
+            t0 = time.perf_counter()
+            await asyncio.gather(*(one() for _ in range(sessions)))
+            return time.perf_counter() - t0
+
+    cpu0 = cpu_seconds()
+    elapsed = asyncio.run(run())
+    cpu = cpu_seconds() - cpu0
+    ideal = concurrency / (REPLIES * latency_s)
+    return {"checkout": "bare aiohttp client", "sessions": sessions, "procs": 1, "concurrency": concurrency,
+            "sessions_elapsed_s": round(elapsed, 2), "sessions_per_s": round(sessions / elapsed, 2),
+            "ideal_sessions_per_s": round(ideal, 2), "efficiency": round(sessions / elapsed / ideal, 3),
+            "client_cpu_ms_per_turn": round(1000 * cpu / (sessions * REPLIES), 3)}
 
 
 def main() -> None:
@@ -93,9 +128,9 @@ def main() -> None:
     results: dict[str, object] = {"command": " ".join(sys.argv), "latency_ms": ns.latency_ms,
                                   "conditions": conditions()}
     print(results["conditions"])
-    print("| checkout | --procs | sessions | sessions/s | / ideal | / ideal (process) | client CPU per reply | "
-          "peak RSS |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("| checkout | --procs | sessions | sessions/s | / ideal | / bare client (same round) | / ideal (process) | "
+          "client CPU per reply | peak RSS |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     try:
         with tempfile.TemporaryDirectory(prefix="uxbench-bench-sim-") as tmp:
             root = Path(tmp)
@@ -103,14 +138,20 @@ def main() -> None:
             personas = write_personas(root / "personas.jsonl")
             runs = []
             for r in range(ns.rounds):
+                bare = bare_sessions(url, -(-ns.sessions // 24) * 24, ns.concurrency, ns.latency_ms / 1000)
+                runs.append(bare)
+                print(f"| {bare['checkout']} | 1 | {bare['sessions']} | {bare['sessions_per_s']} | "
+                      f"{bare['efficiency']:.2f} | 1 | | {bare['client_cpu_ms_per_turn']:.2f} ms | |", flush=True)
                 for procs in [int(p) for p in ns.procs.split(",") if p]:
                     for name, src in sources.items():
                         run = one_run(personas, url, ns.sessions, ns.concurrency, procs, root / f"run-{r}-{procs}-"
-                                      f"{len(runs)}", src)
+                                      f"{len(runs)}", src, ns.latency_ms / 1000)
                         run["checkout"] = name
+                        run["of_bare_client"] = round(float(run["sessions_per_s"]) / float(bare["sessions_per_s"]), 3)
                         runs.append(run)
                         print(f"| {name} | {procs} | {run['sessions']} | {run['sessions_per_s']} | "
-                              f"{run['efficiency']:.2f} | {run['efficiency_process']:.2f} | "
+                              f"{run['efficiency']:.2f} | {run['of_bare_client']:.2f} | "
+                              f"{run['efficiency_process']:.2f} | "
                               f"{run['client_cpu_ms_per_turn']:.2f} ms | {run['peak_rss_mib']} MiB |", flush=True)
             results["runs"] = runs
             memory = []

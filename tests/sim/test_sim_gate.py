@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -138,3 +139,42 @@ def test_a_user_turn_copying_its_profile_lines_is_leaked_state() -> None:
     assert any(f["type"] == "leaked_state" for f in flags), flags
     zh = session(_with(4, "退款多久到账？语气：生气。打字习惯：消息短。", "follow_up"))
     assert any(f["type"] == "leaked_state" for f in gate_flags(zh, P))
+
+
+def test_flags_found_as_sessions_end_are_those_the_store_gives(tmp_path: Path) -> None:
+    """`sim run` checks each session with the gate as it ends, so its summary does not check them all again; the
+    summary and acts.jsonl are the same as those made from the store alone (what `uxbench report` recomputes)."""
+    import asyncio
+    import itertools
+
+    from sim_support import REFUND, ZH_REFUND, helpful_rules, write_personas
+
+    from uxbench.sim.run import execute, summarize
+    from uxbench.sim.spec import RoleSpec, SimSpec
+    from uxbench.sim.store import SimStore
+    from uxbench.testing.loopback import LoopbackConfig, LoopbackServer
+
+    counter = itertools.count()
+
+    def realiser(messages: list[dict[str, Any]], body: dict[str, Any]) -> str:
+        n = next(counter)
+        zh = "用户" in str(messages[0].get("content"))
+        if n % 3 == 0:  # a role flip the gate flags (the session loop sends it: it is no leak)
+            return "有什么可以帮您的吗？" if zh else "How can I help you today? I need a refund."
+        return "我需要退款，订单号我等会儿给。" if zh else "I need a refund for my order, please."
+
+    path = write_personas(tmp_path / "p.jsonl", dict(REFUND, opener=None), dict(ZH_REFUND, opener=None))
+    with LoopbackServer(LoopbackConfig(responder=realiser)) as sim:
+        spec = SimSpec(personas=[str(path)], trials=6, out=tmp_path / "run", n_boot=50, use_cache=False,
+                       model=RoleSpec(model=f"scripted:file:{helpful_rules(tmp_path / 'rules.json')}"),
+                       simulator=RoleSpec(model="openai:sim", args={"base_url": sim.base_url,
+                                                                      "api_key_env": "UXBENCH_TEST_NO_KEY"}),
+                       concurrency=4)
+        result = asyncio.run(execute(spec))
+    assert result.summary["gate"]["n_flagged"] > 0 and result.summary["gate"]["by_type"]["role_flip"] > 0
+    acts = (result.run_dir / "acts.jsonl").read_bytes()
+    store = SimStore(result.run_dir)
+    again = summarize(store, store.read_manifest() or {}, n_boot=50)
+    store.close()
+    assert {k: v for k, v in result.summary.items() if k != "invocation"} == again
+    assert (result.run_dir / "acts.jsonl").read_bytes() == acts

@@ -80,3 +80,26 @@ def test_an_asked_fact_reaches_the_realiser_only_from_that_turn(tmp_path: Path) 
     seen = ["KX-99173" in p for p in prompts]
     assert seen[0] is False and seen[1] is True  # the opener's prompt lacks it; the answer's (asked for) has it
     assert record.user_turns[1].act == "answer"
+
+
+def test_the_assistant_reads_at_each_reply_the_projection_of_the_turns_so_far(tmp_path: Path) -> None:
+    """The transcript kept per session (`AssistantTranscript`, extended as turns are added) is what
+    `project("assistant", ...)` makes of the turns before each reply: nothing lost, repeated or reordered."""
+    from uxbench.sim.projection import SessionView, project
+
+    assistant = create_model(f"scripted:file:{helpful_rules(tmp_path / 'rules.json')}")
+    seen: list[list[Any]] = []
+    real = assistant.generate
+
+    async def recording(messages: list[Any], *args: Any, **kwargs: Any) -> Any:
+        seen.append(list(messages))
+        return await real(messages, *args, **kwargs)
+
+    assistant.generate = recording  # type: ignore[method-assign]
+    p = persona(REFUND)
+    record = run(run_session(_plan(p), Parties(assistant, ScriptedRealiser(), RulesAssessor())))
+    assert len(seen) == record.usage["assistant"].calls >= 3
+    for messages in seen:
+        upto = [t for t in record.turns][: len(messages)]
+        assert messages == project("assistant", SessionView(persona=p, turns=upto))
+        assert [m.role for m in messages][-1] == "user"

@@ -209,7 +209,9 @@ def request_sentences(reply: str) -> list[str]:
     questions of a line that holds a request or of a list the assistant introduced as questions for the user
     ("What subject is it for? What is the target age range?")."""
     sentences = [s for s in _sentences(reply) if not s.in_content]
-    asking = {s.group for s in sentences if is_request(s.text) and s.group >= 0}
-    few = sum(_question(s.text) for s in sentences) <= FEW_QUESTIONS
-    return [s.text for s in sentences if is_request(s.text) or ((s.group in asking or s.asked_list or (
-        few and _DIRECT_QUESTION_RE.match(s.text))) and _question(s.text))]
+    requests = [is_request(s.text) for s in sentences]
+    questions = [_question(s.text) for s in sentences]
+    asking = {s.group for s, request in zip(sentences, requests, strict=True) if request and s.group >= 0}
+    few = sum(questions) <= FEW_QUESTIONS
+    return [s.text for s, request, question in zip(sentences, requests, questions, strict=True) if request or (
+        (s.group in asking or s.asked_list or (few and _DIRECT_QUESTION_RE.match(s.text))) and question)]

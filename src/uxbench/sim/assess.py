@@ -89,9 +89,11 @@ def _folded(phrase: str) -> str:
     return check_fold(phrase)
 
 
-def check_met(view_goal_check: Any, reply: str) -> bool:
-    """Whether a reply meets a goal check by code (literal phrases, compared after `check_fold`, or the pattern)."""
-    folded = check_fold(reply)
+def check_met(view_goal_check: Any, reply: str, folded: str | None = None) -> bool:
+    """Whether a reply meets a goal check by code (literal phrases, compared after `check_fold`, or the pattern);
+    `folded`: the reply's `check_fold`, when the caller checks several goals against it."""
+    if folded is None:
+        folded = check_fold(reply)
     if any(_folded(phrase) in folded for phrase in view_goal_check.any_of):
         return True
     return bool(view_goal_check.pattern and _pattern(view_goal_check.pattern).search(reply))
@@ -107,7 +109,8 @@ class RulesAssessor:
 def rules_assessment(view: AssessorView) -> Assessment:
     """The code reading of a reply (pure)."""
     reply = view.reply
-    completed = tuple(g.id for g in view.goal if not g.done and g.check.by_code and check_met(g.check, reply))
+    folded = check_fold(reply)
+    completed = tuple(g.id for g in view.goal if not g.done and g.check.by_code and check_met(g.check, reply, folded))
     asked = asked_facts(reply, (AskTarget(f.id, f.label, f.patterns) for f in view.facts))
     handoff = bool(_HANDOFF_RE.search(reply))
     if completed:

@@ -23,6 +23,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from uxbench.sim.numerals import arabic_numbers
@@ -35,6 +36,7 @@ _CJK_RE = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _WORD_SPLIT_RE = re.compile(r"[\s\-_/·・]+")
 
 
+@lru_cache(maxsize=1024)  # one message is searched for each of the persona's facts in turn
 def _fold(text: str) -> str:
     return arabic_numbers(unicodedata.normalize("NFKC", text)).casefold()
 
@@ -92,6 +94,7 @@ def _digits_touch_only_separators(folded: str, positions: list[int]) -> bool:
     return True
 
 
+@lru_cache(maxsize=4096)  # a persona's values, searched for in every message of its sessions (immutable result)
 def compile_value(value: str) -> CompiledValue:
     """How `value` will be searched for (see the module docstring)."""
     raw = value.strip()

@@ -11,6 +11,7 @@ import unicodedata
 from functools import lru_cache
 
 from uxbench.scoring.prompts.files import PackageTemplates
+from uxbench.sim.literal_gate import LiteralGate
 
 STOP = "###STOP###"
 LEAVE = "###LEAVE###"
@@ -20,14 +21,14 @@ MARKER_RE = re.compile(r"#{2,}\s*[A-Za-z][A-Za-z_\- ]{1,30}\s*#{2,}")
 _MARKER_MEANING = {"STOP": STOP, "LEAVE": LEAVE, "OUT_OF_SCOPE": OUT_OF_SCOPE, "OUTOFSCOPE": OUT_OF_SCOPE,
                    "TRANSFER": OUT_OF_SCOPE}
 
-REASONING_RE = re.compile(
+REASONING_RE = LiteralGate(re.compile(
     r"</?think(ing)?>|<\|?(reasoning|scratchpad)\|?>|^\s*(thought|thoughts|reasoning|analysis|inner monologue|"
     r"internal note|plan)\s*[:：]|^\s*(思考|分析|推理|内心独白|心理活动)\s*[:：]|^\s*[(（\[]\s*(thinking|思考)",
     re.IGNORECASE | re.MULTILINE,
-)
+))
 """Private reasoning that leaked into a message (tau-bench's `Thought:` split; tolokaforge#1076)."""
 
-POLICY_RE = re.compile(
+POLICY_RE = LiteralGate(re.compile(
     r"\bact\s*[:=]|patience_left|patience\s*[:=]|satisfaction\s*(state|[:=])|\bon_request\b|\bafter_turn\b|"
     r"volunteer_if_adjacent|\bgoal item|\bpersona\b|simulated user|\bsimulator\b|role-?play|\[\[|\{\s*\"act\"|"
     r"满意度\s*[:：=]|耐心值|用户画像|模拟用户|目标项|扮演|"
@@ -36,10 +37,10 @@ POLICY_RE = re.compile(
     r"topic|you write (very short|messages of normal length|long, detailed)|"
     r"语气[:：]|打字习惯[:：]|性格[:：]|你对这个话题|你的消息(很短|长度一般|很长)",
     re.IGNORECASE,
-)
+))
 """The simulator's own machinery named in a user message (acts, states, persona fields)."""
 
-ROLE_FLIP_RE = re.compile(
+ROLE_FLIP_RE = LiteralGate(re.compile(
     r"how (can|may) i (help|assist)|is there anything else i can|i'?d be (happy|glad) to (help|assist)|i'?m (happy|"
     r"glad) to (help|assist)|\bas an ai\b|\bi am an ai\b|let me know if you (need|have) any|feel free to ask|"
     r"i'?m (here|always here|available) to (help|assist)|i am (here|available) to (help|assist)|sorry for (any|the) "
@@ -49,7 +50,7 @@ ROLE_FLIP_RE = re.compile(
     r"还有(什么|其他)(可以|需要)(帮|为)|给(您|你)带来(的)?不便|我(在这里|随时)(为|帮)(您|你)|感谢(您|你)的(耐心|咨询|理解)|"
     r"为(您|你)(服务|效劳)",
     re.IGNORECASE,
-)
+))
 """A user message that talks as the assistant would (offers help, apologises for the service, thanks for
 contacting)."""
 
@@ -168,4 +169,9 @@ def prompt_echo(text: str) -> str | None:
     norm = normalize(text)
     if not norm:
         return None
-    return next((f for f in sorted(prompt_fragments(), key=len, reverse=True) if f in norm), None)
+    return next((f for f in _fragments_longest_first() if f in norm), None)
+
+
+@lru_cache(maxsize=1)
+def _fragments_longest_first() -> tuple[str, ...]:
+    return tuple(sorted(prompt_fragments(), key=lambda f: (-len(f), f)))

@@ -199,18 +199,47 @@ def project(party: Party, view: SessionView) -> list[Message] | RealiserView | F
 def _assistant_messages(view: SessionView) -> list[Message]:
     """The model under test's messages: the texts; for a tool task, its system prompt and greeting first and its
     own tool calls and their results before each of its replies (it made them; the user never sees them)."""
-    from uxbench.sim.tooltask import step_messages
+    out = _opening_messages(view)
+    for t in view.turns:
+        out.extend(_turn_messages(t))
+    return out
 
+
+def _opening_messages(view: SessionView) -> list[Message]:
     out: list[Message] = []
     if "agent_system" in view.extra:
         out.append(Message(role="system", content=view.extra["agent_system"]))
     if "greeting" in view.extra:
         out.append(Message(role="assistant", content=view.extra["greeting"]))
-    for t in view.turns:
-        for step in t.tool_steps:
-            out.extend(step_messages(step))
-        out.append(Message(role=t.role, content=t.text))
     return out
+
+
+def _turn_messages(turn: SimTurn) -> list[Message]:
+    from uxbench.sim.tooltask import step_messages
+
+    out: list[Message] = []
+    for step in turn.tool_steps:
+        out.extend(step_messages(step))
+    out.append(Message(role=turn.role, content=turn.text))
+    return out
+
+
+class AssistantTranscript:
+    """`project("assistant", view)` for one session, extended as turns are added rather than rebuilt at every
+    reply (that is quadratic in the session's length, and it was a tenth of the harness's time per reply). A
+    turn's role, text and tool steps never change once it is added, so its messages are made once."""
+
+    def __init__(self) -> None:
+        self._messages: list[Message] | None = None
+        self._turns = 0
+
+    def messages(self, view: SessionView) -> list[Message]:
+        if self._messages is None:
+            self._messages = _opening_messages(view)
+        for t in view.turns[self._turns:]:
+            self._messages.extend(_turn_messages(t))
+        self._turns = len(view.turns)
+        return list(self._messages)
 
 
 def _literal(text: str) -> str:

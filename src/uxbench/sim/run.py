@@ -268,13 +268,14 @@ async def _execute_locked(spec: SimSpec, prepared: Prepared, emit: ProgressFn) -
     total = len(prepared.plans)
     emit(SimEvent("start", resumed, total, turns=store.progress()[1], resumed=resumed, run_dir=store.path))
     models: _Models | None = None
+    flags: dict[str, list[dict[str, Any]]] = {}  # the gate's flags of the sessions this process runs
     try:
         if spec.procs > 1 and len(pending) > 1:
             await _run_processes(spec, prepared, store, pending, emit, resumed, total)
         else:
             models = _Models(spec)
             models.count_sent(store)
-            await run_plans(models, store, pending, models.sessions_in_flight(spec), emit, resumed, total)
+            await run_plans(models, store, pending, models.sessions_in_flight(spec), emit, resumed, total, flags)
         if spec.judge is not None:
             if models is None:
                 models = _Models(spec)
@@ -289,7 +290,7 @@ async def _execute_locked(spec: SimSpec, prepared: Prepared, emit: ProgressFn) -
         if models is not None:
             await models.aclose()
     ids = [p.session_id for p in prepared.plans]
-    summary = summarize(store, manifest, ids, n_boot=spec.n_boot, seed=spec.ci_seed)
+    summary = summarize(store, manifest, ids, n_boot=spec.n_boot, seed=spec.ci_seed, flags=flags)
     summary["invocation"] = {"command": command_line(), "elapsed_s": round(time.monotonic() - started, 3),
                              "resumed_sessions": resumed, "procs": spec.procs, "concurrency": limits}
     store.write_summary(summary)
@@ -300,13 +301,15 @@ async def _execute_locked(spec: SimSpec, prepared: Prepared, emit: ProgressFn) -
 
 
 def summarize(store: SimStore, manifest: dict[str, Any], session_ids: list[str] | None = None, *,
-              n_boot: int = 2000, seed: int = 0) -> dict[str, Any]:
-    """The summary from the store alone (and acts.jsonl, written beside it)."""
+              n_boot: int = 2000, seed: int = 0, flags: dict[str, list[dict[str, Any]]] | None = None,
+              ) -> dict[str, Any]:
+    """The summary from the store alone (and acts.jsonl, written beside it); `flags`: the gate's flags of the
+    sessions this process ran, found as each ended (the same as the store's records give)."""
     judgements = {key: store.judgements(key) for key in store.judges()}
     failed = {key: store.failed_judgements(key) for key in store.judges()}
     result: dict[str, Any] = {}
     store.export_acts(summary_rows(store.iter_sessions(session_ids), store.personas(), manifest, result,
-                                   judgements=judgements, n_boot=n_boot, seed=seed, failed=failed))
+                                   judgements=judgements, n_boot=n_boot, seed=seed, failed=failed, flags=flags))
     summary = dict(result["summary"])
     _add_sent(summary, store.sent())
     return summary
@@ -330,8 +333,12 @@ def _add_sent(summary: dict[str, Any], sent: dict[str, int]) -> None:
 
 
 async def run_plans(models: _Models, store: SimStore, plans: list[SessionPlan], in_flight: int, emit: ProgressFn,
-                    already: int, total: int) -> None:
-    """Run sessions on a bounded pool, committing each as it ends."""
+                    already: int, total: int, flags: dict[str, list[dict[str, Any]]] | None = None) -> None:
+    """Run sessions on a bounded pool, committing each as it ends; `flags` (when given) receives the gate's flags
+    of each session as stored, so that the summary does not check them again once the last session ended."""
+    from uxbench.sim.gate import gate_flags
+
+    stored_personas = store.personas() if flags is not None else {}
     done_turns = store.progress()[1]
     state = {"done": already, "turns": done_turns, "ok": 0, "errors": 0}
     guard = FailureGuard("sessions", store.path, "Check the model names, base_url and API keys")
@@ -349,7 +356,9 @@ async def run_plans(models: _Models, store: SimStore, plans: list[SessionPlan], 
 
     async def work(plan: SessionPlan) -> None:
         record: SessionRecord = await run_session(plan, parties)
-        store.put(record)
+        stored = store.put(record)
+        if flags is not None and (persona := stored_personas.get(stored.persona_id)) is not None:
+            flags[stored.session_id] = gate_flags(stored, persona)
         state["done"] += 1
         if record.termination.reason == "error":
             state["errors"] += 1

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 from uxbench.sim import markers
 from uxbench.sim.disclosure import mentions
@@ -25,19 +26,29 @@ def says(text: str, value: str) -> bool:
 
 def holders(value: str, others: Iterable[str]) -> list[str]:
     """The other values that hold `value` ("amelia.silva7872@example.com" holds "Amelia")."""
-    return sorted((o for o in others if len(o) > len(value) and mentions(value, o)), key=len, reverse=True)
+    return list(_holders(value, tuple(others)))
+
+
+@lru_cache(maxsize=4096)  # a persona's values, compared with every message of its sessions
+def _holders(value: str, others: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(sorted((o for o in others if len(o) > len(value) and mentions(value, o)), key=len, reverse=True))
 
 
 def without(text: str, values: Sequence[str]) -> str:
     """The text with these values cut out (longest first)."""
     for value in values:
-        text = re.sub(re.escape(value), " ", text, flags=re.IGNORECASE)
+        text = _value_re(value).sub(" ", text)
     return text
+
+
+@lru_cache(maxsize=4096)
+def _value_re(value: str) -> re.Pattern[str]:
+    return re.compile(re.escape(value), re.IGNORECASE)
 
 
 def alone(text: str, value: str, others: Iterable[str]) -> str:
     """The text without the other values that hold `value` (where it is said only as part of one of them)."""
-    return without(text, holders(value, others))
+    return without(text, _holders(value, tuple(others)))
 
 
 def facts_said(text: str, facts: Sequence[Fact]) -> tuple[str, ...]:

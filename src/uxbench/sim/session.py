@@ -29,7 +29,7 @@ from uxbench.sim import markers
 from uxbench.sim.assess import Assessor, AssessorFailed
 from uxbench.sim.persona import Persona
 from uxbench.sim.policy import PolicyState, initial_state, open_session, react
-from uxbench.sim.projection import SessionView, project
+from uxbench.sim.projection import AssistantTranscript, SessionView, project
 from uxbench.sim.realize import LEAKY, Realiser, repeat_text
 from uxbench.sim.said import facts_said, states_hidden
 from uxbench.sim.store import MUT_ERROR, UNUSABLE
@@ -143,6 +143,7 @@ class _Session:
         self.extra: dict[str, str] = {}
         self.env = None
         self.steps: list[ToolStep] = []
+        self.transcript = AssistantTranscript()
         if plan.task is not None:
             tasks = parties.tasks
             if tasks is None:
@@ -160,7 +161,7 @@ class _Session:
                            completed=self.completed, disclosed=self.state.disclosed, extra=self.extra)
 
     async def reply(self) -> str:
-        messages = project("assistant", self.view())
+        messages = self.transcript.messages(self.view())
         if self.env is not None:
             from uxbench.sim.tool_turns import agent_turn
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Awaitable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -149,9 +149,9 @@ class SimStore:
         _write_json(self.path / SUMMARY, summary)
 
     # -- sessions --------------------------------------------------------------------------
-    def put(self, record: SessionRecord) -> None:
+    def put(self, record: SessionRecord) -> SessionRecord:
         """Store one finished session; committed before returning, or in a running event loop with the other writes
-        of this turn of the loop (runtime/batched_writes.py)."""
+        of this turn of the loop (runtime/batched_writes.py). Returns the record as stored (what a read gives)."""
         record, body = scrubbed_json(record, keep=_ID_FIELDS, urls=False)  # no secret in play reaches the file
         self._writes.write(
             "INSERT OR REPLACE INTO sessions(session_id, idx, persona_id, trial, reason, n_turns, final, body) "
@@ -159,6 +159,7 @@ class SimStore:
             (record.session_id, record.index, record.persona_id, record.trial, record.termination.reason,
              len(record.turns), int(is_final(record)), body),
         )
+        return record
 
     def done_ids(self) -> set[str]:
         """Sessions a rerun does not run again: all but those the model under test's endpoint failed (after its
@@ -209,11 +210,14 @@ class SimStore:
         rows = self._conn().execute("SELECT session_id FROM judgements WHERE judge = ? AND status = 'ok'", (judge,))
         return {row[0] for row in rows}
 
-    def count_sent(self, party: str) -> None:
-        """One more request sent by `party`, committed at once: requests in flight when the run is killed are
-        counted too (their answers are lost, their cost may not be)."""
+    def count_sent(self, party: str) -> Awaitable[None] | None:
+        """One more request sent by `party`. In a running event loop it is written with this turn's other rows, and
+        the awaitable returned is done once it is committed: the request goes out only then, so requests in flight
+        when the run is killed are counted too (their answers are lost, their cost may not be). Without a loop it
+        is committed at once (None)."""
         self._conn().execute("INSERT INTO sent(party, requests) VALUES (?, 1) "
                              "ON CONFLICT(party) DO UPDATE SET requests = requests + 1", (party,))
+        return None
 
     def sent(self) -> dict[str, int]:
         """Requests sent per party, over every invocation on this directory (empty for older runs)."""

@@ -79,9 +79,10 @@ def judge_counts(spec: str, bodies: list[dict[str, Any]], failed: list[dict[str,
 def summary_rows(records: Iterable[SessionRecord], personas: dict[str, Persona], manifest: dict[str, Any],
                  result: dict[str, Any], *, judgements: dict[str, dict[str, dict[str, Any]]] | None = None,
                  n_boot: int = 2000, seed: int = 0, failed: dict[str, dict[str, dict[str, Any]]] | None = None,
-                 ) -> Iterator[dict[str, Any]]:
+                 flags: dict[str, list[dict[str, Any]]] | None = None) -> Iterator[dict[str, Any]]:
     """The acts rows, one per session as it is read (memory flat in the number of sessions, but for the small
-    per-session outcomes the bootstrap needs); `result["summary"]` is set once the rows are consumed."""
+    per-session outcomes the bootstrap needs); `result["summary"]` is set once the rows are consumed. `flags`:
+    the gate's flags of sessions already checked (`gate_flags` of the stored record and persona), by id."""
     judgements = judgements or {}
     failed = failed or {}
     judge_key = next((k for k in sorted({*judgements, *failed}) if k.startswith(SATISFACTION_JUDGE_PREFIX)), None)
@@ -100,10 +101,11 @@ def summary_rows(records: Iterable[SessionRecord], personas: dict[str, Persona],
         if record.task_id is not None:
             rewards.append((record.persona_id, record.reward, record.tool_calls))
         persona = personas.get(record.persona_id)
-        flags = gate_flags(record, persona) if persona is not None else []
-        for kind in {f["type"] for f in flags}:
+        known = flags.get(record.session_id) if flags is not None else None
+        found = known if known is not None else gate_flags(record, persona) if persona is not None else []
+        for kind in {f["type"] for f in found}:
             by_type[kind] += 1
-        if flags:
+        if found:
             flagged_ids.append(record.session_id)
         for turn in record.turns:
             discarded.update(turn.discarded)
@@ -119,10 +121,10 @@ def summary_rows(records: Iterable[SessionRecord], personas: dict[str, Persona],
             judged_bodies.append(judgement)
         elif judge_key and (broken := failed.get(judge_key, {}).get(record.session_id)) is not None:
             failed_bodies.append(broken)
-        outcome = outcome_of(record, bool(flags), judgement)
+        outcome = outcome_of(record, bool(found), judgement)
         outcomes.append(outcome)
         by_lang.setdefault(record.lang, []).append(outcome)
-        yield acts_row(record, flags, {k: v.get(record.session_id) for k, v in judgements.items()})
+        yield acts_row(record, found, {k: v.get(record.session_id) for k, v in judgements.items()})
     kw = {"n_boot": n_boot, "seed": seed}
     n = len(outcomes)
     clean = [o for o in outcomes if not o.flagged]

@@ -24,7 +24,7 @@ from uxbench.mining.signals.config import DEFAULT_CONFIG, SignalConfig
 from uxbench.mining.signals.feedback import engagement, regenerations, thumbs
 from uxbench.mining.signals.followup import Followup, Hit, analyse_followup
 from uxbench.mining.signals.recovery import attach_recovery
-from uxbench.mining.signals.results import SignalValue, TurnSignals
+from uxbench.mining.signals.results import SignalValue, TurnSignals, made
 from uxbench.mining.signals.timing import SkimResult, detect_skim
 from uxbench.mining.types import Session, Turn
 
@@ -158,7 +158,7 @@ def compute_signals(session: Session, config: SignalConfig = DEFAULT_CONFIG) -> 
             **_verdicts(values, config),
         }
         # every field is given, each of its type, by the code above: validating them again was a tenth of the stage
-        out.append(TurnSignals.model_construct(**fields))
+        out.append(made(fields))
     attach_recovery(out, config.recovery_max_turns)
     return out
 

@@ -347,3 +347,41 @@ def test_json_dict_equals_pydantic_dump() -> None:
         assert fast.keys() == slow.keys()
         assert orjson.dumps(fast, option=orjson.OPT_SORT_KEYS) == orjson.dumps(slow, option=orjson.OPT_SORT_KEYS)
         assert TurnSignals.model_validate(fast) == ts or ts.similarity != ts.similarity  # nan != nan
+
+
+def test_made_equals_model_construct() -> None:
+    """`made` skips `model_construct`'s per-field lookups: the same values, field order, set fields and dumps."""
+    from uxbench.mining.signals.results import made
+
+    chat = session(
+        ("user", "23乘以47", 0),
+        ("assistant", "1071", 2, {"feedback": "dislike"}),
+        ("user", "错了", 9),
+        ("assistant", "1081", 11),
+    )
+    for ts in compute_signals(chat):
+        fields = {k: v for k, v in ts.__dict__.items() if k != "recovery"}
+        fast, slow = made(dict(reversed(fields.items()))), TurnSignals.model_construct(**fields)
+        assert list(fast.__dict__.items()) == list(slow.__dict__.items())
+        assert fast.model_fields_set == slow.model_fields_set
+        assert fast.model_dump_json() == slow.model_dump_json() and fast == slow
+        assert fast.__pydantic_extra__ is None and fast.__pydantic_private__ is None
+
+
+def test_turn_without_feedback_or_times_shares_values() -> None:
+    """The shortcut for a reply with no feedback, counters, regeneration or timestamps gives what the full
+    rules give: nothing fires, skim not computed."""
+    from uxbench.mining.signals.detect import _explicit, _skim
+    from uxbench.mining.signals.results import SignalValue
+
+    plain = Turn(conversation_id="c", turn_index=1, role="assistant", content="hello")
+    nxt = Turn(conversation_id="c", turn_index=2, role="user", content="thanks")
+    counted = plain.model_copy(update={"counters": {"share": 0}})  # a counter at zero: the full rules, same values
+    for turn in (plain, counted):
+        assert _explicit(turn, 0, SignalConfig()) == {
+            name: SignalValue(fired=False, evidence=None, score=0.0)
+            for name in ("thumbs_down", "thumbs_up", "regenerate", "copied")}
+    assert _explicit(plain.model_copy(update={"feedback": "dislike"}), 0, SignalConfig())["thumbs_down"].fired
+    skim = _skim(plain, nxt, SignalConfig())
+    assert (skim.fired, skim.evidence, skim.gap_s, skim.seconds_per_unit) == (None, "not computed: no timestamps",
+                                                                              None, None)

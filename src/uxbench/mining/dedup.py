@@ -88,18 +88,27 @@ def shingle_hashes(text: str, config: DedupConfig | None = None, distinct: bool 
     if not norm:
         return np.empty(0, dtype=np.uint64)
     points = np.frombuffer(norm.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
-    cjk = sum(int(np.count_nonzero((points >= lo) & (points <= hi))) for lo, hi in _CJK_RANGES)
-    letters = len(points) - int(np.count_nonzero(points == 32))
+    # an ASCII text has no CJK character and its spaces are counted by str.count: no pass over `points`
+    cjk = 0 if norm.isascii() else sum(int(np.count_nonzero((points >= lo) & (points <= hi)))
+                                       for lo, hi in _CJK_RANGES)
+    letters = len(points) - norm.count(" ")
     n = cfg.cjk_ngram if cjk >= 0.3 * letters else cfg.latin_ngram
     n = min(n, len(points))  # shorter than n: the whole text is the one shingle
     width = len(points) - n + 1
     hashes = points[:width].copy()
+    # in place, one temporary for the mix: the same values with a third of the array allocations
     for k in range(1, n):  # uint64 arithmetic wraps: the polynomial mod 2^64
-        hashes = hashes * _POLY + points[k : k + width]
+        hashes *= _POLY
+        hashes += points[k : k + width]
     s1, m1, s2, m2, s3 = _MIX  # splitmix64's finaliser, then the high 32 bits
-    hashes = (hashes ^ (hashes >> s1)) * m1
-    hashes = (hashes ^ (hashes >> s2)) * m2
-    hashes = (hashes ^ (hashes >> s3)) >> np.uint64(32)
+    shifted = np.empty_like(hashes)
+    for shift, multiplier in ((s1, m1), (s2, m2)):
+        np.right_shift(hashes, shift, out=shifted)
+        hashes ^= shifted
+        hashes *= multiplier
+    np.right_shift(hashes, s3, out=shifted)
+    hashes ^= shifted
+    hashes >>= np.uint64(32)
     return np.unique(hashes) if distinct else hashes
 
 

@@ -24,7 +24,7 @@ from uxbench.mining.signals.config import DEFAULT_CONFIG, SignalConfig
 from uxbench.mining.signals.feedback import engagement, regenerations, thumbs
 from uxbench.mining.signals.followup import Followup, Hit, analyse_followup
 from uxbench.mining.signals.recovery import attach_recovery
-from uxbench.mining.signals.results import SignalValue, TurnSignals
+from uxbench.mining.signals.results import SignalValue, TurnSignals, made
 from uxbench.mining.signals.timing import SkimResult, detect_skim
 from uxbench.mining.types import Session, Turn
 
@@ -64,6 +64,9 @@ def _replaced_per_turn(session: Session) -> dict[int, int]:
 
 
 def _explicit(turn: Turn, replaced: int, config: SignalConfig) -> dict[str, SignalValue]:
+    if not replaced and not turn.counters and turn.feedback is None and not turn.regeneration_index:
+        # no feedback, counter or regeneration, as on most logs: nothing fires (what the lines below give)
+        return dict(_NO_EXPLICIT)
     down, up = thumbs(turn)
     regen = regenerations(turn, replaced)
     copied = engagement(turn)
@@ -75,9 +78,16 @@ def _explicit(turn: Turn, replaced: int, config: SignalConfig) -> dict[str, Sign
     }
 
 
+_NO_EXPLICIT = {name: _flag(False, None) for name in ("thumbs_down", "thumbs_up", "regenerate", "copied")}
+_NO_TIMES = SkimResult(None, "not computed: no timestamps")
+"""`detect_skim` without timestamps (most logs): made once."""
+
+
 def _skim(reply: Turn, nxt: Turn | None, config: SignalConfig) -> SkimResult:
     if nxt is None:
         return SkimResult(None, "no follow-up message")
+    if reply.created_at is None or nxt.created_at is None:
+        return _NO_TIMES
     return detect_skim(
         reply.content, reply.created_at, nxt.created_at,
         seconds_per_unit=config.skim_seconds_per_unit, max_gap_s=config.skim_max_gap_s,
@@ -158,7 +168,7 @@ def compute_signals(session: Session, config: SignalConfig = DEFAULT_CONFIG) -> 
             **_verdicts(values, config),
         }
         # every field is given, each of its type, by the code above: validating them again was a tenth of the stage
-        out.append(TurnSignals.model_construct(**fields))
+        out.append(made(fields))
     attach_recovery(out, config.recovery_max_turns)
     return out
 

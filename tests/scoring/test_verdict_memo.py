@@ -4,7 +4,7 @@ output afresh, for the first and the repeated call, within its bound."""
 from __future__ import annotations
 
 import pytest
-from tests.scoring.test_verdict_table import BINARY_CASES
+from test_verdict_table import BINARY_CASES
 
 from uxbench.scoring import verdict
 from uxbench.scoring.verdict import MEMO_ENTRIES, MEMO_MAX_CHARS, parse_binary, parse_three_class

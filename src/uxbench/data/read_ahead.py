@@ -158,3 +158,14 @@ class ReadAhead:
             if proc.is_alive() and proc.pid is not None:
                 os.kill(proc.pid, signal.SIGKILL)
                 proc.join(1.0)
+
+
+def for_run(source: CaseSource) -> ReadAhead | None:
+    """A `ReadAhead` over `source` when it pays (a large input of local files, on Linux) and UXBENCH_READ_AHEAD is
+    not 0; else None (the run reads its cases in its own process)."""
+    if os.environ.get("UXBENCH_READ_AHEAD", "1").strip() == "0" or not usable(source):
+        return None
+    if source.count() < MIN_ROWS:
+        return None
+    return ReadAhead(source)
+

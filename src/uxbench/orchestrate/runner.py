@@ -342,9 +342,9 @@ async def _generate(
                 yield item
         all_read()
 
-    async def pending_ahead() -> Any:  # the same, from cases read in another process (data.read_ahead)
+    async def pending_ahead(ahead: Any) -> Any:  # the same, from cases read in another process (data.read_ahead)
         index = 0
-        async for case, case_json in reader:
+        async for case, case_json in ahead:
             item = take(index, case, case_json)
             index += 1
             if item is not None:
@@ -371,28 +371,15 @@ async def _generate(
                            state["hits"] / state["counted"] if state["counted"] else None,
                            metric_by_class=dict(by_class) if by_class else None))
 
+    from uxbench.data.read_ahead import for_run  # a large input's cases read in a second process
     emit(ProgressEvent("start", already, total, run_dir=store.path, resumed=already))
-    reader = _read_ahead(source)
+    reader = for_run(source)
     try:
-        await run_pool(pending() if reader is None else pending_ahead(), work, concurrency)
+        await run_pool(pending() if reader is None else pending_ahead(reader), work, concurrency)
     finally:
         if reader is not None:
             await reader.aclose()
     return selected, state["resumed"]
-
-
-def _read_ahead(source: Any) -> Any:
-    """A `data.read_ahead.ReadAhead` over `source` when it pays (a large input of local files, on Linux) and
-    UXBENCH_READ_AHEAD is not 0; else None (the cases are read in this process)."""
-    import os
-
-    from uxbench.data import read_ahead
-
-    if os.environ.get("UXBENCH_READ_AHEAD", "1").strip() == "0" or not read_ahead.usable(source):
-        return None
-    if source.count() < read_ahead.MIN_ROWS:
-        return None
-    return read_ahead.ReadAhead(source)
 
 
 def _check_read(store: RunStore, source: Any, spec: RunSpec, total: int, emit: ProgressFn) -> None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Awaitable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -210,14 +210,13 @@ class SimStore:
         rows = self._conn().execute("SELECT session_id FROM judgements WHERE judge = ? AND status = 'ok'", (judge,))
         return {row[0] for row in rows}
 
-    def count_sent(self, party: str) -> Awaitable[None] | None:
-        """One more request sent by `party`. In a running event loop it is written with this turn's other rows, and
-        the awaitable returned is done once it is committed: the request goes out only then, so requests in flight
-        when the run is killed are counted too (their answers are lost, their cost may not be). Without a loop it
-        is committed at once (None)."""
+    def count_sent(self, party: str) -> None:
+        """One more request sent by `party`, committed at once: requests in flight when the run is killed are
+        counted too (their answers are lost, their cost may not be). Not deferred to the loop turn's batch as the
+        run store's count is: awaiting that commit put one more loop turn before every request, which at c=64 cost
+        a session more wall time than the commit's CPU (bench/RESULTS.md, issue 29's second round)."""
         self._conn().execute("INSERT INTO sent(party, requests) VALUES (?, 1) "
                              "ON CONFLICT(party) DO UPDATE SET requests = requests + 1", (party,))
-        return None
 
     def sent(self) -> dict[str, int]:
         """Requests sent per party, over every invocation on this directory (empty for older runs)."""

@@ -7,7 +7,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.stats import binomtest, chi2
 
 from uxbench.metrics.proportions import finite_or_none, multinomial_resample
 from uxbench.metrics.ranking import normal_test
@@ -29,6 +28,8 @@ def mcnemar(a_correct: Sequence[bool], b_correct: Sequence[bool]) -> dict[str, A
     discordant pairs: exact binomial test (statistic = a_only); otherwise chi-square with continuity
     correction, (|b01 - b10| - 1)^2 / (b01 + b10), 1 degree of freedom. No discordant pair: p = 1.
     """
+    from scipy.stats import binomtest, chi2  # here, not at import: scipy.stats costs every run's summary ~1 s
+
     a, b = _bools(a_correct, b_correct)
     a_only = int(np.sum(a & ~b))
     b_only = int(np.sum(~a & b))

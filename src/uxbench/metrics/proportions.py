@@ -9,7 +9,8 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
-from scipy.stats import norm
+
+from uxbench.metrics import normal
 
 DEFAULT_N_BOOT = 2000
 """Bootstrap rounds of every interval by default: the CLI, the web view and the site use this one number (and seed
@@ -23,7 +24,7 @@ MAX_RESAMPLE_ELEMENTS = 2_000_000
 def _z(confidence: float) -> float:
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    return float(norm.ppf(1.0 - (1.0 - confidence) / 2.0))
+    return normal.ppf(1.0 - (1.0 - confidence) / 2.0)
 
 
 def wilson_ci(k: float, n: float, confidence: float = 0.95) -> tuple[float, float]:

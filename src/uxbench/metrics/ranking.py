@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.stats import norm
 
+from uxbench.metrics import normal
 from uxbench.metrics.proportions import multinomial_resample
 
 PAIRED_METHOD = "paired bootstrap (normal interval from its standard error)"
@@ -32,7 +32,7 @@ def bootstrap_test(diff: float | None, replicates: ArrayLike) -> dict[str, float
     se = float(np.std(reps, ddof=1))
     if se == 0.0:
         return {"se": 0.0, "p_value": 1.0 if diff == 0 else 0.0}
-    return {"se": se, "p_value": float(2 * norm.sf(abs(diff) / se))}
+    return {"se": se, "p_value": 2 * normal.sf(abs(diff) / se)}
 
 
 def normal_test(diff: float | None, replicates: ArrayLike, confidence: float = 0.95,
@@ -45,7 +45,7 @@ def normal_test(diff: float | None, replicates: ArrayLike, confidence: float = 0
     se = test["se"]
     if diff is None or se is None:
         return {**test, "ci_low": None, "ci_high": None}
-    half = float(norm.ppf(0.5 + confidence / 2)) * se
+    half = normal.ppf(0.5 + confidence / 2) * se
     return {**test, "ci_low": max(bounds[0], diff - half), "ci_high": min(bounds[1], diff + half)}
 
 

@@ -23,6 +23,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from uxbench.data import user_files
 from uxbench.errors import ConfigError, DataError
 
+_FAST_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built with it; our own files
+
 SizeClass = Literal["tiny", "small", "medium", "large"]
 SIZE_ORDER: dict[str, int] = {"tiny": 0, "small": 1, "medium": 2, "large": 3}
 ENV_VAR = "UXBENCH_MODELS"
@@ -124,7 +126,7 @@ class ModelTable:
     @classmethod
     def bundled(cls) -> ModelTable:
         text = resources.files("uxbench.data").joinpath("models.yaml").read_text(encoding="utf-8")
-        return cls(_parse(yaml.safe_load(text), "bundled models.yaml"))
+        return cls(_parse(yaml.load(text, Loader=_FAST_LOADER), "bundled models.yaml"))
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> ModelTable:

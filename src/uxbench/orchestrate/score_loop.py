@@ -22,6 +22,7 @@ from uxbench.runs.store import RunStore
 _CASE: TypeAdapter[AnyCase] = TypeAdapter(Annotated[AnyCase, Field(discriminator="task")])
 
 Wanted = Callable[[SampleRecord], bool]
+"""Whether a successful record is to be asked about; None: every one."""
 Ask = Callable[[AnyCase, SampleRecord], Awaitable[dict[str, Any]]]
 """Calls the model for one record; returns the `ScoreRecord` fields of a success (raises `ModelError`)."""
 
@@ -48,18 +49,22 @@ class StepOutcome:
 
 
 async def run_score_loop(
-    store: RunStore, info: StepInfo, *, wanted: Wanted, ask: Ask, selected: list[str] | None, concurrency: int,
+    store: RunStore, info: StepInfo, *, wanted: Wanted | None, ask: Ask, selected: list[str] | None, concurrency: int,
     progress: ProgressFn | None = None, keep_results: bool = False,
 ) -> StepOutcome:
     emit = progress or (lambda _e: None)
     done = store.scored_ids(info.key)
-    todo: set[str] = set()
-    total = 0
-    for record in store.iter_records(selected):
-        if record.status == "ok" and wanted(record):
-            total += 1
-            if record.sample_id not in done:
-                todo.add(record.sample_id)
+    if wanted is None:  # every successful record: counted from the store's status column, none parsed twice
+        ok = store.ok_ids(selected)
+        total, todo = len(ok), ok - done
+    else:
+        todo = set()
+        total = 0
+        for record in store.iter_records(selected):
+            if record.status == "ok" and wanted(record):
+                total += 1
+                if record.sample_id not in done:
+                    todo.add(record.sample_id)
     already = total - len(todo)
     emit(ProgressEvent("start", already, total, run_dir=store.path, resumed=already, phase=info.phase))
     guard = FailureGuard(info.what, store.path, info.hint)

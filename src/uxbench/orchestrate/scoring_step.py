@@ -75,7 +75,7 @@ async def score_step(
 
     info = StepInfo(key=role.key, phase="score", what="judge calls",
                     hint=f"Check the judge {role.spec.model}, its base_url and API key")
-    out = await run_score_loop(store, info, wanted=lambda _r: True, ask=ask, selected=selected,
+    out = await run_score_loop(store, info, wanted=None, ask=ask, selected=selected,
                                concurrency=concurrency, progress=progress)
     return {"scored_now": out.done_now, "failed_now": out.failed_now, "already_scored": out.already}
 

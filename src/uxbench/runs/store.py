@@ -305,6 +305,12 @@ class RunStore:
         sql = "SELECT sample_id FROM records" + ("" if include_errors else " WHERE status IN ('ok', 'too_long')")
         return {row[0] for row in self._conn().execute(sql)}
 
+    def ok_ids(self, sample_ids: Iterable[str] | None = None) -> set[str]:
+        """Ids of the successful records, restricted to `sample_ids` when given: from the status column, no
+        record parsed."""
+        ids = {row[0] for row in self._conn().execute("SELECT sample_id FROM records WHERE status = 'ok'")}
+        return ids if sample_ids is None else ids.intersection(sample_ids)
+
     def iter_records(self, sample_ids: Iterable[str] | None = None) -> Iterator[SampleRecord]:
         """Records in data order; restricted to `sample_ids` when given."""
         wanted = set(sample_ids) if sample_ids is not None else None

@@ -20,6 +20,8 @@ import yaml
 from uxbench.data import user_files
 from uxbench.errors import ConfigError, DataError
 
+_FAST_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when built with it; our own files
+
 LOCAL_PROVIDERS = frozenset({"hf", "scripted", "replay"})
 """Providers that run on this machine or replay stored answers: no per-token price."""
 
@@ -77,7 +79,7 @@ class PriceTable:
     @classmethod
     def bundled(cls) -> PriceTable:
         text = resources.files("uxbench.runtime").joinpath("prices.yaml").read_text(encoding="utf-8")
-        prices, as_of = _parse(yaml.safe_load(text), "bundled prices.yaml")
+        prices, as_of = _parse(yaml.load(text, Loader=_FAST_LOADER), "bundled prices.yaml")
         return cls(prices, as_of=as_of)
 
     @classmethod

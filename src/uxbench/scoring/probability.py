@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from uxbench.models.api import ModelOutput, TopLogprob
@@ -65,6 +66,7 @@ class ProbabilityVerdict:
         return text
 
 
+@lru_cache(maxsize=8192)  # pure; a GRM answer's 4 x 20 candidates repeat the same few tokens
 def normalize_token(token: str) -> str:
     """The comparable form of a token: NFKC (full-width -> ASCII), blanks stripped, lower case."""
     return unicodedata.normalize("NFKC", token).strip().lower()

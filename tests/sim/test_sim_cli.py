@@ -148,3 +148,24 @@ def test_a_judge_rates_each_reply_and_can_be_added_to_a_finished_run(tmp_path: P
     assert sorted(turns.values()) == [2, 2, 5]
     same = invoke(*base, "--judge", "scripted:user")
     clean_error(same, "Unknown scripted model")
+
+
+def test_the_session_log_written_in_the_summary_pass_is_the_store_export(tmp_path: Path) -> None:
+    """sessions.jsonl is written as the summary reads the sessions (one pass): byte for byte what the store's own
+    export of the run's sessions writes."""
+    from uxbench.sim.store import SimStore
+
+    personas = write_personas(tmp_path / "p.jsonl", REFUND, ZH_REFUND)
+    rules = helpful_rules(tmp_path / "rules.json")
+    out = tmp_path / "run"
+    result = invoke("sim", "run", "--personas", personas, "--model", f"scripted:file:{rules}", "--simulator",
+                    "scripted:user", "--trials", "2", "--out", out, "--n-boot", "50", "--quiet")
+    assert result.exit_code == 0, result.output
+    written = (out / "sessions.jsonl").read_bytes()
+    assert written.count(b"\n") > 8
+    store = SimStore(out)
+    try:
+        store.export_log()
+    finally:
+        store.close()
+    assert (out / "sessions.jsonl").read_bytes() == written

@@ -136,10 +136,10 @@ def cluster_ratio(num: NDArray[np.float64], den: NDArray[np.float64], *, n_boot:
     return {**base, "ci_low": round(low * scale, 6), "ci_high": round(high * scale, 6)}
 
 
-def _ratio(outcomes: Sequence[SessionOutcome], num: Callable[[SessionOutcome], float],
+def _ratio(groups: list[list[SessionOutcome]], num: Callable[[SessionOutcome], float],
            den: Callable[[SessionOutcome], float], *, n_boot: int, seed: int, scale: float = 1.0,
            bounds: tuple[float, float] | None = (0.0, 1.0)) -> dict[str, Any]:
-    groups = _clusters(outcomes)
+    """`cluster_ratio` of sessions already grouped by persona (`_clusters`: one grouping serves every metric)."""
     nums = np.array([sum(num(o) for o in g) for g in groups], dtype=float)
     dens = np.array([sum(den(o) for o in g) for g in groups], dtype=float)
     return cluster_ratio(nums, dens, n_boot=n_boot, seed=seed, scale=scale, bounds=bounds)
@@ -204,21 +204,22 @@ def session_metrics(outcomes: Sequence[SessionOutcome], *, n_boot: int = 2000, s
     """Every session metric of §3.4 with its interval and denominator."""
     n = len(outcomes)
     kw: dict[str, Any] = {"n_boot": n_boot, "seed": seed}
+    groups = _clusters(outcomes)
     successes = [o for o in outcomes if o.success]
     turns = [o.assistant_turns for o in successes]
     out: dict[str, Any] = {
         "n_sessions": n,
         "n_personas": len({o.cluster for o in outcomes}),
-        "success_rate": _ratio(outcomes, lambda o: float(o.success), lambda o: 1.0, **kw),
+        "success_rate": _ratio(groups, lambda o: float(o.success), lambda o: 1.0, **kw),
         "turns_to_success": {
             **_at_least_one(_cluster_stat(successes, lambda s: _median([o.assistant_turns for o in s]), **kw)),
             "statistic": "median assistant turns among successful sessions",
             "mean": _mean(turns), "n": len(turns),
             "distribution": {str(t): turns.count(t) for t in sorted(set(turns))},
         },
-        "termination": {reason: _ratio(outcomes, _ended(reason), lambda o: 1.0, **kw)
+        "termination": {reason: _ratio(groups, _ended(reason), lambda o: 1.0, **kw)
                         for reason in ("goal_complete", *ABANDON_REASONS)},
-        "abandonment_rate": _ratio(outcomes, lambda o: float(o.reason == "patience_exhausted"), lambda o: 1.0, **kw),
+        "abandonment_rate": _ratio(groups, lambda o: float(o.reason == "patience_exhausted"), lambda o: 1.0, **kw),
     }
     with_state = [o for o in outcomes if o.satisfaction]
     out["satisfaction"] = _curve_summary(with_state, lambda o: list(o.satisfaction), "simulator state", **kw)
@@ -231,23 +232,24 @@ def session_metrics(outcomes: Sequence[SessionOutcome], *, n_boot: int = 2000, s
         out["pass_k"] = _pass_k(outcomes, **kw)
         return out
     outcomes = acted
+    groups = _clusters(outcomes)
     per100 = {"n": sum(o.assistant_turns for o in outcomes), "denominator": "assistant turns", "per": 100}
-    rates = {act: _ratio(outcomes, _count_of(act), lambda o: float(o.assistant_turns),
+    rates = {act: _ratio(groups, _count_of(act), lambda o: float(o.assistant_turns),
                          scale=100.0, bounds=PER_TURN, **kw) for act in DISSATISFIED_ACTS}
     rates["any_dissatisfied"] = _ratio(
-        outcomes, lambda o: float(sum(o.acts.count(a) for a in DISSATISFIED_ACTS)),
+        groups, lambda o: float(sum(o.acts.count(a) for a in DISSATISFIED_ACTS)),
         lambda o: float(o.assistant_turns), scale=100.0, bounds=PER_TURN, **kw)
-    rates["skim"] = _ratio(outcomes, lambda o: float(o.skims), lambda o: float(o.assistant_turns), scale=100.0,
+    rates["skim"] = _ratio(groups, lambda o: float(o.skims), lambda o: float(o.assistant_turns), scale=100.0,
                            bounds=PER_TURN, **kw)
     out["signal_rates"] = {**per100, "rates": rates}
-    out["feedback"] = {**per100, "like": _ratio(outcomes, lambda o: float(o.likes), lambda o: float(o.assistant_turns),
+    out["feedback"] = {**per100, "like": _ratio(groups, lambda o: float(o.likes), lambda o: float(o.assistant_turns),
                                                 scale=100.0, bounds=PER_TURN, **kw),
-                       "dislike": _ratio(outcomes, lambda o: float(o.dislikes), lambda o: float(o.assistant_turns),
+                       "dislike": _ratio(groups, lambda o: float(o.dislikes), lambda o: float(o.assistant_turns),
                                          scale=100.0, bounds=PER_TURN, **kw)}
     n_chains = sum(len(o.chains) for o in outcomes)
     out["recovery"] = {
         "n": n_chains, "denominator": "recovery chains (a failed reply and what followed)",
-        "recovered": _ratio(outcomes, lambda o: float(o.chains.count("recovered")), lambda o: float(len(o.chains)),
+        "recovered": _ratio(groups, lambda o: float(o.chains.count("recovered")), lambda o: float(len(o.chains)),
                             **kw),
         "outcomes": {name: sum(o.chains.count(name) for o in outcomes)
                      for name in ("recovered", "failed_recovery", "user_gave_up", "no_recovery")},
@@ -281,8 +283,9 @@ def _curve_summary(outcomes: Sequence[SessionOutcome], curve: Callable[[SessionO
         return {"n": 0, "source": what}
     finals: dict[str, Callable[[list[float]], float | None]] = {"final": lambda c: c[-1], "min": min, "auc": auc}
     out: dict[str, Any] = {"n": len(outcomes), "source": what, "scale": "1-5"}
+    groups = _clusters(outcomes)
     for name, fn in finals.items():
-        out[name] = _ratio(outcomes, _curve_stat(curve, fn), lambda o: 1.0, bounds=(1.0, 5.0), **kw)
+        out[name] = _ratio(groups, _curve_stat(curve, fn), lambda o: 1.0, bounds=(1.0, 5.0), **kw)
     longest = max(len(curve(o)) for o in outcomes)
     out["by_turn"] = [{"turn": i + 1, "mean": round(float(np.mean(vals)), 4), "n": len(vals)}
                       for i in range(longest) if (vals := [curve(o)[i] for o in outcomes if len(curve(o)) > i])]

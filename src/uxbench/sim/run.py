@@ -21,7 +21,7 @@ import asyncio
 import dataclasses
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -290,11 +290,11 @@ async def _execute_locked(spec: SimSpec, prepared: Prepared, emit: ProgressFn) -
         if models is not None:
             await models.aclose()
     ids = [p.session_id for p in prepared.plans]
-    summary = summarize(store, manifest, ids, n_boot=spec.n_boot, seed=spec.ci_seed, flags=flags)
-    summary["invocation"] = {"command": command_line(), "elapsed_s": round(time.monotonic() - started, 3),
-                             "resumed_sessions": resumed, "procs": spec.procs, "concurrency": limits}
-    store.write_summary(summary)
-    store.export_log(ids)
+    with store.exporting_log() as log:  # sessions.jsonl, in the summary's one pass over the sessions
+        summary = summarize(store, manifest, ids, n_boot=spec.n_boot, seed=spec.ci_seed, flags=flags, each=log)
+        summary["invocation"] = {"command": command_line(), "elapsed_s": round(time.monotonic() - started, 3),
+                                 "resumed_sessions": resumed, "procs": spec.procs, "concurrency": limits}
+        store.write_summary(summary)
     store.close()
     emit(SimEvent("end", total, total, run_dir=store.path))
     return SimResult(store.path, summary)
@@ -302,17 +302,27 @@ async def _execute_locked(spec: SimSpec, prepared: Prepared, emit: ProgressFn) -
 
 def summarize(store: SimStore, manifest: dict[str, Any], session_ids: list[str] | None = None, *,
               n_boot: int = 2000, seed: int = 0, flags: dict[str, list[dict[str, Any]]] | None = None,
-              ) -> dict[str, Any]:
+              each: Callable[[SessionRecord], None] | None = None) -> dict[str, Any]:
     """The summary from the store alone (and acts.jsonl, written beside it); `flags`: the gate's flags of the
-    sessions this process ran, found as each ended (the same as the store's records give)."""
+    sessions this process ran, found as each ended (the same as the store's records give); `each`: called with
+    every session as the summary reads it (`SimStore.exporting_log`)."""
     judgements = {key: store.judgements(key) for key in store.judges()}
     failed = {key: store.failed_judgements(key) for key in store.judges()}
     result: dict[str, Any] = {}
-    store.export_acts(summary_rows(store.iter_sessions(session_ids), store.personas(), manifest, result,
+    sessions = store.iter_sessions(session_ids)
+    if each is not None:
+        sessions = _tapped(sessions, each)
+    store.export_acts(summary_rows(sessions, store.personas(), manifest, result,
                                    judgements=judgements, n_boot=n_boot, seed=seed, failed=failed, flags=flags))
     summary = dict(result["summary"])
     _add_sent(summary, store.sent())
     return summary
+
+
+def _tapped(records: Iterator[SessionRecord], each: Callable[[SessionRecord], None]) -> Iterator[SessionRecord]:
+    for record in records:
+        each(record)
+        yield record
 
 
 def _add_sent(summary: dict[str, Any], sent: dict[str, int]) -> None:

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ import orjson
 
 from uxbench.data import user_files
 from uxbench.errors import DataError, UxbenchError
-from uxbench.fileio import atomic_write_bytes, atomic_write_lines, connect_sqlite
+from uxbench.fileio import atomic_write_bytes, atomic_write_lines, atomic_writer, connect_sqlite
 from uxbench.redact import scrubbed_json
 from uxbench.runtime.batched_writes import BatchedWrites
 from uxbench.runtime.cache import enable_wal
@@ -244,6 +245,19 @@ class SimStore:
         atomic_write_lines(out, (orjson.dumps(row) for rec in self.iter_sessions(session_ids)
                                  for row in canonical_rows(rec)))
         return out
+
+    @contextmanager
+    def exporting_log(self) -> Iterator[Callable[[SessionRecord], None]]:
+        """sessions.jsonl written from the sessions handed to the function this yields (in plan order, as
+        `export_log` writes them), put in place when the block ends without an error: a run writes it in the pass
+        its summary makes over the sessions, instead of reading them all again."""
+        with atomic_writer(self.path / SESSIONS_LOG) as fh:
+            def write(record: SessionRecord) -> None:
+                for row in canonical_rows(record):
+                    fh.write(orjson.dumps(row))
+                    fh.write(b"\n")
+
+            yield write
 
     def export_acts(self, rows: Iterable[dict[str, Any]]) -> Path:
         out = self.path / ACTS

@@ -26,6 +26,7 @@ import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -103,6 +104,15 @@ def _flat_interval(value: float, c: int, confidence: float) -> tuple[float, floa
     return wilson_ci(value * c, c, confidence)
 
 
+@lru_cache(maxsize=32)
+def _resamples(seed: int, clusters: int, n_boot: int) -> NDArray[np.int64]:
+    """The bootstrap's cluster indices, (n_boot, clusters), as `default_rng(seed)` draws them: the same for every
+    metric of a summary (each starts from the seed), so drawn once and shared, read-only."""
+    idx = np.random.default_rng(seed).integers(0, clusters, size=(n_boot, clusters))
+    idx.flags.writeable = False
+    return idx
+
+
 def cluster_ratio(num: NDArray[np.float64], den: NDArray[np.float64], *, n_boot: int = 2000, seed: int = 0,
                   confidence: float = 0.95, scale: float = 1.0, bounds: tuple[float, float] | None = (0.0, 1.0),
                   ) -> dict[str, Any]:
@@ -118,8 +128,7 @@ def cluster_ratio(num: NDArray[np.float64], den: NDArray[np.float64], *, n_boot:
             "n_clusters": c}
     if c == 1:
         return {**base, "ci_low": None, "ci_high": None, "degenerate": ONE_CLUSTER}
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, c, size=(n_boot, c))
+    idx = _resamples(seed, c, n_boot)
     dens = den[idx].sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         stats = np.where(dens > 0, num[idx].sum(axis=1) / dens, np.nan)

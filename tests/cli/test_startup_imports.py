@@ -96,3 +96,18 @@ print("ok")
     env = {**os.environ, "PYTHONPATH": str(Path(uxbench.__file__).parents[1])}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
     assert done.stdout.strip() == "ok", done.stderr
+
+
+@pytest.mark.parametrize("before", ["enabled", "disabled"])
+def test_the_garbage_collector_is_as_it_was_once_the_command_line_is_loaded(before: str) -> None:
+    """main.py pauses the collector while the command line's modules load and then freezes them: it must resume
+    (a run keeps its collector), and stay off for a caller that had turned it off."""
+    code = f"""
+import gc
+{"gc.disable()" if before == "disabled" else ""}
+import uxbench.cli.main
+print(gc.isenabled(), gc.get_freeze_count() > 1000)
+"""
+    env = {**os.environ, "PYTHONPATH": str(Path(uxbench.__file__).parents[1])}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert done.stdout.split() == [str(before == "enabled"), "True"], done.stderr

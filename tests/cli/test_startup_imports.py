@@ -26,7 +26,7 @@ FORBIDDEN = ("torch", "transformers", "numpy", "scipy", "pyarrow", "pydantic", "
 
 OWN = {
     (): {"uxbench", "uxbench.errors", "uxbench.cli", "uxbench.cli.main", "uxbench.cli.lazy_group",
-         "uxbench.cli.startup", "uxbench.cli.help_format",
+         "uxbench.cli.startup", "uxbench.cli.help_format", "uxbench.cli.help_columns",
          # light, needed before any command: the command line recorded for a run's summary, the extras table
          # that names a missing extra in one line (standard library only; checked by the list above)
          "uxbench.runs", "uxbench.runs.command", "uxbench.extras"},

@@ -5,7 +5,8 @@ Typer builds its help and error panels with `typer.rich_utils`, which imports ri
 markdown-it and Pygments) and rich's traceback printer at its top, for two features uxbench turns off (markdown
 help text, pretty tracebacks); and it validates an option that was not given through a pydantic adapter it
 builds for the purpose. Both are kept off the path of a help page here, each with a fallback to typer's own
-behaviour when typer changes.
+behaviour when typer changes. And the help cell of each option is drawn without the table typer draws it with
+(help_columns.py: the same bytes).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ def _before_help(cls: type) -> None:
 
     def format_help(self: Any, ctx: Any, formatter: Any) -> Any:
         help_without_markdown()
+        help_cells_without_tables()
         return original(self, ctx, formatter)
 
     format_help._uxbench_help = True  # type: ignore[attr-defined]
@@ -58,6 +60,20 @@ def help_without_markdown() -> None:
     finally:
         for name, _ in deferred:
             del sys.modules[name]  # a later `import rich.markdown` gets the real module
+
+
+def help_cells_without_tables() -> None:
+    """Typer's help cell of an option drawn by `HelpColumns` (help_columns.py): the same bytes without a grid table
+    per option. A no-op before `typer.rich_utils` is imported, once done, or when typer draws it otherwise."""
+    rich_utils = sys.modules.get("typer.rich_utils")
+    if rich_utils is None:
+        return
+    from rich.columns import Columns
+
+    if getattr(rich_utils, "Columns", None) is Columns:
+        from uxbench.cli.help_columns import HelpColumns
+
+        rich_utils.Columns = HelpColumns  # type: ignore[attr-defined]
 
 
 class _Deferred(type):

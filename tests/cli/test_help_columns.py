@@ -1,5 +1,6 @@
 """`HelpColumns` (uxbench/cli/help_columns.py) draws an option's help cell byte for byte as typer's `Columns` does:
-every command's help page both ways, and the two layouts it draws itself against `Columns` directly."""
+every command's help page both ways, and the two layouts it draws itself against `Columns` directly. And the
+`rich_cast` of a help page (startup.py) gives what rich's gives."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ import contextlib
 import io
 
 import pytest
+import rich.console
+import rich.measure
+import rich.protocol
 import typer
 import typer.rich_utils as rich_utils
 from rich.columns import Columns
@@ -43,6 +47,9 @@ def _both_ways(path: tuple[str, ...], width: int, colour: bool, monkeypatch: pyt
     ours = _help(path, width, colour, monkeypatch)
     monkeypatch.setattr(rich_utils, "Columns", Columns)
     monkeypatch.setattr(startup, "help_cells_without_tables", lambda: None)  # typer's own, as before
+    monkeypatch.setattr(startup, "rich_cast_without_import", lambda: None)  # and rich's
+    for module in (rich.console, rich.measure):
+        monkeypatch.setattr(module, "rich_cast", rich.protocol.rich_cast)
     typers = _help(path, width, colour, monkeypatch)
     return ours, typers
 
@@ -111,3 +118,28 @@ def test_other_settings_and_renderables_are_drawn_by_columns() -> None:
                             (HelpColumns([Text("a")] * 7, padding=(0, 3)), Columns([Text("a")] * 7, padding=(0, 3)))]:
         for width in (5, 12, 40):
             assert _drawn(cell, width, True) == _drawn(reference, width, True)
+
+
+class _Cast:
+    def __init__(self, inner: object) -> None:
+        self.inner = inner
+
+    def __rich__(self) -> object:
+        return self.inner
+
+
+class _Claims:
+    """An object that says it has every attribute (as a mock does)."""
+
+    def __getattr__(self, name: str) -> object:
+        return lambda: self
+
+
+def test_rich_cast_of_a_help_page_gives_what_richs_gives() -> None:
+    startup.rich_cast_without_import()
+    ours = rich.console.rich_cast
+    assert ours is not rich.protocol.rich_cast and rich.measure.rich_cast is ours
+    text = Text("x")
+    for thing in [text, "str", 3, None, Columns([]), Text, _Cast(text), _Cast(_Cast("deep")), _Cast, _Claims()]:
+        expected, got = rich.protocol.rich_cast(thing), ours(thing)
+        assert got is expected or (isinstance(got, str) and got == expected), thing

@@ -1,6 +1,11 @@
-"""`uxbench run`: one task, or the whole protocol (`--task judge,eval,recovery`)."""
+"""`uxbench run`: one task, or the whole protocol (`--task judge,eval,recovery`).
 
-from __future__ import annotations
+No `from __future__ import annotations` here: typer reads `run`'s signature to build its options, and string
+annotations would make it parse and evaluate all 45 of them, twice (`inspect.signature(eval_str=True)` and then
+`get_type_hints`), on every `uxbench run --help` (about 50 M instructions, 6% of it). Evaluated once when the
+module is imported, from its cached bytecode, they cost nothing more. Names imported for type checking only are
+written in quotes.
+"""
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -205,7 +210,7 @@ def _check_extras(data: str | None, *models: str | None) -> None:
         load_cases(data)
 
 
-def _announce_curation(console: Console, data: str | None, explicit: Path | None) -> None:
+def _announce_curation(console: "Console", data: str | None, explicit: Path | None) -> None:
     from uxbench.runs.curation import Curation, curation_file
 
     path = curation_file(data, explicit)
@@ -214,7 +219,7 @@ def _announce_curation(console: Console, data: str | None, explicit: Path | None
 
 
 def _announce(
-    console: Console, spec_model: str, embedded: bool, tasks: list[str], judge: Any, data: str | None
+    console: "Console", spec_model: str, embedded: bool, tasks: list[str], judge: Any, data: str | None
 ) -> None:
     if embedded:
         console.print(
@@ -266,7 +271,7 @@ def _embedded_defaults(task: str, opts: dict[str, Any], args: dict[str, str]) ->
     return opts
 
 
-def _execute(console: Console, spec: RunSpec, quiet: bool) -> RunResult:
+def _execute(console: "Console", spec: "RunSpec", quiet: bool) -> "RunResult":
     import asyncio
 
     from uxbench.cli.progress import RichProgress
@@ -285,7 +290,7 @@ def _execute(console: Console, spec: RunSpec, quiet: bool) -> RunResult:
         progress.stop()
 
 
-def _print_results(console: Console, results: list[RunResult], fmt: ReportFormat, fit_history: bool) -> None:
+def _print_results(console: "Console", results: list["RunResult"], fmt: "ReportFormat", fit_history: bool) -> None:
     from uxbench.cli.run_outcome import outcome_lines
     from uxbench.data.loaders import ReadReport
     from uxbench.report.generative import render_generative_summary

@@ -5,7 +5,8 @@ Typer builds its help and error panels with `typer.rich_utils`, which imports ri
 markdown-it and Pygments) and rich's traceback printer at its top, for two features uxbench turns off (markdown
 help text, pretty tracebacks); and it validates an option that was not given through a pydantic adapter it
 builds for the purpose. Both are kept off the path of a help page here, each with a fallback to typer's own
-behaviour when typer changes.
+behaviour when typer changes. And the help cell of each option is drawn without the table typer draws it with
+(help_columns.py: the same bytes), and rich's `rich_cast` answers its common case without an import.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ def _before_help(cls: type) -> None:
 
     def format_help(self: Any, ctx: Any, formatter: Any) -> Any:
         help_without_markdown()
+        help_cells_without_tables()
+        rich_cast_without_import()
         return original(self, ctx, formatter)
 
     format_help._uxbench_help = True  # type: ignore[attr-defined]
@@ -58,6 +61,42 @@ def help_without_markdown() -> None:
     finally:
         for name, _ in deferred:
             del sys.modules[name]  # a later `import rich.markdown` gets the real module
+
+
+def help_cells_without_tables() -> None:
+    """Typer's help cell of an option drawn by `HelpColumns` (help_columns.py): the same bytes without a grid table
+    per option. A no-op before `typer.rich_utils` is imported, once done, or when typer draws it otherwise."""
+    rich_utils = sys.modules.get("typer.rich_utils")
+    if rich_utils is None:
+        return
+    from rich.columns import Columns
+
+    if getattr(rich_utils, "Columns", None) is Columns:
+        from uxbench.cli.help_columns import HelpColumns
+
+        rich_utils.Columns = HelpColumns  # type: ignore[attr-defined]
+
+
+def rich_cast_without_import() -> None:
+    """rich's `rich_cast`, called for every renderable drawn or measured (thousands in a help page), runs
+    `from rich.console import RenderableType` on each call, which costs a formatted AttributeError each time in
+    Python 3.11 (the import looks up the module's `__path__`): about 15 M instructions of `uxbench run --help`.
+    For an object without `__rich__` it returns the object itself, which is answered here first; any other goes
+    to rich's own. A no-op once done, or when rich calls it otherwise."""
+    import rich.console
+    import rich.measure
+    import rich.protocol
+
+    original = rich.protocol.rich_cast
+
+    def rich_cast(renderable: object) -> Any:
+        if not hasattr(renderable, "__rich__"):
+            return renderable  # what rich_cast returns: its loop does not start
+        return original(renderable)
+
+    for module in (rich.console, rich.measure):
+        if getattr(module, "rich_cast", None) is original:
+            module.rich_cast = rich_cast  # type: ignore[attr-defined]
 
 
 class _Deferred(type):

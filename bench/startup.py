@@ -7,8 +7,9 @@
 
 Runs alternate between the checkouts (A, B, A, B, ...) so that a change of load hits both. Each run is the
 `uxbench` console script of this Python (or `python -m uxbench` without one) with PYTHONPATH set to the checkout's
-`src`, its output thrown away. `--instructions` also counts the instructions of one run of each under valgrind
-(callgrind), a figure the machine's load does not change.
+`src`, its output thrown away, after one untimed run of each that writes the .pyc files an installed package has
+(PYTHONDONTWRITEBYTECODE is taken out of the children's environment). `--instructions` also counts the
+instructions of one run of each under valgrind (callgrind), a figure the machine's load does not change.
 """
 
 from __future__ import annotations
@@ -37,7 +38,12 @@ def _entry() -> list[str]:
 
 
 def _env(src: Path) -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(src), "COLUMNS": "100"}
+    """The checkout first on the path, and bytecode written: an installed package has its .pyc files, and a
+    PYTHONDONTWRITEBYTECODE left in the environment (this project's sandboxes set it) would compile uxbench's own
+    modules from source on every run (about 60 M instructions of `run --help`), which no user's start-up pays."""
+    env = {**os.environ, "PYTHONPATH": str(src), "COLUMNS": "100"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
 
 
 def _once(src: Path, args: tuple[str, ...]) -> float:

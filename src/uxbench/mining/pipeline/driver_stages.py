@@ -25,7 +25,6 @@ from typing import Any, NamedTuple
 
 import orjson
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from uxbench.data.readers import decode_jsonl_line, iter_parquet, jsonl_lines
 from uxbench.errors import DataError
@@ -43,7 +42,7 @@ from uxbench.mining.ingest import (
 from uxbench.mining.logformat import check_format
 from uxbench.mining.pipeline.engine import LocalEngine, MapLink, commit_batch, deid_shard
 from uxbench.mining.pipeline.stages import DEDUP_SCHEMA
-from uxbench.mining.pipeline.store import StageDir
+from uxbench.mining.pipeline.store import StageDir, read_shard
 from uxbench.mining.sessions import BucketWriter, grouped_lines, private_spill_dir, spill_line
 
 Progress = Callable[[str], None]
@@ -184,7 +183,7 @@ def run_dedup_stage(stage: StageDir, src: StageDir, n_batches: int, config: Dedu
     index = NearDuplicateIndex(config)
     written = 0
     for batch in range(n_batches):
-        table = pq.read_table(src.shard_path(batch), columns=["conversation_id", "dedup_minhash"])
+        table = read_shard(src.shard_path(batch), ["conversation_id", "dedup_minhash"])
         done = stage.shard_done(batch)
         rows = []
         for cid, values in zip(table.column("conversation_id").to_pylist(),

@@ -349,6 +349,22 @@ def test_json_dict_equals_pydantic_dump() -> None:
         assert TurnSignals.model_validate(fast) == ts or ts.similarity != ts.similarity  # nan != nan
 
 
+def test_json_dict_copies_each_signal_value() -> None:
+    """`json_dict` copies each `SignalValue`'s own dict (shared between replies): the three fields, made any way,
+    and changing the output changes no model."""
+    from uxbench.mining.signals.results import SignalValue
+
+    made_ways = (SignalValue(), SignalValue(fired=True, evidence="x", score=0.9),
+                 SignalValue.model_construct(fired=None), SignalValue.model_validate({"evidence": "é"}))
+    for value in made_ways:
+        ts = TurnSignals(conversation_id="c", turn_index=1, praise=value, complaint=value)
+        out = ts.json_dict()
+        assert out["praise"] == out["complaint"] == value.model_dump(mode="json")
+        assert list(out["praise"]) == ["fired", "evidence", "score"]
+        out["praise"]["fired"] = "changed"
+        assert value.fired != "changed" and ts.json_dict()["complaint"] == value.model_dump(mode="json")
+
+
 def test_made_equals_model_construct() -> None:
     """`made` skips `model_construct`'s per-field lookups: the same values, field order, set fields and dumps."""
     from uxbench.mining.signals.results import made

@@ -22,7 +22,7 @@ from uxbench.mining.pipeline.engine import commit_batch
 from uxbench.mining.pipeline.progress import StageProgress, StageTick
 from uxbench.mining.pipeline.registry import RunContext
 from uxbench.mining.pipeline.stages import SESSIONS_SCHEMA
-from uxbench.mining.pipeline.store import StageDir
+from uxbench.mining.pipeline.store import StageDir, read_shard
 from uxbench.mining.types import Session
 from uxbench.models.model import Model, create_model
 
@@ -70,7 +70,7 @@ async def _run(ctx: RunContext, stage: StageDir, ticks: StageTick | None) -> Non
 
         tick()
         for batch in pending:
-            rows = pq.read_table(src.shard_path(batch)).to_pylist()
+            rows = read_shard(src.shard_path(batch)).to_pylist()
             out = []
             for row in rows:
                 out.append(await _session_row(row, model, ctx.salt))

@@ -25,7 +25,6 @@ from typing import Any, NamedTuple
 
 import orjson
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from uxbench.data.readers import decode_jsonl_line, iter_parquet, jsonl_lines
 from uxbench.errors import DataError
@@ -43,7 +42,7 @@ from uxbench.mining.ingest import (
 from uxbench.mining.logformat import check_format
 from uxbench.mining.pipeline.engine import LocalEngine, MapLink, commit_batch, deid_shard
 from uxbench.mining.pipeline.stages import DEDUP_SCHEMA
-from uxbench.mining.pipeline.store import StageDir
+from uxbench.mining.pipeline.store import StageDir, read_shard
 from uxbench.mining.sessions import BucketWriter, grouped_lines, private_spill_dir, spill_line
 
 Progress = Callable[[str], None]
@@ -146,6 +145,13 @@ def _grouped_batches(spill: Path, n_buckets: int, batch_size: int
         yield batch, chunk
 
 
+def _first_conversion() -> None:
+    """pyarrow imports pandas (when it is installed) on a process's first conversion of Python values, about 0.3 s
+    of CPU. The driver's first one would come in the dedup step, after every worker has finished, in the serial
+    tail of the run; made here, while the driver only waits for the workers, it overlaps their work."""
+    pa.array([0])
+
+
 def run_sessions_stage(
     stage: StageDir, inputs: tuple[str, ...], *, fmt: str, skip_invalid: bool, batch_size: int,
     n_buckets: int, salt: bytes, tmpdir: Path, pool: LocalEngine, progress: Progress,
@@ -169,6 +175,8 @@ def run_sessions_stage(
                 skipped += 1
                 continue
             pool.submit(True, deid_shard, stage, batch, chunk, salt, chain)
+        if pool.workers > 1:
+            _first_conversion()
         pool.drain()
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
@@ -184,7 +192,7 @@ def run_dedup_stage(stage: StageDir, src: StageDir, n_batches: int, config: Dedu
     index = NearDuplicateIndex(config)
     written = 0
     for batch in range(n_batches):
-        table = pq.read_table(src.shard_path(batch), columns=["conversation_id", "dedup_minhash"])
+        table = read_shard(src.shard_path(batch), ["conversation_id", "dedup_minhash"])
         done = stage.shard_done(batch)
         rows = []
         for cid, values in zip(table.column("conversation_id").to_pylist(),

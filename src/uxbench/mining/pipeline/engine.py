@@ -22,10 +22,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from uxbench.mining.pipeline.stages import StageFn, deid_batch_table, sessions_remembered, sum_count_column
-from uxbench.mining.pipeline.store import StageDir
+from uxbench.mining.pipeline.store import StageDir, read_shard
 from uxbench.mining.sessions import session_of_lines
 from uxbench.mining.types import Session
 from uxbench.mining.workers import worker_context
@@ -59,7 +58,7 @@ def commit_batch(dst: StageDir, batch: int, table: pa.Table, schema: pa.Schema) 
 def map_shard(fn: StageFn, src_path: Path, dst: StageDir, batch: int, columns: Sequence[str],
               schema: pa.Schema) -> dict[str, int]:
     """One batch of a map stage: read, apply, commit (runs in a worker process or in-line)."""
-    table = pq.read_table(src_path, columns=list(columns))
+    table = read_shard(src_path, columns)
     return commit_batch(dst, batch, fn(table), schema)
 
 
@@ -94,7 +93,7 @@ def deid_shard(dst: StageDir, batch: int, conversations: Sequence[tuple[str, Seq
             elif all(later.dst.shard_done(batch) for later in chain[position + 1:]):
                 break
             else:  # done by an earlier run under the same key: the next stage reads it
-                table = pq.read_table(link.dst.shard_path(batch))
+                table = read_shard(link.dst.shard_path(batch))
     return counts
 
 

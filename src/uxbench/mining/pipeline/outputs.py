@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 from uxbench.errors import DataError
 from uxbench.fileio import atomic_write_lines, temp_path
 from uxbench.mining.pipeline.stages import TURN_ROW
-from uxbench.mining.pipeline.store import PARQUET_COMPRESSION, StageDir
+from uxbench.mining.pipeline.store import PARQUET_COMPRESSION, StageDir, read_shard
 
 SIGNALS_PARQUET = "signals.parquet"
 SIGNALS_CSV = "signals.csv"
@@ -54,8 +54,8 @@ def _signal_batches(signals: StageDir, dedup: StageDir, llm: StageDir | None,
     """Each batch's turn rows, flattened from the signal shard in Arrow, with the near-duplicate link and
     the LLM label of their conversation and turn."""
     for batch in range(n_batches):
-        shard = pq.read_table(signals.shard_path(batch), columns=["conversation_id", "turn_rows"])
-        dups = pq.read_table(dedup.shard_path(batch), columns=["conversation_id", "duplicate_of"])
+        shard = read_shard(signals.shard_path(batch), columns=["conversation_id", "turn_rows"])
+        dups = read_shard(dedup.shard_path(batch), columns=["conversation_id", "duplicate_of"])
         nested = shard.column("turn_rows").combine_chunks()
         rows = pc.list_flatten(nested)
         owner = pc.list_parent_indices(nested)  # each turn row's conversation (row of the shard)
@@ -66,7 +66,7 @@ def _signal_batches(signals: StageDir, dedup: StageDir, llm: StageDir | None,
         columns = [*rows.flatten(), dups.column("duplicate_of").combine_chunks().take(owner)]
         labels: list[str | None] = [None] * len(rows)
         if llm is not None:
-            got = pq.read_table(llm.shard_path(batch), columns=["conversation_id", "turn_index", "llm_label"])
+            got = read_shard(llm.shard_path(batch), columns=["conversation_id", "turn_index", "llm_label"])
             found = {(c, t): lab for c, t, lab in zip(*(got.column(i).to_pylist() for i in range(3)),
                                                       strict=True)}
             keys = zip(cids.take(owner).to_pylist(), rows.field("turn_index").to_pylist(), strict=True)
@@ -94,7 +94,7 @@ def write_signal_tables(out: Path, signals: StageDir, dedup: StageDir, llm: Stag
 
 def _column_rows(stage: StageDir, n_batches: int, columns: list[str]) -> Iterator[dict[str, Any]]:
     for batch in range(n_batches):
-        yield from pq.read_table(stage.shard_path(batch), columns=columns).to_pylist()
+        yield from read_shard(stage.shard_path(batch), columns).to_pylist()
 
 
 def write_gated(out: Path, gate: StageDir, n_batches: int) -> Path:

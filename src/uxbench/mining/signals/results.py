@@ -93,10 +93,13 @@ class TurnSignals(BaseModel):
 
     def json_dict(self) -> dict[str, Any]:
         """``model_dump(mode="json")``, without pydantic's serializer: the signal stage writes one per reply
-        (about 5% of the whole mining run went into these dumps). Equal to it, value for value (tested)."""
-        out = {name: getattr(self, name) for name in _SCALAR_FIELDS}
+        (about 5% of the whole mining run went into these dumps). Equal to it, value for value (tested).
+        The fields are read from the instance dicts, not by attribute: a copy of a `SignalValue`'s dict (its
+        three fields, JSON values all) costs a fifth of a dict built from its attributes, ~14 per reply."""
+        fields = self.__dict__
+        out = {name: fields[name] for name in _SCALAR_FIELDS}
         for name in SIGNAL_NAMES:
-            out[name] = _value_dict(getattr(self, name))
+            out[name] = fields[name].__dict__.copy()
         out["dissatisfied_by"] = list(self.dissatisfied_by)
         out["satisfied_by"] = list(self.satisfied_by)
         out["recovery"] = None if self.recovery is None else self.recovery.model_dump(mode="json")
@@ -157,6 +160,3 @@ _LISTS = ("dissatisfied_by", "satisfied_by", "recovery")
 _SCALAR_FIELDS = tuple(n for n in TurnSignals.model_fields if n not in SIGNAL_NAMES and n not in _LISTS)
 assert set(SIGNAL_NAMES) <= set(TurnSignals.model_fields) and set(_LISTS) <= set(TurnSignals.model_fields)
 
-
-def _value_dict(value: SignalValue) -> dict[str, Any]:
-    return {"fired": value.fired, "evidence": value.evidence, "score": value.score}

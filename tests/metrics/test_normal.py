@@ -1,5 +1,5 @@
-"""The standard library's normal quantile and tail agree with scipy.stats, and a run's summary path does not import
-scipy.stats (about a second on a small machine, paid by every run)."""
+"""The standard library's normal quantile and tails agree with scipy.stats, and a run's summary and report paths do
+not import scipy.stats (about a second on a small machine, paid by every run and every `--procs` worker)."""
 
 from __future__ import annotations
 
@@ -28,14 +28,21 @@ def test_sf_matches_scipy_in_the_far_tail_too(x: float) -> None:
     assert normal.sf(np.float64(x)) == pytest.approx(float(norm.sf(x)), rel=1e-12, abs=0.0)
 
 
+@pytest.mark.parametrize("x", [-30.0, -8.0, -1.3, 0.0, 2.5, 9.0])
+def test_cdf_matches_scipy_in_the_far_left_tail_too(x: float) -> None:
+    assert normal.cdf(x) == pytest.approx(float(norm.cdf(x)), rel=1e-12, abs=0.0)
+
+
 def test_ppf_rejects_what_has_no_quantile() -> None:
     with pytest.raises(ValueError):
         normal.ppf(1.0)
 
 
-def test_a_runs_summary_path_does_not_import_scipy_stats() -> None:
+def test_a_runs_summary_and_report_paths_do_not_import_scipy_stats() -> None:
+    """Also the reports `uxbench run` and `uxbench sim run` print (and `sim run --procs N` imports in each worker)."""
     probe = ("import json, sys; import uxbench.orchestrate.runner, uxbench.orchestrate.summary, "
-             "uxbench.orchestrate.calibration, uxbench.metrics; print(json.dumps(sorted(sys.modules)))")
+             "uxbench.orchestrate.calibration, uxbench.metrics, uxbench.report, uxbench.report.sim, "
+             "uxbench.sim.run; print(json.dumps(sorted(sys.modules)))")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(uxbench.__file__).parents[1]),
                                                         os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120,

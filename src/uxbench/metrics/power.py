@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from scipy.stats import norm
+from uxbench.metrics import normal
 
 METHOD = "McNemar test, normal approximation (Connor 1987)"
 
@@ -33,7 +33,7 @@ def _zs(alpha: float, power: float) -> tuple[float, float]:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     if not 0.0 < power < 1.0:
         raise ValueError(f"power must be in (0, 1), got {power}")
-    return float(norm.ppf(1 - alpha / 2)), float(norm.ppf(power))
+    return normal.ppf(1 - alpha / 2), normal.ppf(power)
 
 
 def _check_psi(psi: float) -> None:
@@ -75,7 +75,7 @@ def paired_power(n: float, difference: float, discordance: float, *, alpha: floa
     delta = abs(difference)
     if delta >= discordance:
         raise ValueError("the difference must be smaller than the discordance")
-    return float(norm.cdf((math.sqrt(n) * delta - za * math.sqrt(discordance)) / math.sqrt(discordance - delta**2)))
+    return normal.cdf((math.sqrt(n) * delta - za * math.sqrt(discordance)) / math.sqrt(discordance - delta**2))
 
 
 def independent_discordance(rate: float, difference: float) -> float:

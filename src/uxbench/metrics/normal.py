@@ -1,4 +1,4 @@
-"""The standard normal's quantile and upper tail from the standard library.
+"""The standard normal's quantile, cdf and upper tail from the standard library.
 
 scipy.stats computes the same values (within an ulp) but costs about a second to import on a small machine, and
 every run's summary and report needs only these: the modules on that path use this one instead.

@@ -241,10 +241,10 @@ class SimStore:
     # -- exports ---------------------------------------------------------------------------
     def export_log(self, session_ids: Iterable[str] | None = None) -> Path:
         """sessions.jsonl: every turn in the canonical log format (atomically)."""
-        out = self.path / SESSIONS_LOG
-        atomic_write_lines(out, (orjson.dumps(row) for rec in self.iter_sessions(session_ids)
-                                 for row in canonical_rows(rec)))
-        return out
+        with self.exporting_log() as write:
+            for record in self.iter_sessions(session_ids):
+                write(record)
+        return self.path / SESSIONS_LOG
 
     @contextmanager
     def exporting_log(self) -> Iterator[Callable[[SessionRecord], None]]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import ValidationError
@@ -82,10 +82,10 @@ class Model:
         self._stats = self.usage.model(self.spec, price)
         self._identity = api.cache_identity()
         self._cfg_memo: tuple[GenerateConfig, dict[str, Any]] | None = None
-        self.on_send: Callable[[], Awaitable[None] | None] | None = None
+        self.on_send: Callable[[], None] | None = None
         """Called before every request sent to the provider (each attempt; never for a cache hit): a run
-        counts them where a kill cannot lose them, since a request in flight at a kill was sent all the same. When
-        it returns an awaitable, the request is sent once that is done (the count is on disk)."""
+        counts them where a kill cannot lose them (committed before it returns), since a request in flight at a kill
+        was sent all the same."""
 
     def _config_dict(self, config: GenerateConfig) -> dict[str, Any]:
         # Tasks reuse one config object for thousands of calls; dump it once. Non-default fields only,
@@ -136,9 +136,7 @@ class Model:
 
         async def call() -> ModelOutput:
             if self.on_send is not None:
-                counted = self.on_send()
-                if counted is not None:
-                    await counted
+                self.on_send()
             t0 = time.perf_counter()
             out = await api.generate(messages, cfg)
             if not out.latency_s:

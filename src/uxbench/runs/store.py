@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ from uxbench.redact import has_secret, scrub, scrubbed_json
 from uxbench.runs.records import SampleRecord, ScoreRecord
 from uxbench.runtime.batched_writes import BatchedWrites
 from uxbench.runtime.cache import enable_wal
+from uxbench.runtime.wal_checkpoint import BackgroundCheckpoints
 
 MANIFEST = "manifest.json"
 SAMPLES_DB = "samples.sqlite"
@@ -98,7 +99,8 @@ class RunStore:
         missing (`_rebuild`); None when it was there."""
         self.cases_missing: set[str] = set()
         """Sample ids rebuilt without their case (the copies hold none): the runner stores it when it meets it."""
-        self._writes = BatchedWrites(self._open)
+        self._checkpoints = BackgroundCheckpoints(self.path / SAMPLES_DB)
+        self._writes = BatchedWrites(self._open, checkpoints=self._checkpoints)
 
     # -- lifecycle -------------------------------------------------------------------------
     @classmethod
@@ -136,6 +138,7 @@ class RunStore:
             try:
                 enable_wal(db, 30.0)
                 db.execute("PRAGMA synchronous=NORMAL")
+                self._checkpoints.adopt(db)  # not inside a commit on the run's event loop
                 db.executescript(_SCHEMA)
                 columns = {row[1] for row in db.execute("PRAGMA table_info(records)")}
                 if "case_json" not in columns:  # run directories written before cases were stored
@@ -196,6 +199,7 @@ class RunStore:
             if self._db is not None or self._writes.pending:
                 self._writes.flush()
         finally:
+            self._checkpoints.close()
             if self._db is not None:
                 self._db.close()
                 self._db = None
@@ -233,14 +237,15 @@ class RunStore:
             (record.sample_id, record.index, record.status, body, case_json),
         )
 
-    def count_sent(self, role: str) -> Awaitable[None] | None:
-        """One more request sent by `role` (model, judge:KEY, strategy:KEY). In a running event loop it is written
-        with this turn's other rows, and the awaitable returned is done once it is committed: the caller sends the
-        request only then, so requests in flight when the run is killed are counted too. Without a loop it is
-        committed at once (None)."""
+    def count_sent(self, role: str) -> None:
+        """One more request sent by `role` (model, judge:KEY, strategy:KEY), committed at once together with the rows
+        waiting for this turn's commit: the caller sends the request after this returns, so requests in flight when
+        the run is killed are counted too. Not left to the turn's deferred commit: awaiting that put two more loop
+        turns (2-4 ms at c=64) before every request, a slot idle for 3-4% of its time (bench/RESULTS.md, issue 29's
+        fourth round); one commit per request costs about what one per turn did."""
         self._writes.add("INSERT INTO sent(role, requests) VALUES (?, ?) "
                          "ON CONFLICT(role) DO UPDATE SET requests = requests + excluded.requests", (role,))
-        return self._writes.committed()
+        self._writes.flush()
 
     def sent(self) -> dict[str, int]:
         """Requests sent per role, over every invocation on this directory (empty for older runs)."""

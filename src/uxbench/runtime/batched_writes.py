@@ -31,6 +31,8 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
+from uxbench.runtime.wal_checkpoint import BackgroundCheckpoints
+
 Params = tuple[Any, ...]
 
 
@@ -38,11 +40,14 @@ class BatchedWrites:
     """Write statements for one SQLite connection, committed together at the end of the loop's turn."""
 
     def __init__(self, connect: Callable[[], sqlite3.Connection],
-                 on_commit: Callable[[], None] | None = None, *, hold_s: float = 0.0, max_rows: int = 256) -> None:
+                 on_commit: Callable[[], None] | None = None, *, hold_s: float = 0.0, max_rows: int = 256,
+                 checkpoints: BackgroundCheckpoints | None = None) -> None:
         """`connect` gives the connection; `on_commit` is called once the waiting rows are written (or lost to a
         failed commit), for an owner that keeps its own index of them. `hold_s` > 0: rows wait up to that many
-        seconds (or until `max_rows` wait) instead of the end of the turn, for rows a kill may lose."""
+        seconds (or until `max_rows` wait) instead of the end of the turn, for rows a kill may lose.
+        `checkpoints`: the file's WAL checkpoints, told of every commit made here (`runtime/wal_checkpoint.py`)."""
         self._connect = connect
+        self._checkpoints = checkpoints
         self._on_commit = on_commit
         self._hold_s = hold_s
         self._max_rows = max(1, max_rows)
@@ -52,8 +57,6 @@ class BatchedWrites:
         self._loop: asyncio.AbstractEventLoop | None = None
         """The loop whose next turn commits what is waiting (None: nothing is scheduled)."""
         self._failure: sqlite3.Error | None = None
-        self._waiters: list[asyncio.Future[None]] = []
-        """Futures of callers that wait until their rows are on disk (`committed`)."""
 
     @property
     def pending(self) -> bool:
@@ -63,7 +66,7 @@ class BatchedWrites:
         """Run `sql` now when no event loop runs in this thread, else with this turn's other writes."""
         self.raise_failure()
         if not self._defer():
-            self._connect().execute(sql, params)
+            self._now(sql, params)
             return
         self._rows.append((sql, params))
         if self._hold_s and len(self._rows) >= self._max_rows:
@@ -74,20 +77,16 @@ class BatchedWrites:
         turn: a counter's increments become one statement (`... SET requests = requests + ?`)."""
         self.raise_failure()
         if not self._defer():
-            self._connect().execute(sql, (*params, n))
+            self._now(sql, (*params, n))
             return
         key = (sql, params)
         self._counts[key] = self._counts.get(key, 0) + n
 
-    def committed(self) -> asyncio.Future[None] | None:
-        """A future done once the rows waiting now are committed (failed with the commit's error), or None when
-        nothing waits (no running loop: they were written at once). A request counted as sent awaits it before it
-        goes out, so a kill can never leave a request the server saw uncounted."""
-        if not self.pending or self._loop is None:
-            return None
-        waiter = self._loop.create_future()
-        self._waiters.append(waiter)
-        return waiter
+    def _now(self, sql: str, params: Params) -> None:
+        db = self._connect()
+        db.execute(sql, params)  # autocommit
+        if self._checkpoints is not None:
+            self._checkpoints.after_commit(db)
 
     def flush(self) -> None:
         """Write what is waiting now, in one transaction; raise a failure of an earlier deferred commit."""
@@ -124,15 +123,6 @@ class BatchedWrites:
             self._failure = err
 
     def _commit(self) -> None:
-        waiters, self._waiters = self._waiters, []
-        try:
-            self._write()
-        except BaseException as err:
-            _settle(waiters, err)
-            raise
-        _settle(waiters, None)
-
-    def _write(self) -> None:
         self._loop = None
         if self._timer is not None:
             self._timer.cancel()  # committed before the timer: it has nothing left to do
@@ -158,14 +148,6 @@ class BatchedWrites:
                 except sqlite3.Error:
                     pass
             raise
+        if self._checkpoints is not None:
+            self._checkpoints.after_commit(db)
 
-
-def _settle(waiters: list[asyncio.Future[None]], error: BaseException | None) -> None:
-    """Tell the callers waiting on a commit how it went (a waiter of a loop already closed is let go)."""
-    for waiter in waiters:
-        if waiter.done() or waiter.get_loop().is_closed():
-            continue
-        if error is None:
-            waiter.set_result(None)
-        else:
-            waiter.set_exception(error if isinstance(error, Exception) else sqlite3.OperationalError(str(error)))

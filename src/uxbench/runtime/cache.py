@@ -23,6 +23,7 @@ import orjson
 from uxbench.errors import UxbenchError
 from uxbench.fileio import connect_sqlite, sqlite_problem
 from uxbench.runtime.batched_writes import BatchedWrites
+from uxbench.runtime.wal_checkpoint import BackgroundCheckpoints
 
 KEY_VERSION = 1
 """Bump when the key recipe changes, so old entries are simply never hit."""
@@ -93,7 +94,9 @@ class ResponseCache:
         self.writes = 0
         self._waiting: dict[str, bytes] = {}
         """Values put in this turn of the event loop, not yet committed (a lookup finds them here)."""
-        self._writes = BatchedWrites(self._conn, on_commit=self._waiting.clear, hold_s=hold_s)
+        self._checkpoints = BackgroundCheckpoints(self.path)
+        self._writes = BatchedWrites(self._conn, on_commit=self._waiting.clear, hold_s=hold_s,
+                                     checkpoints=self._checkpoints)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -105,6 +108,7 @@ class ResponseCache:
             self._db: sqlite3.Connection | None = connect_sqlite(self.path, timeout=busy_timeout_s)
             enable_wal(self._db, busy_timeout_s)
             self._db.execute("PRAGMA synchronous=NORMAL")
+            self._checkpoints.adopt(self._db)  # not inside a commit on a run's event loop
             self._db.execute(_SCHEMA)
         except sqlite3.DatabaseError as exc:
             raise self._wrap(exc, "open") from exc
@@ -210,6 +214,7 @@ class ResponseCache:
             if self._db is not None:
                 self.flush()
         finally:
+            self._checkpoints.close()
             if self._db is not None:
                 self._db.close()
                 self._db = None

@@ -34,6 +34,7 @@ from uxbench.fileio import atomic_write_bytes, atomic_write_lines, atomic_writer
 from uxbench.redact import scrubbed_json
 from uxbench.runtime.batched_writes import BatchedWrites
 from uxbench.runtime.cache import enable_wal
+from uxbench.runtime.wal_checkpoint import BackgroundCheckpoints
 from uxbench.sim.persona import Persona
 from uxbench.sim.types import SessionRecord
 
@@ -95,7 +96,8 @@ class SimStore:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._db: sqlite3.Connection | None = None
-        self._writes = BatchedWrites(self._open)
+        self._checkpoints = BackgroundCheckpoints(self.path / SIM_DB)
+        self._writes = BatchedWrites(self._open, checkpoints=self._checkpoints)
 
     @classmethod
     def open_existing(cls, path: str | Path) -> SimStore:
@@ -116,6 +118,7 @@ class SimStore:
             db = connect_sqlite(self.path / SIM_DB, timeout=60)
             enable_wal(db, 60.0)
             db.execute("PRAGMA synchronous=NORMAL")
+            self._checkpoints.adopt(db)  # not inside a commit on the run's event loop
             db.executescript(_SCHEMA)
             self._db = db
         return self._db
@@ -126,6 +129,7 @@ class SimStore:
             if self._db is not None or self._writes.pending:
                 self._writes.flush()
         finally:
+            self._checkpoints.close()
             if self._db is not None:
                 self._db.close()
                 self._db = None
@@ -212,12 +216,13 @@ class SimStore:
         return {row[0] for row in rows}
 
     def count_sent(self, party: str) -> None:
-        """One more request sent by `party`, committed at once: requests in flight when the run is killed are
-        counted too (their answers are lost, their cost may not be). Not deferred to the loop turn's batch as the
-        run store's count is: awaiting that commit put one more loop turn before every request, which at c=64 cost
-        a session more wall time than the commit's CPU (bench/RESULTS.md, issue 29's second round)."""
-        self._conn().execute("INSERT INTO sent(party, requests) VALUES (?, 1) "
-                             "ON CONFLICT(party) DO UPDATE SET requests = requests + 1", (party,))
+        """One more request sent by `party`, committed at once (with the rows waiting for this turn's commit):
+        requests in flight when the run is killed are counted too (their answers are lost, their cost may not be).
+        Not deferred to the loop turn's commit: awaiting that put one more loop turn before every request, which at
+        c=64 cost a session more wall time than the commit's CPU (bench/RESULTS.md, issue 29's second round)."""
+        self._writes.add("INSERT INTO sent(party, requests) VALUES (?, ?) "
+                         "ON CONFLICT(party) DO UPDATE SET requests = requests + excluded.requests", (party,))
+        self._writes.flush()
 
     def sent(self) -> dict[str, int]:
         """Requests sent per party, over every invocation on this directory (empty for older runs)."""

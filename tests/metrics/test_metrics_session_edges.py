@@ -135,3 +135,37 @@ def test_a_gap_against_a_side_without_events_keeps_that_sides_uncertainty() -> N
     assert gap["value"] == pytest.approx(0.25)
     assert gap["ci_low"] <= 0.25 - (out["dissatisfied"]["sim"]["ci_high"] - 0.0) * 0.9
     assert "newcombe" in gap["method"]
+
+
+def _varied(seed: int, n_personas: int, trials: int, *, acts: bool = True, state: bool = True) -> list[SessionOutcome]:
+    import random
+
+    rng = random.Random(seed)
+    out = []
+    for p in range(n_personas):
+        for t in range(trials):
+            success = rng.random() < 0.5
+            turns = rng.randint(1, 6)
+            out.append(SessionOutcome(
+                cluster=f"p{p}", trial=t, success=success,
+                reason="goal_complete" if success else rng.choice(["patience_exhausted", "max_turns", "error"]),
+                assistant_turns=turns,
+                acts=tuple(rng.choice(["complain", "follow_up", "rephrase", "thank"]) for _ in range(turns)),
+                satisfaction=tuple(float(rng.randint(1, 5)) for _ in range(turns)) if state and rng.random() < 0.8
+                else (),
+                acts_measured=acts,
+            ))
+    return out
+
+
+def test_the_headline_equals_the_same_cells_of_the_whole_metrics() -> None:
+    """`session_headline` (the per-language summary) gives, cell for cell, what `session_metrics` gives for the
+    headline's keys, on many shapes: none, one persona, no successes, no acts (free mode), no satisfaction."""
+    from uxbench.metrics.session import session_headline, session_metrics
+    from uxbench.sim.summary import _headline
+
+    cases = [[], _varied(1, 1, 5), _varied(2, 6, 4), _varied(3, 12, 3, acts=False), _varied(4, 5, 5, state=False),
+             [o for o in _varied(5, 8, 3) if not o.success]]
+    for outcomes in cases:
+        whole = _headline(session_metrics(outcomes, n_boot=200, seed=3))
+        assert session_headline(outcomes, n_boot=200, seed=3) == whole

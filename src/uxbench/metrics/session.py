@@ -267,6 +267,35 @@ def session_metrics(outcomes: Sequence[SessionOutcome], *, n_boot: int = 2000, s
     return out
 
 
+def session_headline(outcomes: Sequence[SessionOutcome], *, n_boot: int = 2000, seed: int = 0) -> dict[str, Any]:
+    """The headline of `session_metrics` (the rates, final satisfaction and turns to success that a summary shows
+    per language), computed as it computes them and nothing else: equal, cell for cell, to the same keys of its
+    result (tested), without the dozens of other intervals (pass^k for every k, every act's rate, the per-turn
+    curves) and without the bootstrap of the median turns, whose interval a headline does not show."""
+    kw: dict[str, Any] = {"n_boot": n_boot, "seed": seed}
+    groups = _clusters(outcomes)
+    turns = [o.assistant_turns for o in outcomes if o.success]
+    median = _median(turns) if turns else None
+    with_state = [o for o in outcomes if o.satisfaction]
+    final = (_ratio(_clusters(with_state), _curve_stat(lambda o: list(o.satisfaction), lambda c: c[-1]),
+                    lambda o: 1.0, bounds=(1.0, 5.0), **kw) if with_state else None)
+    acted = [o for o in outcomes if o.acts_measured]
+    if not acted and outcomes:
+        dissatisfied = _not_measured()["signal_rates"]["rates"]["any_dissatisfied"]
+    else:
+        dissatisfied = _ratio(
+            _clusters(acted), lambda o: float(sum(o.acts.count(a) for a in DISSATISFIED_ACTS)),
+            lambda o: float(o.assistant_turns), scale=100.0, bounds=PER_TURN, **kw)
+    return {
+        "n_sessions": len(outcomes),
+        "success_rate": _ratio(groups, lambda o: float(o.success), lambda o: 1.0, **kw),
+        "abandonment_rate": _ratio(groups, lambda o: float(o.reason == "patience_exhausted"), lambda o: 1.0, **kw),
+        "dissatisfied_per_100": dissatisfied,
+        "final_satisfaction": final,
+        "turns_to_success": {"value": round(median, 6) if median is not None else None, "n": len(turns)},
+    }
+
+
 def _at_least_one(cell: dict[str, Any]) -> dict[str, Any]:
     """Turns to success: a success takes one reply at least, so the interval starts there at the lowest."""
     if cell.get("ci_low") is not None:

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from uxbench.metrics.session import SessionOutcome, session_metrics
+from uxbench.metrics.session import SessionOutcome, session_headline, session_metrics
 from uxbench.sim.gate import GATE_TYPES, gate_flags
 from uxbench.sim.persona import Persona
 from uxbench.sim.types import PARTIES, SessionRecord, Usage
@@ -149,7 +149,7 @@ def summary_rows(records: Iterable[SessionRecord], personas: dict[str, Persona],
                  "by_type": {kind: by_type.get(kind, 0) for kind in GATE_TYPES},
                  "flagged_sessions": flagged_ids[:50]},
         "metrics_unflagged": session_metrics(clean, **kw) if len(clean) != n else None,
-        "by_lang": {lang: _headline(session_metrics(group, **kw)) for lang, group in sorted(by_lang.items())},
+        "by_lang": {lang: session_headline(group, **kw) for lang, group in sorted(by_lang.items())},
         "discarded": {"generations": sum(discarded.values()), "by_reason": dict(discarded),
                       "note": "simulator outputs discarded (never edited): regenerated, or the session ended in "
                               "error after two; counted, not hidden"},

@@ -169,3 +169,47 @@ def test_the_session_log_written_in_the_summary_pass_is_the_store_export(tmp_pat
     finally:
         store.close()
     assert (out / "sessions.jsonl").read_bytes() == written
+
+
+def test_a_summary_from_digests_made_as_sessions_ended_equals_one_read_from_the_store(tmp_path: Path) -> None:
+    """`sim run` keeps each session's digest as it ends, and its summary reads none of those sessions again: the
+    summary, acts.jsonl and sessions.jsonl are byte for byte what the store alone gives. A judge's judgements
+    (which a digest does not hold) send the summary back to the store."""
+    import pytest
+
+    from uxbench.sim import run as sim_run
+    from uxbench.sim.store import SimStore
+    from uxbench.sim.summary import session_digest
+    from uxbench.sim.types import SessionRecord
+
+    personas = write_personas(tmp_path / "p.jsonl", REFUND, ZH_REFUND)
+    rules = helpful_rules(tmp_path / "rules.json")
+    out = tmp_path / "run"
+    result = invoke("sim", "run", "--personas", personas, "--model", f"scripted:file:{rules}", "--simulator",
+                    "scripted:user", "--trials", "3", "--out", out, "--n-boot", "50", "--quiet")
+    assert result.exit_code == 0, result.output
+    store = SimStore(out)
+    try:
+        manifest = store.read_manifest() or {}
+        stored = store.personas()
+        digests = {r.session_id: session_digest(r, stored.get(r.persona_id)) for r in store.iter_sessions()}
+        assert len(digests) == 6
+        plain = sim_run.summarize(store, manifest, n_boot=50)
+        acts = (out / "acts.jsonl").read_bytes()
+        logged: list[bytes] = []
+        with pytest.MonkeyPatch.context() as mp:
+            def refuse(*_a: object, **_k: object) -> None:
+                raise AssertionError("a session with a digest was read again")
+
+            mp.setattr(SessionRecord, "model_validate_json", refuse)
+            from_digests = sim_run.summarize(store, manifest, n_boot=50, digests=digests, each=logged.append)
+        assert from_digests == plain and (out / "acts.jsonl").read_bytes() == acts
+        assert b"".join(logged) == (out / "sessions.jsonl").read_bytes()
+        ran = json.loads((out / "summary.json").read_text())
+        assert {k: v for k, v in ran.items() if k != "invocation"} == plain
+        some = next(iter(digests))
+        store.put_judgement(some, "satisfaction:scripted:x", {"turns": {"1": 4.0}})
+        judged = sim_run.summarize(store, manifest, n_boot=50, digests=digests)
+        assert judged["satisfaction_judge"] == "scripted:x" and judged != plain
+    finally:
+        store.close()

@@ -21,7 +21,7 @@ import asyncio
 import dataclasses
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,7 +38,7 @@ from uxbench.sim.scripted import ScriptedRealiser
 from uxbench.sim.session import Parties, SessionPlan, run_session
 from uxbench.sim.spec import Prepared, SimSpec, prepare
 from uxbench.sim.store import KIND, SimStore
-from uxbench.sim.summary import SATISFACTION_JUDGE_PREFIX, summary_rows
+from uxbench.sim.summary import SATISFACTION_JUDGE_PREFIX, SessionDigest, session_digest, summary_rows
 from uxbench.sim.types import SessionRecord
 
 EMBEDDED_REPLY_TOKENS = 64
@@ -269,13 +269,15 @@ async def _execute_locked(spec: SimSpec, prepared: Prepared, emit: ProgressFn) -
     emit(SimEvent("start", resumed, total, turns=store.progress()[1], resumed=resumed, run_dir=store.path))
     models: _Models | None = None
     flags: dict[str, list[dict[str, Any]]] = {}  # the gate's flags of the sessions this process runs
+    digests: dict[str, SessionDigest] = {}  # and what the summary takes of them (the first MAX_DIGESTS)
     try:
         if spec.procs > 1 and len(pending) > 1:
             await _run_processes(spec, prepared, store, pending, emit, resumed, total)
         else:
             models = _Models(spec)
             models.count_sent(store)
-            await run_plans(models, store, pending, models.sessions_in_flight(spec), emit, resumed, total, flags)
+            await run_plans(models, store, pending, models.sessions_in_flight(spec), emit, resumed, total, flags,
+                            digests)
         if spec.judge is not None:
             if models is None:
                 models = _Models(spec)
@@ -291,7 +293,8 @@ async def _execute_locked(spec: SimSpec, prepared: Prepared, emit: ProgressFn) -
             await models.aclose()
     ids = [p.session_id for p in prepared.plans]
     with store.exporting_log() as log:  # sessions.jsonl, in the summary's one pass over the sessions
-        summary = summarize(store, manifest, ids, n_boot=spec.n_boot, seed=spec.ci_seed, flags=flags, each=log)
+        summary = summarize(store, manifest, ids, n_boot=spec.n_boot, seed=spec.ci_seed, flags=flags, each=log,
+                            digests=digests)
         summary["invocation"] = {"command": command_line(), "elapsed_s": round(time.monotonic() - started, 3),
                                  "resumed_sessions": resumed, "procs": spec.procs, "concurrency": limits}
         store.write_summary(summary)
@@ -302,27 +305,29 @@ async def _execute_locked(spec: SimSpec, prepared: Prepared, emit: ProgressFn) -
 
 def summarize(store: SimStore, manifest: dict[str, Any], session_ids: list[str] | None = None, *,
               n_boot: int = 2000, seed: int = 0, flags: dict[str, list[dict[str, Any]]] | None = None,
-              each: Callable[[SessionRecord], None] | None = None) -> dict[str, Any]:
+              each: Callable[[bytes], None] | None = None,
+              digests: dict[str, SessionDigest] | None = None) -> dict[str, Any]:
     """The summary from the store alone (and acts.jsonl, written beside it); `flags`: the gate's flags of the
     sessions this process ran, found as each ended (the same as the store's records give); `each`: called with
-    every session as the summary reads it (`SimStore.exporting_log`)."""
-    judgements = {key: store.judgements(key) for key in store.judges()}
-    failed = {key: store.failed_judgements(key) for key in store.judges()}
+    every session's lines of sessions.jsonl (`SimStore.exporting_log`); `digests`: the digests of sessions this
+    process ran, made as each ended (`summary.session_digest` of the stored record: the same as a read gives),
+    used in place of reading those sessions when no judge has judged any (a digest holds no judgement)."""
+    judges = store.judges()
+    judgements = {key: store.judgements(key) for key in judges}
+    failed = {key: store.failed_judgements(key) for key in judges}
     result: dict[str, Any] = {}
-    sessions = store.iter_sessions(session_ids)
-    if each is not None:
-        sessions = _tapped(sessions, each)
-    store.export_acts(summary_rows(sessions, store.personas(), manifest, result,
-                                   judgements=judgements, n_boot=n_boot, seed=seed, failed=failed, flags=flags))
+    known: dict[str, SessionDigest] = digests if digests and not judges else {}
+    sessions = store.iter_sessions_known(known, session_ids)
+    store.export_acts(summary_rows(sessions, store.personas(), manifest, result, judgements=judgements,
+                                   n_boot=n_boot, seed=seed, failed=failed, flags=flags, each=each))
     summary = dict(result["summary"])
     _add_sent(summary, store.sent())
     return summary
 
 
-def _tapped(records: Iterator[SessionRecord], each: Callable[[SessionRecord], None]) -> Iterator[SessionRecord]:
-    for record in records:
-        each(record)
-        yield record
+MAX_DIGESTS = 4096
+"""Sessions whose digests a run keeps in memory for its summary (~7 KB each: their acts.jsonl and sessions.jsonl
+lines); the summary reads the others from the store."""
 
 
 def _add_sent(summary: dict[str, Any], sent: dict[str, int]) -> None:
@@ -343,12 +348,14 @@ def _add_sent(summary: dict[str, Any], sent: dict[str, int]) -> None:
 
 
 async def run_plans(models: _Models, store: SimStore, plans: list[SessionPlan], in_flight: int, emit: ProgressFn,
-                    already: int, total: int, flags: dict[str, list[dict[str, Any]]] | None = None) -> None:
+                    already: int, total: int, flags: dict[str, list[dict[str, Any]]] | None = None,
+                    digests: dict[str, SessionDigest] | None = None) -> None:
     """Run sessions on a bounded pool, committing each as it ends; `flags` (when given) receives the gate's flags
-    of each session as stored, so that the summary does not check them again once the last session ended."""
+    of each session as stored, and `digests` the digests of the first MAX_DIGESTS (`summary.session_digest`), so
+    that the summary neither checks nor reads them again once the last session ended."""
     from uxbench.sim.gate import gate_flags
 
-    stored_personas = store.personas() if flags is not None else {}
+    stored_personas = store.personas() if flags is not None or digests is not None else {}
     done_turns = store.progress()[1]
     state = {"done": already, "turns": done_turns, "ok": 0, "errors": 0}
     guard = FailureGuard("sessions", store.path, "Check the model names, base_url and API keys")
@@ -367,8 +374,12 @@ async def run_plans(models: _Models, store: SimStore, plans: list[SessionPlan], 
     async def work(plan: SessionPlan) -> None:
         record: SessionRecord = await run_session(plan, parties)
         stored = store.put(record)
-        if flags is not None and (persona := stored_personas.get(stored.persona_id)) is not None:
-            flags[stored.session_id] = gate_flags(stored, persona)
+        persona = stored_personas.get(stored.persona_id)
+        found = gate_flags(stored, persona) if persona is not None and flags is not None else None
+        if flags is not None and found is not None:
+            flags[stored.session_id] = found
+        if digests is not None and len(digests) < MAX_DIGESTS:
+            digests[stored.session_id] = session_digest(stored, persona, found)
         state["done"] += 1
         if record.termination.reason == "error":
             state["errors"] += 1

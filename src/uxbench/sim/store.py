@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -37,6 +37,8 @@ from uxbench.runtime.cache import enable_wal
 from uxbench.runtime.wal_checkpoint import BackgroundCheckpoints
 from uxbench.sim.persona import Persona
 from uxbench.sim.types import SessionRecord
+
+_K = TypeVar("_K")
 
 MANIFEST = "manifest.json"
 SIM_DB = "sim.sqlite"
@@ -179,10 +181,16 @@ class SimStore:
 
     def iter_sessions(self, session_ids: Iterable[str] | None = None) -> Iterator[SessionRecord]:
         """Sessions in plan order; restricted to `session_ids` when given."""
+        return self.iter_sessions_known({}, session_ids)
+
+    def iter_sessions_known(self, known: Mapping[str, _K], session_ids: Iterable[str] | None = None,
+                            ) -> Iterator[SessionRecord | _K]:
+        """`iter_sessions`, with the value `known` holds for a session's id in place of its record (not read)."""
         wanted = set(session_ids) if session_ids is not None else None
         for sid, body in self._conn().execute("SELECT session_id, body FROM sessions ORDER BY idx, session_id"):
             if wanted is None or sid in wanted:
-                yield SessionRecord.model_validate_json(body)
+                got = known.get(sid)
+                yield got if got is not None else SessionRecord.model_validate_json(body)
 
     # -- the personas the run used (a copy: the run stays readable when the files change) ----------
     def put_personas(self, personas: Iterable[Persona]) -> None:
@@ -248,25 +256,24 @@ class SimStore:
         """sessions.jsonl: every turn in the canonical log format (atomically)."""
         with self.exporting_log() as write:
             for record in self.iter_sessions(session_ids):
-                write(record)
+                write(log_lines(record))
         return self.path / SESSIONS_LOG
 
     @contextmanager
-    def exporting_log(self) -> Iterator[Callable[[SessionRecord], None]]:
-        """sessions.jsonl written from the sessions handed to the function this yields (in plan order, as
-        `export_log` writes them), put in place when the block ends without an error: a run writes it in the pass
-        its summary makes over the sessions, instead of reading them all again."""
+    def exporting_log(self) -> Iterator[Callable[[bytes], None]]:
+        """sessions.jsonl written from the lines handed to the function this yields (each session's `log_lines`, in
+        plan order, as `export_log` writes them), put in place when the block ends without an error: a run writes
+        it in the pass its summary makes over the sessions, instead of reading them all again."""
         with atomic_writer(self.path / SESSIONS_LOG) as fh:
-            def write(record: SessionRecord) -> None:
-                for row in canonical_rows(record):
-                    fh.write(orjson.dumps(row))
-                    fh.write(b"\n")
+            def write(lines: bytes) -> None:
+                fh.write(lines)
 
             yield write
 
-    def export_acts(self, rows: Iterable[dict[str, Any]]) -> Path:
+    def export_acts(self, rows: Iterable[bytes]) -> Path:
+        """acts.jsonl from its rows, serialised (`summary.summary_rows`)."""
         out = self.path / ACTS
-        atomic_write_lines(out, (orjson.dumps(row) for row in rows))
+        atomic_write_lines(out, rows)
         return out
 
 
@@ -279,6 +286,11 @@ MUT_ERROR = "model under test:"
 UNUSABLE = "simulator output unusable twice"
 """The detail of a session that ended because both generations of a user message were discarded, followed by
 their reasons: `UNUSABLE (reason; reason)`."""
+
+
+def log_lines(record: SessionRecord) -> bytes:
+    """The session's lines of sessions.jsonl (`canonical_rows`), each ending in a newline."""
+    return b"".join(orjson.dumps(row) + b"\n" for row in canonical_rows(record))
 
 
 def canonical_rows(record: SessionRecord) -> Iterator[dict[str, Any]]:

@@ -4,8 +4,11 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from uxbench.metrics.session import SessionOutcome, session_headline, session_metrics
 from uxbench.sim.gate import GATE_TYPES, gate_flags
@@ -49,8 +52,8 @@ def build_summary(records: Iterable[SessionRecord], personas: dict[str, Persona]
     """(summary, acts rows). `judgements`: judge key -> session id -> body; `failed`: the same for the judgements
     with a failed call (counted, and their calls costed, but not in the curves)."""
     result: dict[str, Any] = {}
-    rows = list(summary_rows(records, personas, manifest, result, judgements=judgements, n_boot=n_boot, seed=seed,
-                             failed=failed))
+    rows = [orjson.loads(line) for line in summary_rows(
+        records, personas, manifest, result, judgements=judgements, n_boot=n_boot, seed=seed, failed=failed)]
     return result["summary"], rows
 
 
@@ -76,13 +79,61 @@ def judge_counts(spec: str, bodies: list[dict[str, Any]], failed: list[dict[str,
     }
 
 
-def summary_rows(records: Iterable[SessionRecord], personas: dict[str, Persona], manifest: dict[str, Any],
-                 result: dict[str, Any], *, judgements: dict[str, dict[str, dict[str, Any]]] | None = None,
+@dataclass(frozen=True)
+class SessionDigest:
+    """What a summary takes from one session, and its lines of acts.jsonl and sessions.jsonl: made from the record
+    as the summary reads it, or as the session ends (`session_digest`), the same either way."""
+
+    session_id: str
+    lang: str
+    outcome: SessionOutcome
+    flag_types: frozenset[str]
+    flagged: bool
+    discarded: tuple[str, ...]
+    """The reasons of the generations discarded, in the order the turns give them."""
+    usage: tuple[tuple[str, Usage], ...]
+    error: str | None
+    """The termination's detail of a session that ended in error."""
+    reward: tuple[str, float | None, int] | None
+    acts_line: bytes
+    """Its row of acts.jsonl (`acts_row`), serialised."""
+    log: bytes
+    """Its lines of sessions.jsonl (`canonical_rows`), serialised."""
+
+
+def session_digest(record: SessionRecord, persona: Persona | None, found: list[dict[str, Any]] | None = None,
+                   judgement: dict[str, Any] | None = None, judged: dict[str, Any] | None = None) -> SessionDigest:
+    """The digest of one stored session. `found`: the gate's flags when already computed; `judgement`: the
+    satisfaction judge's of this session; `judged`: every judge's, by key (acts.jsonl's `judgements`)."""
+    from uxbench.sim.store import log_lines
+
+    if found is None:
+        found = gate_flags(record, persona) if persona is not None else []
+    detail = record.termination.detail
+    return SessionDigest(
+        session_id=record.session_id, lang=record.lang,
+        outcome=outcome_of(record, bool(found), judgement),
+        flag_types=frozenset(f["type"] for f in found), flagged=bool(found),
+        discarded=(*(r for turn in record.turns for r in turn.discarded), *unusable_reasons(detail)),
+        usage=tuple(record.usage.items()),
+        error=detail if record.termination.reason == "error" else None,
+        reward=(record.persona_id, record.reward, record.tool_calls) if record.task_id is not None else None,
+        acts_line=orjson.dumps(acts_row(record, found, judged or {})),
+        log=log_lines(record),
+    )
+
+
+def summary_rows(records: Iterable[SessionRecord | SessionDigest], personas: dict[str, Persona],
+                 manifest: dict[str, Any], result: dict[str, Any], *,
+                 judgements: dict[str, dict[str, dict[str, Any]]] | None = None,
                  n_boot: int = 2000, seed: int = 0, failed: dict[str, dict[str, dict[str, Any]]] | None = None,
-                 flags: dict[str, list[dict[str, Any]]] | None = None) -> Iterator[dict[str, Any]]:
-    """The acts rows, one per session as it is read (memory flat in the number of sessions, but for the small
-    per-session outcomes the bootstrap needs); `result["summary"]` is set once the rows are consumed. `flags`:
-    the gate's flags of sessions already checked (`gate_flags` of the stored record and persona), by id."""
+                 flags: dict[str, list[dict[str, Any]]] | None = None,
+                 each: Callable[[bytes], None] | None = None) -> Iterator[bytes]:
+    """The acts rows (serialised), one per session as it is read (memory flat in the number of sessions, but for
+    the small per-session outcomes the bootstrap needs); `result["summary"]` is set once the rows are consumed.
+    `records` may hold digests made as the sessions ended (`session_digest`, only where no judge has judged
+    them: they hold no judgement); `flags`: the gate's flags of sessions already checked (`gate_flags` of the
+    stored record and persona), by id; `each`: called with every session's lines of sessions.jsonl."""
     judgements = judgements or {}
     failed = failed or {}
     judge_key = next((k for k in sorted({*judgements, *failed}) if k.startswith(SATISFACTION_JUDGE_PREFIX)), None)
@@ -97,34 +148,34 @@ def summary_rows(records: Iterable[SessionRecord], personas: dict[str, Persona],
     flagged_ids: list[str] = []
     by_lang: dict[str, list[SessionOutcome]] = {}
     rewards: list[tuple[str, float | None, int]] = []
-    for record in records:
-        if record.task_id is not None:
-            rewards.append((record.persona_id, record.reward, record.tool_calls))
-        persona = personas.get(record.persona_id)
-        known = flags.get(record.session_id) if flags is not None else None
-        found = known if known is not None else gate_flags(record, persona) if persona is not None else []
-        for kind in {f["type"] for f in found}:
-            by_type[kind] += 1
-        if found:
-            flagged_ids.append(record.session_id)
-        for turn in record.turns:
-            discarded.update(turn.discarded)
-        discarded.update(unusable_reasons(record.termination.detail))
-        for party, used in record.usage.items():
-            usage[party] = usage.get(party, Usage()).add(used)
-        if record.termination.reason == "error":
-            error_parties[error_party(record.termination.detail)] += 1
-            if len(errors) < 5:
-                errors.append(record.termination.detail)
-        judgement = judgements.get(judge_key, {}).get(record.session_id) if judge_key else None
+    for item in records:
+        sid = item.session_id
+        judgement = judgements.get(judge_key, {}).get(sid) if judge_key else None
         if judgement is not None:
             judged_bodies.append(judgement)
-        elif judge_key and (broken := failed.get(judge_key, {}).get(record.session_id)) is not None:
+        elif judge_key and (broken := failed.get(judge_key, {}).get(sid)) is not None:
             failed_bodies.append(broken)
-        outcome = outcome_of(record, bool(found), judgement)
-        outcomes.append(outcome)
-        by_lang.setdefault(record.lang, []).append(outcome)
-        yield acts_row(record, found, {k: v.get(record.session_id) for k, v in judgements.items()})
+        digest = item if isinstance(item, SessionDigest) else session_digest(
+            item, personas.get(item.persona_id), flags.get(sid) if flags is not None else None, judgement,
+            {k: v.get(sid) for k, v in judgements.items()})
+        if digest.reward is not None:
+            rewards.append(digest.reward)
+        for kind in digest.flag_types:
+            by_type[kind] += 1
+        if digest.flagged:
+            flagged_ids.append(sid)
+        discarded.update(digest.discarded)
+        for party, used in digest.usage:
+            usage[party] = usage.get(party, Usage()).add(used)
+        if digest.error is not None:
+            error_parties[error_party(digest.error)] += 1
+            if len(errors) < 5:
+                errors.append(digest.error)
+        outcomes.append(digest.outcome)
+        by_lang.setdefault(digest.lang, []).append(digest.outcome)
+        if each is not None:
+            each(digest.log)
+        yield digest.acts_line
     kw = {"n_boot": n_boot, "seed": seed}
     n = len(outcomes)
     clean = [o for o in outcomes if not o.flagged]

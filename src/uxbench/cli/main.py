@@ -178,13 +178,25 @@ def providers() -> None:
     typer.echo(provider_help())
 
 
+GC_YOUNG = 20_000
+"""Net allocations between two collections of the youngest generation (CPython's default: 700). A run keeps
+thousands of objects alive for long (sessions in flight, their turns, pending requests), and the young generation
+is gone over at every collection: at 700, about 200 collections per 1,000 simulated sessions, 0.17-0.25 s in which
+the event loop read no answer and sent no request (bench/RESULTS.md, issue 29's fourth round); at 20,000, three.
+Cyclic garbage is still collected, a little later."""
+
+
 def _loaded() -> None:
     """Start-up is over: what it loaded (typer and its click, ~120 modules, ~26,000 objects) stays for the life of
     the process, so the garbage collector is told to leave it alone (`gc.freeze`) and resumes. Running while they
     loaded, it went over them again and again (a collection every 700 allocations, and the older generations
     behind it), and in every later full collection: about 40 M instructions of `uxbench --help` (480 M) and of
-    `uxbench run --help`, for nothing to collect. A command's own objects are collected as before."""
+    `uxbench run --help`, for nothing to collect. A command's own objects are collected as before, less often
+    (`GC_YOUNG`)."""
     gc.freeze()
+    young, *older = gc.get_threshold()
+    if young:  # 0: the caller turned automatic collection off that way
+        gc.set_threshold(max(young, GC_YOUNG), *older)
     if _COLLECTING:
         gc.enable()
 

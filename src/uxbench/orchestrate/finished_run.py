@@ -95,9 +95,9 @@ def refresh_summary(run: FinishedRun, options: SummaryOptions | None, **invocati
     store = run.store
     old = store.read_summary() or {}
     extra = {key: old[key] for key in _KEPT if key in old} | invocation
-    summary = run_summary(store, run.task, run.manifest, options or SummaryOptions(), selected=run.selected,
-                          extra=extra)
-    check_summary(summary, str(store.path / SUMMARY))
-    store.write_summary(summary)
-    store.export_scores_jsonl(run.selected)
+    with store.exporting_scores_jsonl(run.selected) as scores:  # written in the summary's pass over the scores
+        summary = run_summary(store, run.task, run.manifest, options or SummaryOptions(), selected=run.selected,
+                              extra=extra, scores_sink=scores)
+        check_summary(summary, str(store.path / SUMMARY))
+        store.write_summary(summary)
     return RunResult(run_dir=store.path, summary=summary)

@@ -268,9 +268,11 @@ async def _execute_locked(spec: RunSpec, prepared: _Prepared, progress: Progress
             cache.close()  # the answers it still holds (CACHE_HOLD_S)
     elapsed = time.monotonic() - started
 
-    # samples.jsonl is written in the summary's one pass over the records, and put in place after summary.json
-    with store.exporting_jsonl() as export:
-        summary = run_summary(store, task, manifest, spec.summary, selected=selected, each=export, extra={
+    # samples.jsonl and scores.jsonl are written in the summary's one pass over the records and the scores, and put
+    # in place after summary.json
+    with store.exporting_jsonl() as export, store.exporting_scores_jsonl(selected) as scores:
+        summary = run_summary(store, task, manifest, spec.summary, selected=selected, each=export,
+                              scores_sink=scores, extra={
             "skipped_rows": _skipped(source),
             "read": source.read_report.model_dump(mode="json"),
             "invocation": {
@@ -282,7 +284,6 @@ async def _execute_locked(spec: RunSpec, prepared: _Prepared, progress: Progress
         })
         check_summary(summary, str(store.path / "summary.json"))  # the writer meets the readers' models
         store.write_summary(summary)
-    store.export_scores_jsonl(selected)
     store.close()
     emit(ProgressEvent("end", len(selected), len(selected), run_dir=run_dir))
     return RunResult(run_dir=run_dir, summary=summary)

@@ -10,7 +10,7 @@ from typing import Any
 
 from uxbench.models.registry import parse_model_spec
 from uxbench.runs.records import SampleRecord, ScoreRecord
-from uxbench.runs.store import RunStore
+from uxbench.runs.store import RunStore, ScoresSink
 from uxbench.runtime.cost import ModelUsage, PriceTable, usage_from_totals
 from uxbench.scoring.strategies_llm import is_strategy_key
 from uxbench.tasks.base import JudgeScores, ScoreLookup, SummaryOptions, Task
@@ -88,17 +88,65 @@ def usage_key(judge_key: str) -> str:
     return f"{'strategy' if is_strategy_key(judge_key) else 'judge'}:{judge_key}"
 
 
-def score_lookup(store: RunStore, judges: dict[str, dict[str, Any]], selected: list[str] | None) -> ScoreLookup:
-    """Every judge with scores in the store, with what the manifest says of it."""
+def score_lookup(store: RunStore, judges: dict[str, dict[str, Any]], selected: list[str] | None,
+                 scores: ScorePass | None = None) -> ScoreLookup:
+    """Every judge with scores in the store, with what the manifest says of it; read through `scores` when given."""
     lookup: ScoreLookup = {}
     for key in store.judges():
         info = judges.get(key, {"spec": None})
 
         def fetch(key: str = key) -> Any:
-            return store.iter_scores(key, selected)
+            return scores.fetch(key) if scores is not None else store.iter_scores(key, selected)
 
         lookup[key] = JudgeScores(key, info, fetch)
     return lookup
+
+
+class ScorePass:
+    """The judges' scores read once for a summary: each judge's first whole pass through the task's summary also
+    sums its usage and, while the judges are read whole in the store's order, hands its lines of scores.jsonl to
+    `write` (`RunStore.exporting_scores_jsonl`), instead of two more reads of every score (usage, export). A task
+    that reads a judge's scores again, or not at all, or not to the end, gets them from the store as before, and
+    what the pass could not gather is read as before (`usage`, `exported`)."""
+
+    def __init__(self, store: RunStore, selected: list[str] | None,
+                 write: Callable[[bytes], object] | None = None) -> None:
+        self.store = store
+        self.selected = selected
+        self.write = write
+        self.order = store.judges()
+        self.usage: dict[str, UsageSum] = {}
+        """The usage summed over each judge's scores, for the judges read whole."""
+        self._started: set[str] = set()
+        self._written = 0
+        """Judges of `order` whose lines were all written, in order."""
+        self._in_order = write is not None
+
+    @property
+    def exported(self) -> bool:
+        """Whether the lines handed to `write` are the whole of scores.jsonl."""
+        return self._in_order and self._written == len(self.order)
+
+    def fetch(self, key: str) -> Iterator[ScoreRecord]:
+        if key in self._started:
+            return self.store.iter_scores(key, self.selected)
+        self._started.add(key)
+        return self._first(key)
+
+    def _first(self, key: str) -> Iterator[ScoreRecord]:
+        write = self.write if self._in_order and self._written < len(self.order) and \
+            self.order[self._written] == key else None
+        if write is None:
+            self._in_order = False
+        total = UsageSum()
+        for score in self.store.iter_scores(key, self.selected):
+            total.add(score)
+            if write is not None:
+                write(score.__pydantic_serializer__.to_json(score) + b"\n")
+            yield score
+        self.usage[key] = total
+        if write is not None:
+            self._written += 1
 
 
 def unanswered_cost(entry: dict[str, Any]) -> dict[str, Any]:
@@ -125,10 +173,12 @@ def summarize_store(
     primary_judge: str | None,
     options: SummaryOptions,
     records: RecordPass | None = None,
+    scores: ScorePass | None = None,
 ) -> dict[str, Any]:
     """The task's summary plus `usage` (by role) and `cost_usd` (None when a price is unknown). The records are
-    read once, through `records` (a fresh `RecordPass` when not given)."""
-    lookup = score_lookup(store, judges, selected) if task.generative else None
+    read once, through `records` (a fresh `RecordPass` when not given), and so are the scores (`scores`)."""
+    scores = scores or ScorePass(store, selected)
+    lookup = score_lookup(store, judges, selected, scores) if task.generative else None
     records = records or RecordPass()
     tapped = records.tap(store.iter_records(selected))
     summary = task.summarize(tapped, scores=lookup, options=options)
@@ -142,7 +192,9 @@ def summarize_store(
         spec = judges.get(key, {}).get("spec")
         if not spec:
             continue
-        entry = usage_of(store.iter_scores(key, selected), str(spec), prices).to_dict()
+        summed = scores.usage.get(key)
+        entry = (summed.usage(str(spec), prices) if summed is not None
+                 else usage_of(store.iter_scores(key, selected), str(spec), prices)).to_dict()
         usage[usage_key(key)] = {"spec": spec, **entry}
         costs.append(entry["cost_usd"])
     for role, entry in usage.items():
@@ -180,10 +232,12 @@ def run_summary(
     selected: list[str] | None,
     extra: dict[str, Any] | None = None,
     each: Callable[[SampleRecord], None] | None = None,
+    scores_sink: ScoresSink | None = None,
 ) -> dict[str, Any]:
     """The complete summary of a run directory: `summarize_store` plus what identifies the run. `extra` holds
     what only the writing invocation knows (elapsed time, skipped rows). `each` is handed every selected record
-    in data order, in the summary's one pass over them (`RunStore.exporting_jsonl`)."""
+    in data order, in the summary's one pass over them (`RunStore.exporting_jsonl`); `scores_sink` the lines of
+    scores.jsonl in the pass over the scores (`RunStore.exporting_scores_jsonl`)."""
     from uxbench.orchestrate.calibration import attach_corrections, calibrations_in_manifest
     from uxbench.orchestrate.scoring_step import judges_in_manifest
     from uxbench.orchestrate.strategy_step import classifiers_in_manifest
@@ -192,11 +246,14 @@ def run_summary(
     spec = str((model or {}).get("spec"))
     data = manifest.get("data") if isinstance(manifest.get("data"), dict) else {}
     records = RecordPass(each)
+    scores = ScorePass(store, selected, scores_sink.write if scores_sink is not None else None)
     summary = summarize_store(
         store, task, selected=selected, model_spec=spec,
         judges={**judges_in_manifest(manifest), **classifiers_in_manifest(manifest)},
-        primary_judge=manifest.get("primary_judge"), options=options, records=records,
+        primary_judge=manifest.get("primary_judge"), options=options, records=records, scores=scores,
     )
+    if scores_sink is not None:
+        scores_sink.whole = scores.exported
     if task.generative:  # judge-corrected rates of the judges calibrated by a Task 1 run (`--calibration`)
         attach_corrections(summary, calibrations_in_manifest(manifest))
     n_selected = len(selected) if selected is not None else store.count()

@@ -19,7 +19,7 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from uxbench.data import user_files
 from uxbench.errors import UxbenchError
@@ -345,6 +345,25 @@ class RunStore:
 
             yield write
 
+    @contextmanager
+    def exporting_scores_jsonl(self, sample_ids: Iterable[str] | None = None) -> Iterator[ScoresSink]:
+        """scores.jsonl written from the lines handed to the sink's `write` during the block (each judge's scores as
+        the summary reads them), put in place when the block ends with `sink.whole` set (they were every judge's,
+        in `export_scores_jsonl`'s order); else discarded and written by `export_scores_jsonl`, as before."""
+        wanted = list(sample_ids) if sample_ids is not None else None
+        if not self.judges():
+            yield ScoresSink(None)
+            return
+        sink: ScoresSink | None = None
+        try:
+            with atomic_writer(self.path / SCORES_JSONL) as fh:
+                sink = ScoresSink(fh)
+                yield sink
+                if not sink.whole:
+                    raise _NotWhole
+        except _NotWhole:
+            self.export_scores_jsonl(wanted)
+
     def export_scores_jsonl(self, sample_ids: Iterable[str] | None = None) -> Path | None:
         """Write scores.jsonl (every judge, atomically); None when the run has no scores."""
         judges = self.judges()
@@ -357,6 +376,20 @@ class RunStore:
             for judge in judges for rec in self.iter_scores(judge, wanted)
         ))
         return out
+
+
+class ScoresSink:
+    """Lines of scores.jsonl handed over during a summary's pass (`RunStore.exporting_scores_jsonl`)."""
+
+    def __init__(self, fh: BinaryIO | None) -> None:
+        self.write: Callable[[bytes], object] | None = fh.write if fh is not None else None
+        """None when there is nothing to write (no judge has scores)."""
+        self.whole = False
+        """Set by the writer once it wrote every judge's scores, in the export's order."""
+
+
+class _NotWhole(Exception):
+    """The lines written were not the whole export: the file is written from the store instead."""
 
 
 def manifest_fix(run_dir: Path) -> str:

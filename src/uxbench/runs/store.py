@@ -46,6 +46,9 @@ MINING_MARKERS = ("stage_counts.json", "signals.parquet", "work")
 """Entries of a `uxbench mine run` output directory (which also has a manifest.json)."""
 _ID_FIELDS = ("sample_id", "case_id", "judge")  # hashes and ids: never scrubbed (a short secret could match)
 
+READ_CHUNK = 256
+"""Records a scoring step reads at a time (`RunStore.iter_with_cases`)."""
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (
     sample_id TEXT PRIMARY KEY,
@@ -252,11 +255,22 @@ class RunStore:
         return {str(r): int(n) for r, n in self._conn().execute("SELECT role, requests FROM sent")}
 
     def iter_with_cases(self, sample_ids: Iterable[str] | None = None) -> Iterator[tuple[SampleRecord, bytes | None]]:
-        """(record, case JSON) in data order; the case is None for records written before cases were stored."""
+        """(record, case JSON) in data order; the case is None for records written before cases were stored.
+
+        Read in chunks of `READ_CHUNK`, each query done before the first of its rows is handed on: a scoring step
+        writes through this connection while it reads, and one cursor held open over the whole step kept a read
+        transaction open as long, which let no checkpoint copy the log past it; the one after it copied the whole
+        step's log at once and held the next commit for 80-160 ms (bench/RESULTS.md, issue 29's fourth round)."""
         wanted = set(sample_ids) if sample_ids is not None else None
-        rows = self._conn().execute("SELECT sample_id, body, case_json FROM records ORDER BY idx, sample_id")
-        for sid, body, case_json in rows:
-            if wanted is None or sid in wanted:
+        ids = [sid for (sid,) in self._conn().execute("SELECT sample_id FROM records ORDER BY idx, sample_id")
+               if wanted is None or sid in wanted]
+        for start in range(0, len(ids), READ_CHUNK):
+            chunk = ids[start : start + READ_CHUNK]
+            rows = {sid: (body, case_json) for sid, body, case_json in self._conn().execute(
+                f"SELECT sample_id, body, case_json FROM records WHERE sample_id IN ({','.join('?' * len(chunk))})",
+                chunk).fetchall()}
+            for sid in chunk:
+                body, case_json = rows[sid]
                 yield SampleRecord.model_validate_json(body), case_json
 
     def write_selection(self, sample_ids: list[str]) -> None:

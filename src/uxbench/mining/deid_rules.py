@@ -45,6 +45,7 @@ from __future__ import annotations
 import ipaddress
 import re
 from datetime import date
+from functools import lru_cache
 from urllib.parse import parse_qsl, urlsplit
 
 from uxbench.mining.deid_names import find_names
@@ -351,8 +352,24 @@ def _address_spans(text: str, shape: bytes) -> list[PiiSpan]:
     return spans
 
 
+_KEPT, _KEPT_MAX_CHARS = 1024, 8000
+"""The spans of the last 1,024 texts of up to 8,000 characters are kept (at most a few MiB): a real log repeats
+whole messages (a conversation cut into overlapping parts repeats its turns in each, a pasted prompt recurs),
+10% of the ShareGPT pool's text within the last thousand texts, none of them longer."""
+
+
 def find_pii(text: str) -> list[PiiSpan]:
     """Non-overlapping personal-data spans of ``text``, left to right (the longest wins an overlap)."""
+    return _scan(text) if len(text) > _KEPT_MAX_CHARS else list(_find_pii(text))
+
+
+@lru_cache(maxsize=_KEPT)
+def _find_pii(text: str) -> tuple[PiiSpan, ...]:
+    # a pure function of the text, its spans frozen: a repeated text is looked up, not scanned again
+    return tuple(_scan(text))
+
+
+def _scan(text: str) -> list[PiiSpan]:
     found: list[PiiSpan] = []
     # the URL pattern needs ://, or www. in any case: only "W" and "w" lower-case to "w", only "." to "."
     if "://" in text or "www." in text.lower():

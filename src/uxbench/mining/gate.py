@@ -177,6 +177,17 @@ def gate_text(text: str, rules: _Rules | None = None) -> list[GateHit]:
     return hits
 
 
+_KEPT, _KEPT_MAX_CHARS = 1024, 8000
+"""The hits of the last 1,024 texts of up to 8,000 characters are kept, as `deid_rules.find_pii` keeps its spans:
+a real log repeats whole messages (10% of the ShareGPT pool's text within the last thousand texts)."""
+
+
+@lru_cache(maxsize=_KEPT)
+def _default_hits(text: str) -> tuple[GateHit, ...]:
+    # a pure function of the text, its hits frozen: a repeated text is looked up, not scanned again
+    return tuple(gate_text(text, _default_rules()))
+
+
 def gate_session(session: Session) -> GateResult:
     """Check every message (final turns and replaced replies, both roles) of a conversation."""
     rules = _default_rules()
@@ -184,7 +195,8 @@ def gate_session(session: Session) -> GateResult:
     categories: set[str] = set()
     count = 0
     for turn in [*session.turns, *session.regenerated]:
-        for hit in gate_text(turn.content, rules):
+        text = turn.content
+        for hit in gate_text(text, rules) if len(text) > _KEPT_MAX_CHARS else _default_hits(text):
             count += 1
             categories.add(hit.category)
             if len(reasons) < MAX_REASONS:

@@ -277,3 +277,16 @@ def test_a_short_key_is_refused_with_the_minimum(salt: str, monkeypatch: pytest.
     monkeypatch.setenv(SALT_ENV, salt)
     with pytest.raises(ConfigError, match=f"at least {MIN_SALT_CHARS}"):
         resolve_key(None)
+
+
+def test_a_repeated_text_gets_the_same_spans_in_a_list_of_its_own() -> None:
+    from uxbench.mining import deid_rules
+
+    text = "Call 13812345678 or mail cerys.weetch@fastmail.co.uk. My name is Rosalind Ashwood."
+    long_text = text + " filler" * (deid_rules._KEPT_MAX_CHARS // 7)  # past the kept length: scanned each time
+    for value in (text, long_text):
+        first = find_pii(value)
+        first.append(first[0])  # a caller's change to its list does not reach the next caller
+        again = find_pii("".join(list(value)))  # an equal text, another object
+        assert again == deid_rules._scan(value) and again is not first
+        assert [s.type for s in again] == ["PHONE", "EMAIL", "NAME"]

@@ -70,3 +70,10 @@ def test_fast_names_equal_on_the_written_cases() -> None:
     for text in texts:
         for variant in (text, f"x {text} y", f"{text}\n{text}", text.upper(), text.lower()):
             assert n.find_names(variant) == plain_find_names(variant), variant
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([*n._ZH_CUES, "张", "x", " ", "—", "-", "－", "é", "İ", "长总"]), max_size=8))
+def test_the_chinese_cue_pass_finds_a_cue_where_the_substring_tests_do(parts: list[str]) -> None:
+    text = "".join(parts)
+    assert bool(n._ZH_CUE_FINDER.find_matches_as_indexes(text)) == any(cue in text for cue in n._ZH_CUES)

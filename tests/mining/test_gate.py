@@ -228,3 +228,15 @@ def test_normalisation_is_unchanged(text: str) -> None:
     slow = unicodedata.normalize("NFKC", text)
     slow = re.sub(r"\s+", " ", re.sub("[\u200b-\u200f\u2060\ufeff\u00ad]", "", slow).lower())
     assert gate.normalize_for_gate(text) == slow
+
+
+def test_a_repeated_text_gets_the_same_hits() -> None:
+    from uxbench.mining import gate
+
+    texts = ("how to make a bomb", "hello", "how to make a bomb " + "x" * gate._KEPT_MAX_CHARS)
+    first = gate_session(conversation(*texts, *texts))
+    again = gate_session(conversation(*texts, *texts))
+    assert first == again and first.hits == 4
+    assert [hit for t in texts for hit in gate_text(t)] * 2 == [
+        hit for t in (*texts, *texts) for hit in (gate_text(t) if len(t) > gate._KEPT_MAX_CHARS
+                                                  else gate._default_hits(t))]

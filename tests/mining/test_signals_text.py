@@ -218,3 +218,12 @@ def test_skim_arithmetic() -> None:
         skim_from_gap("字" * 400, 40, seconds_per_unit=0.15, max_gap_s=30, min_reply_chars=50).fired is False
     )
     assert skim_from_gap(reply, -5, seconds_per_unit=0.15, max_gap_s=30, min_reply_chars=50).fired is None
+
+
+@pytest.mark.parametrize("text", ["", "a", "!!", "a!b", "ab", "abc", "  a b c ", "x" * 200 + "!" * 500,
+                                  "!" * 300 + "abc", "é", "éé!é", "İİ", "你好吗", "你", "a.b.c.d.e" * 30])
+def test_normalised_longer_than_is_the_length_of_normalise(text: str) -> None:
+    from uxbench.mining.signals.similarity import normalised_longer_than
+
+    for chars in (0, 1, 2, 3, 10, 100, 1000):
+        assert normalised_longer_than(text, chars) == (len(normalise(text)) > chars)

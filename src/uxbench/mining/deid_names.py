@@ -233,6 +233,9 @@ _SIGNOFF_LITERALS = sorted(set(_SIGNOFFS.split("|")))
 _SIGNOFF_STARTS = _cue_automaton(_SIGNOFF_LITERALS)
 
 
+_ZH_CUE_FINDER = _cue_automaton(list(_ZH_CUES))
+
+
 def _signoff_may_start(text: str, at: int) -> bool:
     """EN_SIGNOFF's opening condition: the phrase at ``at`` follows a line's start and spaces, or a sentence's
     end and at least one space."""
@@ -278,7 +281,7 @@ def _span(m: re.Match[str], group: str) -> PiiSpan:
 def find_names(text: str) -> list[PiiSpan]:
     """Name spans (type NAME, normalised to lower case without spaces) by the rules above; may overlap."""
     spans: list[PiiSpan] = []
-    if not text.isascii() and any(cue in text for cue in _ZH_CUES):
+    if not text.isascii() and _ZH_CUE_FINDER.find_matches_as_indexes(text):  # one of _ZH_CUES in it: one pass
         for pattern in (ZH_INTRO, ZH_SURNAME, ZH_ADDRESS, ZH_FIELD, ZH_SIGNATURE, ZH_LETTER_CLOSE):
             if pattern is ZH_LETTER_CLOSE and not any(cue in text for cue in _ZH_LETTER_CUES):
                 continue

@@ -38,7 +38,14 @@ from uxbench.mining.signals.cues import (
 from uxbench.mining.signals.dismiss import score_dismiss
 from uxbench.mining.signals.error_report import find_error_report
 from uxbench.mining.signals.feedback import find_praise
-from uxbench.mining.signals.similarity import TextIndex, Units, found_in, normalise, similarity, unit_groups
+from uxbench.mining.signals.similarity import (
+    TextIndex,
+    Units,
+    found_in,
+    normalised_longer_than,
+    similarity,
+    unit_groups,
+)
 
 FollowupLabel = Literal["repeat", "rephrase", "complaint", "dismiss", "topic_change", "continue", "other"]
 FOLLOWUP_LABELS: tuple[FollowupLabel, ...] = (
@@ -139,7 +146,7 @@ def analyse_followup(
         cont = _template_cue(prev, next_user, config.extension_min_tokens)
     ana = anaphora_cue(next_user)
     reph = rephrase_cue(next_user)
-    long_enough = len(normalise(next_user)) > config.min_followup_chars
+    long_enough = normalised_longer_than(next_user, config.min_followup_chars)
 
     if sim is None:
         repeat = Hit(None, "no previous user message", None)

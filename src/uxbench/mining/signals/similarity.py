@@ -60,6 +60,16 @@ def normalise(text: str) -> str:
     return _NON_WORD.sub("", unicodedata.normalize("NFKC", text).casefold())
 
 
+def normalised_longer_than(text: str, chars: int) -> bool:
+    """``len(normalise(text)) > chars``. On ASCII text normalising keeps the letters and digits, one for one, and
+    drops the rest: an opening that keeps more than ``chars`` of them decides, without normalising a long text."""
+    if text.isascii():
+        if len(text[: 4 * chars + 64].translate(_ASCII_NON_WORD)) > chars:
+            return True
+        return len(text.translate(_ASCII_NON_WORD)) > chars
+    return len(normalise(text)) > chars
+
+
 def tokens(text: str) -> tuple[str, ...]:
     """CJK characters one by one, Latin/digit runs as words (after NFKC and casefold)."""
     # Short texts are cached (each is compared twice); of long ones (a reply, read by the lexical lookups

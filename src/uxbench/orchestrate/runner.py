@@ -268,8 +268,7 @@ async def _execute_locked(spec: RunSpec, prepared: _Prepared, progress: Progress
             cache.close()  # the answers it still holds (CACHE_HOLD_S)
     elapsed = time.monotonic() - started
 
-    # samples.jsonl and scores.jsonl are written in the summary's one pass over the records and the scores, and put
-    # in place after summary.json
+    # samples.jsonl and scores.jsonl: written in the summary's pass over the records and scores, after summary.json
     with store.exporting_jsonl() as export, store.exporting_scores_jsonl(selected) as scores:
         summary = run_summary(store, task, manifest, spec.summary, selected=selected, each=export,
                               scores_sink=scores, extra={

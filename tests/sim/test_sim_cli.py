@@ -150,17 +150,23 @@ def test_a_judge_rates_each_reply_and_can_be_added_to_a_finished_run(tmp_path: P
     clean_error(same, "Unknown scripted model")
 
 
+def _scripted_run(tmp_path: Path, *, trials: int) -> Path:
+    """A `sim run` of the two refund personas with scripted parties; its directory."""
+    personas = write_personas(tmp_path / "p.jsonl", REFUND, ZH_REFUND)
+    rules = helpful_rules(tmp_path / "rules.json")
+    out = tmp_path / "run"
+    result = invoke("sim", "run", "--personas", personas, "--model", f"scripted:file:{rules}", "--simulator",
+                    "scripted:user", "--trials", str(trials), "--out", out, "--n-boot", "50", "--quiet")
+    assert result.exit_code == 0, result.output
+    return out
+
+
 def test_the_session_log_written_in_the_summary_pass_is_the_store_export(tmp_path: Path) -> None:
     """sessions.jsonl is written as the summary reads the sessions (one pass): byte for byte what the store's own
     export of the run's sessions writes."""
     from uxbench.sim.store import SimStore
 
-    personas = write_personas(tmp_path / "p.jsonl", REFUND, ZH_REFUND)
-    rules = helpful_rules(tmp_path / "rules.json")
-    out = tmp_path / "run"
-    result = invoke("sim", "run", "--personas", personas, "--model", f"scripted:file:{rules}", "--simulator",
-                    "scripted:user", "--trials", "2", "--out", out, "--n-boot", "50", "--quiet")
-    assert result.exit_code == 0, result.output
+    out = _scripted_run(tmp_path, trials=2)
     written = (out / "sessions.jsonl").read_bytes()
     assert written.count(b"\n") > 8
     store = SimStore(out)
@@ -182,12 +188,7 @@ def test_a_summary_from_digests_made_as_sessions_ended_equals_one_read_from_the_
     from uxbench.sim.summary import session_digest
     from uxbench.sim.types import SessionRecord
 
-    personas = write_personas(tmp_path / "p.jsonl", REFUND, ZH_REFUND)
-    rules = helpful_rules(tmp_path / "rules.json")
-    out = tmp_path / "run"
-    result = invoke("sim", "run", "--personas", personas, "--model", f"scripted:file:{rules}", "--simulator",
-                    "scripted:user", "--trials", "3", "--out", out, "--n-boot", "50", "--quiet")
-    assert result.exit_code == 0, result.output
+    out = _scripted_run(tmp_path, trials=3)
     store = SimStore(out)
     try:
         manifest = store.read_manifest() or {}

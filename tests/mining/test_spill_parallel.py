@@ -17,13 +17,22 @@ from uxbench.mining.ingest import IngestReport, iter_log_rows
 from uxbench.mining.pipeline import driver_stages
 from uxbench.mining.pipeline.driver_stages import spill_inputs
 from uxbench.mining.pipeline.engine import LocalEngine
-from uxbench.mining.sessions import BucketWriter, build_sessions, grouped_lines, private_spill_dir, session_of_lines
+from uxbench.mining.pipeline.store import StageDir
+from uxbench.mining.sessions import (
+    BucketWriter,
+    MemoryBuckets,
+    build_sessions,
+    grouped_lines,
+    private_spill_dir,
+    session_of_lines,
+)
 from uxbench.mining.types import Session
 
 
 @pytest.fixture
 def pool(monkeypatch: pytest.MonkeyPatch) -> Iterator[LocalEngine]:
     monkeypatch.setattr(driver_stages, "CHUNK_LINES", 3)  # many chunks, so the order of results matters
+    monkeypatch.setattr(driver_stages, "CHUNK_BYTES", 64)
     engine = LocalEngine(2)
     yield engine
     engine.close()
@@ -83,3 +92,41 @@ def test_a_parallel_read_of_nothing_says_why(tmp_path: Path, pool: LocalEngine) 
     path = write_jsonl(tmp_path / "junk.jsonl", [{"text": "unknown shape"}] * 5)
     with pytest.raises(DataError, match="no turns were read: all 5 rows were invalid and skipped; the first: "):
         _spill(tmp_path, [path], pool, skip=True)
+
+
+def test_memory_buckets_group_in_the_order_of_the_bucket_files(tmp_path: Path) -> None:
+    lines = [(f"c{i % 11}", f"line {i}\n".encode()) for i in range(60)]
+    on_disk, in_memory = BucketWriter(private_spill_dir(tmp_path / "work"), 3), MemoryBuckets(3)
+    for conversation_id, line in lines:
+        on_disk.write(conversation_id, orjson.dumps(conversation_id) + b"\t" + line)
+        in_memory.write(conversation_id, orjson.dumps(conversation_id) + b"\t" + line)
+    on_disk.close()
+    expected = list(grouped_lines(on_disk.spill, 3))
+    assert [cid for cid, _ in expected] != sorted(cid for cid, _ in expected)  # the buckets' order, not the ids'
+    assert list(in_memory.grouped()) == expected
+    assert list(in_memory.grouped()) == []  # handed out once
+
+
+def test_a_large_input_is_grouped_on_disk_a_small_one_in_memory_with_the_same_batches(
+        tmp_path: Path, pool: LocalEngine, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = write_jsonl(tmp_path / "a.jsonl", [turn_row(f"c{i % 7}", i // 7) for i in range(42)])
+    seen: list[str] = []
+    real_grouped = driver_stages.grouped_lines
+
+    def grouped(spill: Path, n_buckets: int) -> Iterator[tuple[str, list[bytes]]]:
+        seen.append("disk")
+        yield from real_grouped(spill, n_buckets)
+
+    monkeypatch.setattr(driver_stages, "grouped_lines", grouped)
+    shards: dict[str, list[bytes]] = {}
+    for where, limit in (("memory", 3), ("disk", 2)):  # 3 buckets: up to the limit in memory
+        monkeypatch.setattr(driver_stages, "MEMORY_BUCKETS", limit)
+        stage = StageDir(tmp_path / where, "01-sessions", "key")
+        stage.prepare()
+        driver_stages.run_sessions_stage(
+            stage, (str(path),), fmt="auto", skip_invalid=False, batch_size=2, n_buckets=3, salt=b"s",
+            tmpdir=tmp_path / f"tmp-{where}", pool=pool, progress=lambda _: None)
+        shards[where] = [stage.shard_path(b).read_bytes() for b in range(4)]
+        assert not (tmp_path / f"tmp-{where}").exists()
+    assert seen == ["disk"]
+    assert shards["memory"] == shards["disk"]

@@ -169,6 +169,39 @@ def jsonl_lines(path: Path) -> Iterator[tuple[int, bytes]]:
             raise DataError(f"cannot read: {exc}", source=str(path)) from None
 
 
+def jsonl_blocks(path: Path, block_bytes: int) -> Iterator[tuple[int, bytes]]:
+    """(number of its first line, block) of about ``block_bytes`` each, cut after a newline (a longer line is one
+    block), so that another process can split them (`block_lines`) as `jsonl_lines` would have read the file:
+    one read and one buffer per block instead of a Python object per line."""
+    first, rest = 1, b""
+    with _open(path) as fh:
+        try:
+            while data := fh.read(block_bytes):
+                data = rest + data
+                cut = data.rfind(b"\n") + 1
+                if not cut:  # no line ends here yet: a line longer than the block
+                    rest = data
+                    continue
+                block, rest = data[:cut], data[cut:]
+                yield first, block
+                first += block.count(b"\n")
+        except (OSError, EOFError, zlib.error) as exc:
+            raise DataError(f"cannot read: {exc}", source=str(path)) from None
+    if rest:
+        yield first, rest
+
+
+def block_lines(first: int, block: bytes) -> Iterator[tuple[int, bytes]]:
+    """The (line number, bytes) that `jsonl_lines` gives for the lines of a block of `jsonl_blocks`."""
+    if first == 1 and block.startswith(_BOM):
+        block = block[len(_BOM) :]
+    parts = block.split(b"\n")
+    last = len(parts) - 1  # after the block's last newline: empty, or a last line without one
+    for index, raw in enumerate(parts):
+        if raw.strip():
+            yield first + index, raw + b"\n" if index < last else raw
+
+
 def decode_jsonl_line(raw: bytes) -> Any:
     """One line of a JSON Lines file -> its value, or the DataError saying why it cannot be read."""
     try:

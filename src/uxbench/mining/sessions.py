@@ -225,6 +225,34 @@ class BucketWriter:
         self._handles.clear()
 
 
+class MemoryBuckets:
+    """`BucketWriter`'s grouping held in memory, for an input small enough to hold whole (the driver decides):
+    `grouped` gives the conversations in `grouped_lines`'s order for the same ``n_buckets`` (bucket by bucket, by
+    id within a bucket, each conversation's lines in the order written), with no file and no id to parse again."""
+
+    def __init__(self, n_buckets: int) -> None:
+        if n_buckets < 1:
+            raise ValueError("n_buckets must be at least 1")
+        self.n_buckets = n_buckets
+        self._groups: dict[str, list[bytes]] = {}
+
+    def write(self, conversation_id: str, line: bytes) -> None:
+        group = self._groups.get(conversation_id)
+        if group is None:
+            self._groups[conversation_id] = [line]
+        else:
+            group.append(line)
+
+    def close(self) -> None:
+        """Nothing to flush (`BucketWriter`'s interface)."""
+
+    def grouped(self) -> Generator[tuple[str, list[bytes]], None, None]:
+        """(conversation id, its lines), each group released as it is handed out."""
+        groups, self._groups = self._groups, {}
+        for conversation_id in sorted(groups, key=lambda cid: (bucket_of(cid, self.n_buckets), cid)):
+            yield conversation_id, groups.pop(conversation_id)
+
+
 def private_spill_dir(workdir: str | Path) -> Path:
     """A fresh, private (0700) bucket directory under ``workdir`` (leftovers of an interrupted run deleted)."""
     spill = Path(workdir) / BUCKET_DIR

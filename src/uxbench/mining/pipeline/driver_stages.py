@@ -2,10 +2,11 @@
 
 01-sessions: read the logs as a stream, group turns into conversations through hash buckets on disk
 (`sessions.BucketWriter`, in a private temporary directory next to the output directory, deleted as
-soon as it is used), cut the conversations into batches of ``batch_size`` in that deterministic order,
-sort each batch by conversation_id and de-identify it (in the worker pool) before anything is written.
+soon as it is used; in memory for an input of up to `MEMORY_BUCKETS` buckets, in the same order), cut the
+conversations into batches of ``batch_size`` in that deterministic order, sort each batch by conversation_id
+and de-identify it (in the worker pool) before anything is written.
 The worker pool does the per-row work on both sides of the buckets: JSON Lines are parsed into turns in
-chunks of lines (`_parse_chunk`, results taken in input order, so the buckets are written as a serial read
+blocks of whole lines (`_parse_block`, results taken in input order, so the buckets are written as a serial read
 writes them), and a batch's sessions are built from their bucket lines in the job that de-identifies them;
 the driver only moves bytes and groups lines by conversation id. The raw text reaches the workers through
 pipes, never through a file under the output directory. A rerun reads and groups the logs again (the
@@ -26,7 +27,7 @@ from typing import Any, NamedTuple
 import orjson
 import pyarrow as pa
 
-from uxbench.data.readers import decode_jsonl_line, iter_parquet, jsonl_lines
+from uxbench.data.readers import block_lines, decode_jsonl_line, iter_parquet, jsonl_blocks
 from uxbench.errors import DataError
 from uxbench.mining.dedup import DedupConfig, NearDuplicateIndex
 from uxbench.mining.ingest import (
@@ -43,12 +44,15 @@ from uxbench.mining.logformat import check_format
 from uxbench.mining.pipeline.engine import LocalEngine, MapLink, commit_batch, deid_shard
 from uxbench.mining.pipeline.stages import DEDUP_SCHEMA
 from uxbench.mining.pipeline.store import StageDir, read_shard
-from uxbench.mining.sessions import BucketWriter, grouped_lines, private_spill_dir, spill_line
+from uxbench.mining.sessions import BucketWriter, MemoryBuckets, grouped_lines, private_spill_dir, spill_line
 
 Progress = Callable[[str], None]
 BUCKET_BYTES = 32 << 20
 """Raw input bytes per grouping bucket (a bucket is held in memory while it is grouped)."""
 MAX_BUCKETS = 4096
+MEMORY_BUCKETS = 4
+"""Inputs of up to this many buckets (128 MiB of raw text) are grouped in memory (`sessions.MemoryBuckets`, the
+same order): no bucket file to write, read back and parse the ids of again."""
 _FINGERPRINT_BYTES = 1 << 20
 
 
@@ -75,7 +79,10 @@ def bucket_count(fingerprints: list[dict[str, Any]]) -> int:
 
 
 CHUNK_LINES = 1000
-"""Lines (JSON Lines, per job of the worker pool) or rows (Parquet) parsed at a time."""
+"""Rows of a Parquet file parsed at a time."""
+CHUNK_BYTES = 1 << 20
+"""Bytes of a JSON Lines file per job of the worker pool (whole lines; about a thousand turns of a chat log): the
+driver reads blocks and the workers split them into lines, so no line is a Python object in the driver."""
 
 
 class _Chunk(NamedTuple):
@@ -103,8 +110,9 @@ def _spill_rows(source: str, items: Iterable[tuple[int, Any]], fmt: str, skip_in
     return _Chunk(out, report, error)
 
 
-def _parse_chunk(source: str, lines: list[tuple[int, bytes]], fmt: str, skip_invalid: bool) -> _Chunk:
-    """Lines of a JSON Lines file (a job of the worker pool) -> `_spill_rows`."""
+def _parse_block(source: str, first_line: int, block: bytes, fmt: str, skip_invalid: bool) -> _Chunk:
+    """A block of a JSON Lines file (`readers.jsonl_blocks`, a job of the worker pool) -> `_spill_rows`."""
+    lines = block_lines(first_line, block)
     return _spill_rows(source, ((line, decode_jsonl_line(raw)) for line, raw in lines), fmt, skip_invalid)
 
 
@@ -114,11 +122,11 @@ def _file_chunks(path: Path, fmt: str, skip_invalid: bool, pool: LocalEngine) ->
         for rows in batched(iter_parquet(path), CHUNK_LINES):
             yield _spill_rows(source, rows, fmt, skip_invalid)
         return
-    jobs = ((_parse_chunk, source, chunk, fmt, skip_invalid) for chunk in batched(jsonl_lines(path), CHUNK_LINES))
+    jobs = ((_parse_block, source, first, block, fmt, skip_invalid) for first, block in jsonl_blocks(path, CHUNK_BYTES))
     yield from pool.map_ordered(jobs)
 
 
-def spill_inputs(inputs: tuple[str, ...], fmt: str, skip_invalid: bool, writer: BucketWriter,
+def spill_inputs(inputs: tuple[str, ...], fmt: str, skip_invalid: bool, writer: BucketWriter | MemoryBuckets,
                  pool: LocalEngine) -> IngestReport:
     """Every turn of the logs into the buckets, in input order; the read's counts. Raises `DataError` for the
     first bad row (unless ``skip_invalid``) and for a read that gives no turn."""
@@ -137,10 +145,10 @@ def spill_inputs(inputs: tuple[str, ...], fmt: str, skip_invalid: bool, writer: 
     return report
 
 
-def _grouped_batches(spill: Path, n_buckets: int, batch_size: int
+def _grouped_batches(groups: Iterator[tuple[str, list[bytes]]], batch_size: int
                      ) -> Iterator[tuple[int, list[tuple[str, list[bytes]]]]]:
     """(batch, its conversations' bucket lines sorted by conversation id), in the deterministic order."""
-    for batch, chunk in enumerate(batched(grouped_lines(spill, n_buckets), batch_size)):
+    for batch, chunk in enumerate(batched(groups, batch_size)):
         chunk.sort(key=lambda conversation: conversation[0])
         yield batch, chunk
 
@@ -163,13 +171,17 @@ def run_sessions_stage(
     tmpdir.mkdir(mode=0o700, parents=True)
     n_batches = skipped = 0
     try:
-        spill = private_spill_dir(tmpdir)
-        writer = BucketWriter(spill, n_buckets)
+        writer: BucketWriter | MemoryBuckets
+        if n_buckets <= MEMORY_BUCKETS:
+            writer = MemoryBuckets(n_buckets)
+        else:
+            writer = BucketWriter(private_spill_dir(tmpdir), n_buckets)
         try:
             report = spill_inputs(inputs, fmt, skip_invalid, writer, pool)
         finally:
             writer.close()
-        for batch, chunk in _grouped_batches(spill, n_buckets, batch_size):
+        groups = writer.grouped() if isinstance(writer, MemoryBuckets) else grouped_lines(writer.spill, n_buckets)
+        for batch, chunk in _grouped_batches(groups, batch_size):
             n_batches = batch + 1
             if stage.shard_done(batch):
                 skipped += 1

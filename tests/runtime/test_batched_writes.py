@@ -197,8 +197,9 @@ def test_response_cache_raises_a_failed_deferred_write_as_a_cache_error(tmp_path
 
 
 def test_a_request_counted_as_sent_goes_out_only_once_the_count_is_on_disk(tmp_path: Path) -> None:
-    """`RunStore.count_sent` commits before it returns, and the model calls it before it sends: a kill between the
-    send and the commit cannot leave a request the server saw uncounted. Each request sees its own count on disk."""
+    """`RunStore.count_sent` has the request counted on disk before it returns (its ledger,
+    `runtime/sent_ledger.py`), and the model calls it before it sends: a kill after the send cannot leave a request
+    the server saw uncounted. Each request sees its own count on disk, read by another store."""
     from uxbench.models.model import create_model
 
     seen: list[dict[str, int]] = []
@@ -210,16 +211,13 @@ def test_a_request_counted_as_sent_goes_out_only_once_the_count_is_on_disk(tmp_p
             self.path = path
 
         def now(self) -> dict[str, int]:
-            other = sqlite3.connect(self.path)
-            try:
-                return {str(r): int(n) for r, n in other.execute("SELECT role, requests FROM sent")}
-            finally:
-                other.close()
+            with RunStore(self.path) as other:
+                return other.sent()
 
     async def go() -> None:
         with RunStore(tmp_path / "run") as store:
             store.path.mkdir(exist_ok=True)
-            probe = Probe(store.path / "samples.sqlite")
+            probe = Probe(store.path)
             model = create_model("scripted:always-good", {})
             inner = model.api.generate
 
@@ -237,6 +235,9 @@ def test_a_request_counted_as_sent_goes_out_only_once_the_count_is_on_disk(tmp_p
 
     asyncio.run(go())
     assert seen == [{"model": 1}, {"model": 2}, {"model": 3}], seen
+    with RunStore(tmp_path / "run") as again:
+        assert again.sent() == {"model": 3}
+    assert not list((tmp_path / "run").glob("sent-*.ledger"))  # folded into the table at close
 
 
 def test_held_rows_wait_for_their_time_then_commit_together(tmp_path: Path) -> None:

@@ -35,6 +35,7 @@ from uxbench.redact import has_secret, scrub, scrubbed_json
 from uxbench.runs.records import SampleRecord, ScoreRecord
 from uxbench.runtime.batched_writes import BatchedWrites
 from uxbench.runtime.cache import enable_wal
+from uxbench.runtime.sent_ledger import FOLDED_SCHEMA, SentLedger
 from uxbench.runtime.wal_checkpoint import BackgroundCheckpoints
 
 MANIFEST = "manifest.json"
@@ -73,7 +74,7 @@ CREATE TABLE IF NOT EXISTS sent (
     role TEXT PRIMARY KEY,
     requests INTEGER NOT NULL
 );
-"""
+""" + FOLDED_SCHEMA
 
 
 def recovery_hint(run_dir: Path) -> str:
@@ -104,6 +105,10 @@ class RunStore:
         """Sample ids rebuilt without their case (the copies hold none): the runner stores it when it meets it."""
         self._checkpoints = BackgroundCheckpoints(self.path / SAMPLES_DB)
         self._writes = BatchedWrites(self._open, checkpoints=self._checkpoints)
+        self._ledger = SentLedger(
+            self.path, self._writes, "INSERT INTO sent(role, requests) VALUES (?, ?) "
+            "ON CONFLICT(role) DO UPDATE SET requests = requests + excluded.requests",
+            lambda: {str(row[0]) for row in self._conn().execute("SELECT name FROM folded_ledgers")})
 
     # -- lifecycle -------------------------------------------------------------------------
     @classmethod
@@ -199,6 +204,7 @@ class RunStore:
     def close(self) -> None:
         """Commit what is waiting and close (raises a failed commit, after closing)."""
         try:
+            self._ledger.fold()
             if self._db is not None or self._writes.pending:
                 self._writes.flush()
         finally:
@@ -241,18 +247,15 @@ class RunStore:
         )
 
     def count_sent(self, role: str) -> None:
-        """One more request sent by `role` (model, judge:KEY, strategy:KEY), committed at once together with the rows
-        waiting for this turn's commit: the caller sends the request after this returns, so requests in flight when
-        the run is killed are counted too. Not left to the turn's deferred commit: awaiting that put two more loop
-        turns (2-4 ms at c=64) before every request, a slot idle for 3-4% of its time (bench/RESULTS.md, issue 29's
-        fourth round); one commit per request costs about what one per turn did."""
-        self._writes.add("INSERT INTO sent(role, requests) VALUES (?, ?) "
-                         "ON CONFLICT(role) DO UPDATE SET requests = requests + excluded.requests", (role,))
-        self._writes.flush()
+        """One more request sent by `role` (model, judge:KEY, strategy:KEY), on disk when this returns (a line
+        appended to this process's ledger, `runtime/sent_ledger.py`, folded into the table at close): the caller
+        sends the request after this returns, so requests in flight when the run is killed are counted too."""
+        self._ledger.count(role)
 
     def sent(self) -> dict[str, int]:
         """Requests sent per role, over every invocation on this directory (empty for older runs)."""
-        return {str(r): int(n) for r, n in self._conn().execute("SELECT role, requests FROM sent")}
+        table = {str(r): int(n) for r, n in self._conn().execute("SELECT role, requests FROM sent")}
+        return self._ledger.counts(table)
 
     def iter_with_cases(self, sample_ids: Iterable[str] | None = None) -> Iterator[tuple[SampleRecord, bytes | None]]:
         """(record, case JSON) in data order; the case is None for records written before cases were stored.

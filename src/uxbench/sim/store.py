@@ -34,6 +34,7 @@ from uxbench.fileio import atomic_write_bytes, atomic_write_lines, atomic_writer
 from uxbench.redact import scrubbed_json
 from uxbench.runtime.batched_writes import BatchedWrites
 from uxbench.runtime.cache import enable_wal
+from uxbench.runtime.sent_ledger import FOLDED_SCHEMA, SentLedger
 from uxbench.runtime.wal_checkpoint import BackgroundCheckpoints
 from uxbench.sim.persona import Persona
 from uxbench.sim.types import SessionRecord
@@ -77,7 +78,7 @@ CREATE TABLE IF NOT EXISTS judgements (
     body BLOB NOT NULL,
     PRIMARY KEY (session_id, judge)
 );
-"""
+""" + FOLDED_SCHEMA
 
 
 def is_sim_run(path: str | Path) -> bool:
@@ -100,6 +101,10 @@ class SimStore:
         self._db: sqlite3.Connection | None = None
         self._checkpoints = BackgroundCheckpoints(self.path / SIM_DB)
         self._writes = BatchedWrites(self._open, checkpoints=self._checkpoints)
+        self._ledger = SentLedger(
+            self.path, self._writes, "INSERT INTO sent(party, requests) VALUES (?, ?) "
+            "ON CONFLICT(party) DO UPDATE SET requests = requests + excluded.requests",
+            lambda: {str(row[0]) for row in self._conn().execute("SELECT name FROM folded_ledgers")})
 
     @classmethod
     def open_existing(cls, path: str | Path) -> SimStore:
@@ -128,6 +133,7 @@ class SimStore:
     def close(self) -> None:
         """Commit what is waiting and close (raises a failed commit, after closing)."""
         try:
+            self._ledger.fold()
             if self._db is not None or self._writes.pending:
                 self._writes.flush()
         finally:
@@ -224,17 +230,15 @@ class SimStore:
         return {row[0] for row in rows}
 
     def count_sent(self, party: str) -> None:
-        """One more request sent by `party`, committed at once (with the rows waiting for this turn's commit):
-        requests in flight when the run is killed are counted too (their answers are lost, their cost may not be).
-        Not deferred to the loop turn's commit: awaiting that put one more loop turn before every request, which at
-        c=64 cost a session more wall time than the commit's CPU (bench/RESULTS.md, issue 29's second round)."""
-        self._writes.add("INSERT INTO sent(party, requests) VALUES (?, ?) "
-                         "ON CONFLICT(party) DO UPDATE SET requests = requests + excluded.requests", (party,))
-        self._writes.flush()
+        """One more request sent by `party`, on disk when this returns (a line appended to this process's ledger,
+        `runtime/sent_ledger.py`, folded into the table at close): requests in flight when the run is killed are
+        counted too (their answers are lost, their cost may not be)."""
+        self._ledger.count(party)
 
     def sent(self) -> dict[str, int]:
         """Requests sent per party, over every invocation on this directory (empty for older runs)."""
-        return {str(p): int(n) for p, n in self._conn().execute("SELECT party, requests FROM sent")}
+        table = {str(p): int(n) for p, n in self._conn().execute("SELECT party, requests FROM sent")}
+        return self._ledger.counts(table)
 
     def judges(self) -> list[str]:
         return [row[0] for row in self._conn().execute("SELECT DISTINCT judge FROM judgements ORDER BY judge")]

@@ -125,6 +125,10 @@ def test_stage_functions_drop_with_reasons_and_keep_order() -> None:
     rows = signals.column("turn_rows").to_pylist()[0]
     assert set(rows[0]) == set(SIGNAL_TABLE_SCHEMA.names) - {"duplicate_of", "llm_followup_label"}
     assert canonical(gated, GATE_SCHEMA).equals(gated)
+    shuffled = gated.take(list(reversed(range(gated.num_rows))))  # out of order: sorted again
+    assert canonical(shuffled, GATE_SCHEMA).equals(gated)
+    accents = pa.table({"conversation_id": ["a", "é", "z", "ä"], "n": [1, 2, 3, 4]})  # UTF-8 byte order
+    assert canonical(accents, accents.schema).column("n").to_pylist() == [1, 3, 4, 2]
 
 
 def test_gate_reasons_lose_their_snippets() -> None:

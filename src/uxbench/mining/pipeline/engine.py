@@ -18,6 +18,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -43,7 +44,9 @@ def canonical(table: pa.Table, schema: pa.Schema) -> pa.Table:
     """The stage's rows sorted by conversation_id, with exactly the stage's schema and no metadata."""
     table = table.select(schema.names).cast(schema).replace_schema_metadata(None)
     if table.num_rows > 1:
-        table = table.sort_by([("conversation_id", "ascending")])
+        ids = table.column("conversation_id").to_pylist()
+        if any(a > b for a, b in pairwise(ids)):  # the stages keep their input's order: usually sorted already
+            table = table.sort_by([("conversation_id", "ascending")])
     return table
 
 

@@ -255,7 +255,8 @@ def url_is_personal(url: str) -> bool:
     return any(_random_segment(segment) for segment in parts.path.split("/"))
 
 
-def _phone_spans(text: str, shape: bytes, joined: bytes) -> list[PiiSpan]:
+def _phone_spans(text: str, shape: bytes, joined: bytes, digits_in_text: int) -> list[PiiSpan]:
+    """``digits_in_text``: how many \\d characters the text holds (a rule needing more cannot match)."""
     spans = []
     if b"0" * 11 in joined:  # the 11 digits of 1[3-9]\d(?:[\s-]?\d{4}){2}, only \s or - between them
         for match in PHONE_CN.finditer(text):
@@ -263,9 +264,9 @@ def _phone_spans(text: str, shape: bytes, joined: bytes) -> list[PiiSpan]:
             spans.append(PiiSpan("PHONE", match.start(), match.end(), digits[-11:]))
     for pattern, possible in (
         (PHONE_LANDLINE, b"0" * 9 in joined),  # >= 9 digits (+86 10 + 7), only \s, -, ( ) between them
-        (PHONE_NATIONAL, _NATIONAL_SHAPE.search(shape) is not None),
+        (PHONE_NATIONAL, digits_in_text >= 9 and _NATIONAL_SHAPE.search(shape) is not None),  # 9-12 digits
         (PHONE_INTL, b"+00000000" in joined),  # "+", then the >= 8 digits kept below, only " .-()" between
-        (PHONE_NANP, _NANP_SHAPE.search(shape) is not None),
+        (PHONE_NANP, digits_in_text >= 10 and _NANP_SHAPE.search(shape) is not None),  # 3 + 3 + 4 digits
     ):
         if not possible:
             continue
@@ -311,9 +312,9 @@ def _card_spans(text: str, joined: bytes) -> list[PiiSpan]:
     return spans
 
 
-def _ip_spans(text: str, shape: bytes) -> list[PiiSpan]:
+def _ip_spans(text: str, shape: bytes, digits_in_text: int) -> list[PiiSpan]:
     spans = []
-    if _IPV4_SHAPE.search(shape):
+    if digits_in_text >= 4 and _IPV4_SHAPE.search(shape):  # four octets of one digit or more
         for match in IPV4.finditer(text):
             value = match.group()
             if value.startswith(("127.", "255.")) or value == "0.0.0.0":
@@ -371,23 +372,29 @@ def _find_pii(text: str) -> tuple[PiiSpan, ...]:
 
 def _scan(text: str) -> list[PiiSpan]:
     found: list[PiiSpan] = []
+    # An ASCII text (most) is read as bytes, its byte offsets being its character offsets: the shape, the
+    # lower case and the name cues' automaton then share one encoding.
+    raw = text.encode("ascii") if text.isascii() else None
+    lowered = None if raw is None else raw.lower()
     # the URL pattern needs ://, or www. in any case: only "W" and "w" lower-case to "w", only "." to "."
-    if "://" in text or "www." in text.lower():
+    if "://" in text or (b"www." in lowered if lowered is not None else "www." in text.lower()):
         for match in URL.finditer(text):
             value = match.group().rstrip(_URL_TRAIL)
             if url_is_personal(value):
                 found.append(PiiSpan("URL", match.start(), match.start() + len(value), value))
     if "@" in text and _EMAIL_AT.search(text):
         found += [PiiSpan("EMAIL", m.start(), m.end(), m.group().lower()) for m in EMAIL.finditer(text)]
-    if _has_digit(text):  # every other detector needs a digit
-        shape = _shape(text)
-        joined = shape.translate(None, _SEPARATORS)
-        if b"0" * 17 in shape:  # [1-9]\d{16}[\dXx]
+    shape = raw.translate(_SHAPE) if raw is not None else _shape(text) if _has_digit(text) else b""
+    digits = shape.count(b"0")  # every other detector needs a digit
+    if digits:
+        # ``joined`` serves the tests for 8 or more digits in a row (phones and cards)
+        joined = shape.translate(None, _SEPARATORS) if digits >= 8 else b""
+        if digits >= 17 and b"0" * 17 in shape:  # [1-9]\d{16}[\dXx]
             found += [PiiSpan("ID", m.start(), m.end(), m.group().upper())
                       for m in CN_ID.finditer(text) if cn_id_valid(m.group())]
-        found += (_card_spans(text, joined) + _phone_spans(text, shape, joined) + _ip_spans(text, shape)
-                  + _address_spans(text, shape))
-    found += find_names(text)
+        found += (_card_spans(text, joined) + _phone_spans(text, shape, joined, digits)
+                  + _ip_spans(text, shape, digits) + _address_spans(text, shape))
+    found += find_names(text, raw, lowered)
     if not found:
         return found
     found = [span for span in found if not is_placeholder(text, span)]

@@ -142,22 +142,24 @@ def required_clauses(pattern: str) -> tuple[Clause, ...]:
 
 
 class _Finder:
-    """Every literal of a set found in a text, as the OR of their bits (overlapping matches: "kill all " inside
-    "skill all " and " all " both count)."""
+    """Every literal of a set found in a text's UTF-8 bytes, as the OR of their bits (overlapping matches: "kill
+    all " inside "skill all " and " all " both count). A literal is in a text exactly when its UTF-8 form is in
+    the text's, and ahocorasick_rs reads bytes without copying them or mapping offsets back to characters."""
 
     def __init__(self, bits: dict[str, int]) -> None:
         literals = sorted(bits)
         self._bits = [bits[literal] for literal in literals]
-        self._automaton = ahocorasick_rs.AhoCorasick(
-            literals, matchkind=ahocorasick_rs.MatchKind.Standard,
+        self._automaton = ahocorasick_rs.BytesAhoCorasick(
+            [literal.encode("utf-8") for literal in literals], matchkind=ahocorasick_rs.MatchKind.Standard,
             implementation=ahocorasick_rs.Implementation.DFA,
         ) if literals else None
 
-    def found(self, text: str) -> int:
+    def found(self, raw: bytes) -> int:
         if self._automaton is None:
             return 0
         bits, found = self._bits, 0
-        for index, _, _ in self._automaton.find_matches_as_indexes(text, overlapping=True):
+        # each literal once: a common one ("kill ") can match hundreds of times, and ORing wide ints costs
+        for index in {index for index, _, _ in self._automaton.find_matches_as_indexes(raw, overlapping=True)}:
             found |= bits[index]
         return found
 
@@ -178,9 +180,11 @@ class Prefilter:
             self._anchors |= masks[0] if masks else 0
         self._always = tuple(i for i, masks in enumerate(self._masks) if not masks)
 
-    def due(self, text: str) -> Sequence[int]:
-        """Indices of the patterns whose clauses ``text`` (normalised for the gate) all meets, in order."""
-        found = (self._ascii if text.isascii() else self._all).found(text)
+    def due(self, text: str | bytes) -> Sequence[int]:
+        """Indices of the patterns whose clauses ``text`` (normalised for the gate; or its UTF-8 bytes) all
+        meets, in order."""
+        raw = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+        found = (self._ascii if raw.isascii() else self._all).found(raw)
         if not found & self._anchors:
             return self._always
         return [i for i, masks in enumerate(self._masks)

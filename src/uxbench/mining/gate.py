@@ -162,9 +162,16 @@ def _snippet(text: str) -> str:
 def gate_text(text: str, rules: _Rules | None = None) -> list[GateHit]:
     """Hits in one text, after the allow-list (empty when the text passes)."""
     rules = rules or _default_rules()
-    # An ASCII text (most) is normalised and searched as bytes, and made a str only when a pattern is due.
-    norm = None if text.isascii() else normalize_for_gate(text)
-    raw = _ascii_norm(text) if norm is None else norm.encode("utf-8", "surrogatepass")
+    # An ASCII text (most) is normalised and searched as bytes (`_ascii_norm`, inlined: this runs for every
+    # message), and made a str only when a pattern is due.
+    norm = None
+    if text.isascii():
+        raw = text.encode("ascii").translate(_ASCII_LOWER_SPACED)
+        if b"  " in raw:
+            raw = _SPACE_RUN.sub(b" ", raw)
+    else:
+        norm = normalize_for_gate(text)
+        raw = norm.encode("utf-8", "surrogatepass")
     due = rules.prefilter.due(raw)
     if not due:
         return []  # most texts

@@ -51,6 +51,9 @@ PIECES = [
     "Good morning, I'm Ann", "I am Chinese American", "İ", "我叫张伟", "此致\n敬礼！\n王小明", "祝好\n李四",
     "王小明 敬上", "姓名：林夜", "——陈晓明", "张先生", "Yours", "sincerely", ".", "!", "?", "\n", "\r\n", " ",
     "\t", ",", "Name", "name", "Mr", "Dear", "I am", "Hi", "regards", "Best Regards, Jo Ann", "Ann", "Lee",
+    # sign-off phrases inside or overlapping others (searched leftmost-longest, not overlapping)
+    "All the best,\nBob", "Best wishes!\nAnn", "thanksincerely\nTom", "Yours sincerely,\nEve", "Thanks again\nJo",
+    "Kind Regards,\nIan", "best regards regards\nAl", "Yours truly,\n\nMay Lee",
 ]
 
 

@@ -135,14 +135,19 @@ class _Pseudonyms:
         return "".join(pieces)
 
     def scrub_value(self, value: Any, turn_index: int | None, field: str, regenerated: bool) -> Any:
-        """Strings and long integers anywhere in a JSON-like value; other values unchanged."""
+        """Strings and long integers anywhere in a JSON-like value; other values unchanged. A dict or list
+        with nothing replaced is returned as is, not copied (every session's meta: fewer objects for the
+        garbage collector to track), as an unchanged turn is."""
         if isinstance(value, str):
             return self.scrub(value, turn_index, field, regenerated)
         if isinstance(value, dict):
-            return {k: self.scrub_value(v, turn_index, f"{field}.{k}", regenerated) for k, v in value.items()}
+            entries = {k: self.scrub_value(v, turn_index, f"{field}.{k}", regenerated) for k, v in value.items()}
+            same = type(value) is dict and all(entries[k] is v for k, v in value.items())
+            return value if same else entries
         if isinstance(value, (list, tuple)):
-            return [self.scrub_value(v, turn_index, f"{field}[{i}]", regenerated)
-                    for i, v in enumerate(value)]
+            items = [self.scrub_value(v, turn_index, f"{field}[{i}]", regenerated) for i, v in enumerate(value)]
+            same = type(value) is list and all(new is old for new, old in zip(items, value, strict=True))
+            return value if same else items
         if isinstance(value, int) and not isinstance(value, bool) and len(str(abs(value))) >= _MIN_INT_DIGITS:
             text = str(value)
             scrubbed = self.scrub(text, turn_index, field, regenerated)

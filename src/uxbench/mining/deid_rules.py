@@ -69,7 +69,11 @@ PHONE_LANDLINE = re.compile(
 )
 """Chinese landlines: area code (0755, (020), +86 20, 0086-10) and a 7- or 8-digit number, with or
 without spaces or dashes (020-8765-4321, 0755 2345 6789, 02087654321), and an extension (-123, 转123)."""
-PHONE_NATIONAL = re.compile(rf"{_B}(?:\(0[1-9]\d{{0,3}}\)|0[1-9]\d{{0,3}})(?:[ ./-]\d{{2,8}}){{1,4}}{_E}")
+# The lookbehind comes after the first character (it then checks the two characters before the end of that one):
+# a pattern that opens with a literal or a class lets `re` skip ahead to where that character stands, instead of
+# trying the whole pattern at every position (2-2.5x faster on the pool's texts, same matches).
+PHONE_NATIONAL = re.compile(
+    r"(?:\((?<![0-9A-Za-z]\()0[1-9]\d{0,3}\)|0(?<![0-9A-Za-z]0)[1-9]\d{0,3})(?:[ ./-]\d{2,8}){1,4}" + _E)
 """Other countries' landlines written with their trunk 0 and separators: 020 7946 0958, (030) 1234567,
 089/1234567, 01 23 45 67 89, 03-1234-5678, (02) 9876 5432, 011-23456789 (9 to 12 digits in all)."""
 PHONE_INTL = re.compile(rf"(?<![0-9A-Za-z+])\+\d{{1,3}}(?:[ .-]?\(?\d{{1,4}}\)?){{1,5}}{_E}")
@@ -124,7 +128,7 @@ _STREET_TYPES = (
     "Parkway|Pkwy|Highway|Hwy|Circle|Cir|Square|Sq|Trail|Trl|Crescent|Close"
 )
 EN_ADDRESS = re.compile(
-    rf"(?<![0-9A-Za-z])\d{{1,6}}[A-Za-z]?\s+(?:[A-Z][A-Za-z'-]*\.?\s+){{1,4}}(?P<kind>{_STREET_TYPES})\b\.?"
+    rf"\d(?<![0-9A-Za-z]\d)\d{{0,5}}[A-Za-z]?\s+(?:[A-Z][A-Za-z'-]*\.?\s+){{1,4}}(?P<kind>{_STREET_TYPES})\b\.?"
     r"(?:\s+(?:N|S|E|W|NE|NW|SE|SW)\b)?"
     r"(?P<rest>(?:,?\s*(?:Apt|Apartment|Unit|Suite|Ste|Floor|Fl|#)\.?\s*#?[A-Za-z0-9-]+)?"
     r"(?:,\s*[A-Z][a-z][A-Za-z]*(?:\s[A-Z][a-z][A-Za-z]*){0,2})?"
@@ -134,7 +138,7 @@ EN_ADDRESS = re.compile(
 )
 """English street addresses: number, capitalised street name and type, unit, city, state (with an Australian
 postcode: ``Sydney NSW 2000``), country and a US ZIP, UK postcode (``London NW1 6XE``) or Canadian postal code,
-so that no tail of the address stays behind."""
+so that no tail of the address stays behind. (The opening lookbehind follows the first digit: see `PHONE_NATIONAL`.)"""
 
 _ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
 _ID_CHECK = "10X98765432"
@@ -255,7 +259,8 @@ def url_is_personal(url: str) -> bool:
     return any(_random_segment(segment) for segment in parts.path.split("/"))
 
 
-def _phone_spans(text: str, shape: bytes, joined: bytes) -> list[PiiSpan]:
+def _phone_spans(text: str, shape: bytes, joined: bytes, digits_in_text: int) -> list[PiiSpan]:
+    """``digits_in_text``: how many \\d characters the text holds (a rule needing more cannot match)."""
     spans = []
     if b"0" * 11 in joined:  # the 11 digits of 1[3-9]\d(?:[\s-]?\d{4}){2}, only \s or - between them
         for match in PHONE_CN.finditer(text):
@@ -263,9 +268,9 @@ def _phone_spans(text: str, shape: bytes, joined: bytes) -> list[PiiSpan]:
             spans.append(PiiSpan("PHONE", match.start(), match.end(), digits[-11:]))
     for pattern, possible in (
         (PHONE_LANDLINE, b"0" * 9 in joined),  # >= 9 digits (+86 10 + 7), only \s, -, ( ) between them
-        (PHONE_NATIONAL, _NATIONAL_SHAPE.search(shape) is not None),
+        (PHONE_NATIONAL, digits_in_text >= 9 and _NATIONAL_SHAPE.search(shape) is not None),  # 9-12 digits
         (PHONE_INTL, b"+00000000" in joined),  # "+", then the >= 8 digits kept below, only " .-()" between
-        (PHONE_NANP, _NANP_SHAPE.search(shape) is not None),
+        (PHONE_NANP, digits_in_text >= 10 and _NANP_SHAPE.search(shape) is not None),  # 3 + 3 + 4 digits
     ):
         if not possible:
             continue
@@ -311,9 +316,9 @@ def _card_spans(text: str, joined: bytes) -> list[PiiSpan]:
     return spans
 
 
-def _ip_spans(text: str, shape: bytes) -> list[PiiSpan]:
+def _ip_spans(text: str, shape: bytes, digits_in_text: int) -> list[PiiSpan]:
     spans = []
-    if _IPV4_SHAPE.search(shape):
+    if digits_in_text >= 4 and _IPV4_SHAPE.search(shape):  # four octets of one digit or more
         for match in IPV4.finditer(text):
             value = match.group()
             if value.startswith(("127.", "255.")) or value == "0.0.0.0":
@@ -352,6 +357,31 @@ def _address_spans(text: str, shape: bytes) -> list[PiiSpan]:
     return spans
 
 
+def _urls(text: str, lowered: bytes | None) -> list[re.Match[str]]:
+    """``URL.finditer(text)``. For an ASCII text (``lowered``: its lower-case bytes), the pattern is tried only
+    where a match can start, 3, 4 or 5 characters before "://" (ftp, http, https) or at "www." in any case:
+    an ignore-case pattern is otherwise tried at every position. Tried in order, skipping those inside the
+    last match, as finditer resumes after one."""
+    if lowered is None:  # non-ASCII: lower() may move offsets, and ignore-case matches "ſ" for "s"
+        return list(URL.finditer(text))
+    starts = []
+    at = text.find("://")
+    while at >= 0:
+        starts += [at - 5, at - 4, at - 3]
+        at = text.find("://", at + 1)
+    at = lowered.find(b"www.")
+    while at >= 0:
+        starts.append(at)
+        at = lowered.find(b"www.", at + 1)
+    found: list[re.Match[str]] = []
+    end = 0
+    for start in sorted(set(starts)):
+        if start >= max(end, 0) and (match := URL.match(text, start)) is not None:
+            found.append(match)
+            end = match.end()
+    return found
+
+
 _KEPT, _KEPT_MAX_CHARS = 1024, 8000
 """The spans of the last 1,024 texts of up to 8,000 characters are kept (at most a few MiB): a real log repeats
 whole messages (a conversation cut into overlapping parts repeats its turns in each, a pasted prompt recurs),
@@ -371,23 +401,32 @@ def _find_pii(text: str) -> tuple[PiiSpan, ...]:
 
 def _scan(text: str) -> list[PiiSpan]:
     found: list[PiiSpan] = []
+    # An ASCII text (most) is read as bytes, its byte offsets being its character offsets: the shape, the
+    # lower case and the name cues' automaton then share one encoding.
+    raw = text.encode("ascii") if text.isascii() else None
+    lowered = None if raw is None else raw.lower()
     # the URL pattern needs ://, or www. in any case: only "W" and "w" lower-case to "w", only "." to "."
-    if "://" in text or "www." in text.lower():
-        for match in URL.finditer(text):
+    if "://" in text or (b"www." in lowered if lowered is not None else "www." in text.lower()):
+        for match in _urls(text, lowered):
             value = match.group().rstrip(_URL_TRAIL)
             if url_is_personal(value):
                 found.append(PiiSpan("URL", match.start(), match.start() + len(value), value))
-    if "@" in text and _EMAIL_AT.search(text):
-        found += [PiiSpan("EMAIL", m.start(), m.end(), m.group().lower()) for m in EMAIL.finditer(text)]
-    if _has_digit(text):  # every other detector needs a digit
-        shape = _shape(text)
-        joined = shape.translate(None, _SEPARATORS)
-        if b"0" * 17 in shape:  # [1-9]\d{16}[\dXx]
+    at = text.find("@")
+    if at >= 0 and _EMAIL_AT.search(text, at):
+        # a match holds one @, at most 64 characters after its start: none starts before the first @ - 64
+        found += [PiiSpan("EMAIL", m.start(), m.end(), m.group().lower())
+                  for m in EMAIL.finditer(text, max(0, at - 64))]
+    shape = raw.translate(_SHAPE) if raw is not None else _shape(text) if _has_digit(text) else b""
+    digits = shape.count(b"0")  # every other detector needs a digit
+    if digits:
+        # ``joined`` serves the tests for 8 or more digits in a row (phones and cards)
+        joined = shape.translate(None, _SEPARATORS) if digits >= 8 else b""
+        if digits >= 17 and b"0" * 17 in shape:  # [1-9]\d{16}[\dXx]
             found += [PiiSpan("ID", m.start(), m.end(), m.group().upper())
                       for m in CN_ID.finditer(text) if cn_id_valid(m.group())]
-        found += (_card_spans(text, joined) + _phone_spans(text, shape, joined) + _ip_spans(text, shape)
-                  + _address_spans(text, shape))
-    found += find_names(text)
+        found += (_card_spans(text, joined) + _phone_spans(text, shape, joined, digits)
+                  + _ip_spans(text, shape, digits) + _address_spans(text, shape))
+    found += find_names(text, raw, lowered)
     if not found:
         return found
     found = [span for span in found if not is_placeholder(text, span)]

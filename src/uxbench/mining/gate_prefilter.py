@@ -142,46 +142,64 @@ def required_clauses(pattern: str) -> tuple[Clause, ...]:
 
 
 class _Finder:
-    """Every literal of a set found in a text, as the OR of their bits (overlapping matches: "kill all " inside
-    "skill all " and " all " both count)."""
+    """Which literals of a set occur in a text's UTF-8 bytes (overlapping matches: "kill all " inside "skill all "
+    and " all " both count), as their numbers in the whole list. A literal is in a text exactly when its UTF-8
+    form is in the text's, and ahocorasick_rs reads bytes without copying them or mapping offsets back."""
 
-    def __init__(self, bits: dict[str, int]) -> None:
-        literals = sorted(bits)
-        self._bits = [bits[literal] for literal in literals]
-        self._automaton = ahocorasick_rs.AhoCorasick(
-            literals, matchkind=ahocorasick_rs.MatchKind.Standard,
+    def __init__(self, literals: Sequence[str], number: dict[str, int]) -> None:
+        self.numbers = [number[literal] for literal in literals]
+        self.automaton = ahocorasick_rs.BytesAhoCorasick(
+            [literal.encode("utf-8") for literal in literals], matchkind=ahocorasick_rs.MatchKind.Standard,
             implementation=ahocorasick_rs.Implementation.DFA,
         ) if literals else None
 
-    def found(self, text: str) -> int:
-        if self._automaton is None:
-            return 0
-        bits, found = self._bits, 0
-        for index, _, _ in self._automaton.find_matches_as_indexes(text, overlapping=True):
-            found |= bits[index]
-        return found
+    def found(self, raw: bytes) -> set[int]:
+        if self.automaton is None:
+            return set()
+        numbers = self.numbers
+        return {numbers[index] for index, _, _ in self.automaton.find_matches_as_indexes(raw, overlapping=True)}
 
 
 class Prefilter:
-    """The patterns (by index) that may match a text, from one pass over it."""
+    """The patterns (by index) that may match a text, from one pass over it, two for the few texts that hold
+    a pattern's first (most selective) clause: that clause's literals are searched first, on their own (a
+    small automaton that rarely matches: 2x faster than all literals, whose common ones, "how to ", match
+    in most texts), and the other clauses' literals only where a pattern is still possible."""
 
     def __init__(self, patterns: Sequence[str]) -> None:
         self.clauses = [required_clauses(p) for p in patterns]
         literals = sorted({literal for clauses in self.clauses for clause in clauses for literal in clause})
-        bits = {literal: 1 << i for i, literal in enumerate(literals)}
-        # ASCII texts (most) skip the literals they cannot contain.
-        self._ascii = _Finder({lit: bit for lit, bit in bits.items() if lit.isascii()})
-        self._all = _Finder(bits)
-        self._masks = [tuple(sum(bits[lit] for lit in clause) for clause in clauses) for clauses in self.clauses]
-        self._anchors = 0  # every pattern's first (most selective) clause: a text meeting none skips them all
-        for masks in self._masks:
-            self._anchors |= masks[0] if masks else 0
-        self._always = tuple(i for i, masks in enumerate(self._masks) if not masks)
+        number = {literal: i for i, literal in enumerate(literals)}
+        firsts = sorted({literal for clauses in self.clauses if clauses for literal in clauses[0]})
+        others = sorted({literal for clauses in self.clauses for clause in clauses[1:] for literal in clause})
+        # [ASCII text, other text]: ASCII texts (most) skip the literals they cannot contain
+        self._first = (_Finder([lit for lit in firsts if lit.isascii()], number), _Finder(firsts, number))
+        self._other = (_Finder([lit for lit in others if lit.isascii()], number), _Finder(others, number))
+        by_first: dict[int, list[int]] = {}
+        for pattern, clauses in enumerate(self.clauses):
+            for literal in clauses[0] if clauses else ():
+                by_first.setdefault(number[literal], []).append(pattern)
+        self._by_first = {literal: tuple(found) for literal, found in by_first.items()}
+        self._rest = [tuple(frozenset(number[lit] for lit in clause) for clause in clauses[1:])
+                      for clauses in self.clauses]
+        self._always = tuple(i for i, clauses in enumerate(self.clauses) if not clauses)
 
-    def due(self, text: str) -> Sequence[int]:
-        """Indices of the patterns whose clauses ``text`` (normalised for the gate) all meets, in order."""
-        found = (self._ascii if text.isascii() else self._all).found(text)
-        if not found & self._anchors:
-            return self._always
-        return [i for i, masks in enumerate(self._masks)
-                if not masks or (found & masks[0] and all(found & mask for mask in masks))]
+    def due(self, text: str | bytes) -> Sequence[int]:
+        """Indices of the patterns whose clauses ``text`` (normalised for the gate; or its UTF-8 bytes) all
+        meets, in order."""
+        raw = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+        which = 0 if raw.isascii() else 1
+        first = self._first[which]
+        hits = first.automaton.find_matches_as_indexes(raw, overlapping=True) if first.automaton else None
+        if not hits:
+            return self._always  # most texts
+        numbers = first.numbers
+        found = {numbers[index] for index, _, _ in hits}
+        by_first = self._by_first
+        candidates = {pattern for literal in found for pattern in by_first[literal]}
+        rest = self._rest
+        if any(rest[pattern] for pattern in candidates):
+            found |= self._other[which].found(raw)
+        due = [pattern for pattern in candidates
+               if all(not clause.isdisjoint(found) for clause in rest[pattern])]
+        return sorted([*self._always, *due]) if self._always else sorted(due)

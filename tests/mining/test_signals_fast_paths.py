@@ -113,3 +113,15 @@ def test_turn_fields_come_in_the_model_order_with_the_same_verdicts() -> None:
         assert TurnSignals.model_validate(ts.model_dump()) == ts
     assert found[0].dissatisfied and found[0].recovery is not None
     assert found[-1].conversation_end.fired and found[-1].complaint.evidence == "no follow-up message"
+
+
+def test_prefilter_words_of_ascii_text_equal_the_regex_split() -> None:
+    for text in [*TEXTS, "it's not working at all, the 2nd time", "Still_wrong: not-working!!"]:
+        low = lowered(text)
+        assert words_of(low) == _vocabulary() & set(WORD.findall(low))
+
+
+def _vocabulary() -> frozenset[str]:
+    from uxbench.mining.signals import fastre
+
+    return fastre._VOCABULARY

@@ -56,7 +56,13 @@ def words_of(low: str) -> frozenset[str]:
     """The whole words (runs of a-z and 0-9) of a lower-cased text that some prefilter tests (`_VOCABULARY`);
     the patterns of one message share it. The set is small, so the prefilters' set operations on it are cheap,
     where on all the words of a long message they were most of the prefilters' time."""
+    if low.isascii():  # the same words (runs of a-z and 0-9), split 2-3x faster than by the regex
+        return _VOCABULARY.intersection(low.encode().translate(_WORD_BYTES).decode().split())
     return _VOCABULARY.intersection(WORD.findall(low))
+
+
+_WORD_BYTES = bytes(c if 48 <= c <= 57 or 97 <= c <= 122 else 32 for c in range(256))
+"""For `words_of`: a-z and 0-9 kept, every other byte a space."""
 
 
 def _add_vocabulary(words: frozenset[str]) -> None:

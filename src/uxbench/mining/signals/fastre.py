@@ -72,20 +72,11 @@ def _add_vocabulary(words: frozenset[str]) -> None:
         words_of.cache_clear()  # the sets kept were read without the new words
 
 
-_LOWERED: list[tuple[str, str]] = []
-_LOWERED_KEEP = 4
-
-
+@lru_cache(maxsize=8)
 def lowered(text: str) -> str:
-    """``text.lower()``, the same string object for the same text object (the last few texts are kept): the
-    ~10 cue patterns of one message then lower it once, and `words_of` finds it by a hash computed once."""
-    for kept, low in _LOWERED:
-        if kept is text:
-            return low
-    low = text.lower()
-    _LOWERED.insert(0, (text, low))
-    del _LOWERED[_LOWERED_KEEP:]
-    return low
+    """``text.lower()``, kept for the last few texts: the ~10 cue patterns of one message then lower it once,
+    and `words_of` finds the result by a hash computed once."""
+    return text.lower()
 
 
 class _Condition:
@@ -152,7 +143,7 @@ class _Alternative:
 class WordRegex:
     """A case-insensitive pattern whose matches start at a word, matched on the lower-cased text."""
 
-    __slots__ = ("_alternatives", "_always", "_by_literals", "_by_words", "_keys", "fast", "slow")
+    __slots__ = ("_alternatives", "_always", "_by_literals", "_by_words", "_keys", "_words_only", "fast", "slow")
 
     def __init__(self, pattern: str, flags: int = 0) -> None:
         self.fast = re.compile(f"{_WORD_START}(?:{pattern})", flags)
@@ -171,6 +162,8 @@ class WordRegex:
                 by_words.setdefault(key, []).append((i, a if a.conditions else None))
         self._by_words = {key: tuple(entries) for key, entries in by_words.items()}
         self._keys = frozenset(by_words)
+        self._words_only = bool(alternatives) and not self._always and not self._by_literals
+        """Every alternative needs a word of `_keys`: a text with none of them cannot match."""
         _add_vocabulary(self._keys.union(*(c.words() for a in alternatives for c in a.conditions)))
 
     def _live(self, low: str, words: frozenset[str]) -> list[int]:
@@ -198,7 +191,10 @@ class WordRegex:
             return self.slow.search(text)
         if not self._alternatives:
             return self.fast.search(low)
-        live = self._live(low, words_of(low))
+        words = words_of(low)
+        if self._words_only and self._keys.isdisjoint(words):
+            return None  # what `_live` finds: no alternative
+        live = self._live(low, words)
         if len(live) > _MAX_SEPARATE:
             return self.fast.search(low)
         alternatives = self._alternatives

@@ -22,15 +22,12 @@ from typing import Any
 
 from uxbench.mining.signals.config import DEFAULT_CONFIG, SignalConfig
 from uxbench.mining.signals.feedback import engagement, regenerations, thumbs
-from uxbench.mining.signals.followup import Followup, Hit, analyse_followup
+from uxbench.mining.signals.followup import NO_HIT, Hit, analyse_followup
 from uxbench.mining.signals.recovery import attach_recovery
-from uxbench.mining.signals.results import SignalValue, TurnSignals, made
+from uxbench.mining.signals.results import SignalValue, TurnSignals, adopt
 from uxbench.mining.signals.timing import SkimResult, detect_skim
 from uxbench.mining.types import Session, Turn
 
-_FOLLOWUP_SIGNALS = (
-    "complaint", "dismiss", "repeat", "rephrase", "continuation", "topic_change", "praise", "builds_on",
-)
 _NO_FOLLOWUP = SignalValue(fired=None, evidence="no follow-up message", score=None)
 
 
@@ -42,7 +39,7 @@ def _sv(fired: bool | None, evidence: str | None, score: float | None = 0.0) -> 
 
 
 def _value(hit: Hit) -> SignalValue:
-    return _sv(hit.fired, hit.evidence, hit.score)
+    return _NO_HIT_VALUE if hit is NO_HIT else _sv(hit.fired, hit.evidence, hit.score)
 
 
 def _flag(fired: bool, evidence: str | None, score: float = 1.0) -> SignalValue:
@@ -81,6 +78,9 @@ def _explicit(turn: Turn, replaced: int, config: SignalConfig) -> dict[str, Sign
 _NO_EXPLICIT = {name: _flag(False, None) for name in ("thumbs_down", "thumbs_up", "regenerate", "copied")}
 _NO_TIMES = SkimResult(None, "not computed: no timestamps")
 """`detect_skim` without timestamps (most logs): made once."""
+_NO_TIMES_VALUE = _sv(None, _NO_TIMES.evidence, None)
+_NO_HIT_VALUE = _sv(NO_HIT.fired, NO_HIT.evidence, NO_HIT.score)
+_END, _NOT_END = _flag(True, "no message after this reply"), _flag(False, None)
 
 
 def _skim(reply: Turn, nxt: Turn | None, config: SignalConfig) -> SkimResult:
@@ -105,31 +105,33 @@ def dissatisfied_score(values: dict[str, SignalValue], config: SignalConfig) -> 
     return round(1.0 - keep, 4)
 
 
-def _verdicts(values: dict[str, SignalValue], config: SignalConfig) -> dict[str, Any]:
-    # `dissatisfied_score` and the lists in one pass over the signals (the same figures, ~2x faster)
+def _verdicts(values: dict[str, Any], config: SignalConfig) -> None:
+    """`dissatisfied_score` and the lists in one pass over the signals (the same figures, ~2x faster), added to
+    `values` in the model's field order. A factor of exactly 1.0 (a score of 0, no weak signal) leaves the
+    product as it is, so it is skipped."""
     keep = 1.0
     by: list[str] = []
     for name in config.strong_signals:
-        strong = values[name].score or 0.0
-        keep *= 1.0 - strong
-        if strong > 0:
-            by.append(name)
+        strong = values[name].score
+        if strong:
+            keep *= 1.0 - strong
+            if strong > 0:
+                by.append(name)
     weak = 0
     for name in config.weak_signals:
         if values[name].fired:
             weak += 1
             by.append(name)
-    keep *= 1.0 - config.weak_score_full * min(1.0, weak / config.weak_needed)
+    if weak:
+        keep *= 1.0 - config.weak_score_full * min(1.0, weak / config.weak_needed)
     score = round(1.0 - keep, 4)
     dissatisfied = score >= config.dissatisfied_threshold
     positive = [n for n in config.positive_signals if values[n].fired] if not dissatisfied else []
-    return {
-        "dissatisfied_score": score,
-        "dissatisfied": dissatisfied,
-        "dissatisfied_by": by if dissatisfied else [],
-        "satisfied": bool(positive),
-        "satisfied_by": positive,
-    }
+    values["dissatisfied_score"] = score
+    values["dissatisfied"] = dissatisfied
+    values["dissatisfied_by"] = by if dissatisfied else []
+    values["satisfied"] = bool(positive)
+    values["satisfied_by"] = positive
 
 
 def compute_signals(session: Session, config: SignalConfig = DEFAULT_CONFIG) -> list[TurnSignals]:
@@ -138,37 +140,51 @@ def compute_signals(session: Session, config: SignalConfig = DEFAULT_CONFIG) -> 
     replaced = _replaced_per_turn(session) if session.regenerated else {}
     out: list[TurnSignals] = []
     prev_user: Turn | None = None
+    last = len(turns) - 1
     for pos, turn in enumerate(turns):
         if turn.role == "user":
             prev_user = turn
             continue
-        nxt = turns[pos + 1] if pos + 1 < len(turns) and turns[pos + 1].role == "user" else None
-        values = _explicit(turn, replaced.get(pos, 0), config)
-        is_last = pos == len(turns) - 1
-        values["conversation_end"] = _flag(is_last, "no message after this reply")
-        follow: Followup | None = None
-        if nxt is None:
-            values.update({name: _NO_FOLLOWUP for name in _FOLLOWUP_SIGNALS})
-        else:
-            prev_text = prev_user.content if prev_user else None
-            follow = analyse_followup(prev_text, turn.content, nxt.content, config)
-            values.update({name: _value(getattr(follow, name)) for name in _FOLLOWUP_SIGNALS})
+        nxt = turns[pos + 1] if pos < last and turns[pos + 1].role == "user" else None
+        explicit = _explicit(turn, replaced.get(pos, 0), config)
         skim = _skim(turn, nxt, config)
-        values["skim"] = _sv(skim.fired, skim.evidence, None if skim.fired is None else float(bool(skim.fired)))
-        fields: dict[str, Any] = {
+        # the fields in the model's order, each of its type: `adopt` takes them as the instance's dict (validating
+        # them again, or building them in a second dict, was a tenth of the stage)
+        values: dict[str, Any] = {
             "conversation_id": session.conversation_id,
             "turn_index": turn.turn_index,
             "prev_user_turn": prev_user.turn_index if prev_user else None,
             "next_user_turn": nxt.turn_index if nxt else None,
-            "similarity": follow.similarity if follow else None,
-            "gap_s": skim.gap_s,
-            "seconds_per_unit": skim.seconds_per_unit,
-            "followup_label": follow.label if follow else None,
-            **values,
-            **_verdicts(values, config),
+            "thumbs_down": explicit["thumbs_down"],
+            "thumbs_up": explicit["thumbs_up"],
+            "regenerate": explicit["regenerate"],
+            "skim": _NO_TIMES_VALUE if skim is _NO_TIMES else _sv(
+                skim.fired, skim.evidence, None if skim.fired is None else float(bool(skim.fired))),
         }
-        # every field is given, each of its type, by the code above: validating them again was a tenth of the stage
-        out.append(made(fields))
+        if nxt is None:
+            follow = None
+            values["complaint"] = values["dismiss"] = values["repeat"] = values["rephrase"] = _NO_FOLLOWUP
+            values["continuation"] = values["topic_change"] = _NO_FOLLOWUP
+            values["conversation_end"] = _END if pos == last else _NOT_END
+            values["praise"] = values["builds_on"] = _NO_FOLLOWUP
+        else:
+            follow = analyse_followup(prev_user.content if prev_user else None, turn.content, nxt.content, config)
+            values["complaint"] = _value(follow.complaint)
+            values["dismiss"] = _value(follow.dismiss)
+            values["repeat"] = _value(follow.repeat)
+            values["rephrase"] = _value(follow.rephrase)
+            values["continuation"] = _value(follow.continuation)
+            values["topic_change"] = _value(follow.topic_change)
+            values["conversation_end"] = _NOT_END  # a user message follows
+            values["praise"] = _value(follow.praise)
+            values["builds_on"] = _value(follow.builds_on)
+        values["copied"] = explicit["copied"]
+        values["similarity"] = follow.similarity if follow else None
+        values["gap_s"] = skim.gap_s
+        values["seconds_per_unit"] = skim.seconds_per_unit
+        values["followup_label"] = follow.label if follow else None
+        _verdicts(values, config)
+        out.append(adopt(values))
     attach_recovery(out, config.recovery_max_turns)
     return out
 

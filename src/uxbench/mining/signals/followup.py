@@ -64,6 +64,8 @@ class Hit:
 
 
 _NONE = Hit(False)
+NO_HIT = _NONE
+"""The hit of a signal that found nothing (most of them): one shared object."""
 SCORE_REPHRASE_CUE = 0.75
 SCORE_REPHRASE_SIM, SCORE_REPHRASE_SIM_MAX = 0.3, 0.7
 SCORE_REPEAT_MIN, SCORE_REPEAT_MAX = 0.6, 0.9
@@ -173,7 +175,7 @@ def analyse_followup(
         builds_on = Hit(True, f"refers back: '{ana}'", SCORE_BUILDS_ON)
     elif engaged and not praise:  # the lexical lookups, only where a signal reads them
         units = unit_groups(next_user[:_UNITS_CHARS])
-        in_prev = found_in(units, TextIndex(prev))
+        in_prev = found_in(units, TextIndex(prev, tokenised=True))  # tokenised for the similarity
         in_reply = found_in(units - in_prev, TextIndex(assistant))
         lexical = units, in_prev, in_reply
         from_reply = _from_reply(in_reply)

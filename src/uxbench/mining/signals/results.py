@@ -144,17 +144,23 @@ def made(fields: dict[str, Any]) -> TurnSignals:
     """A `TurnSignals` from every field but `recovery` (left None), each already of its type: what
     ``model_construct(**fields)`` makes (same values, field order and set fields; tested), without its alias and
     default lookups per field, which were a tenth of the signal stage."""
+    return adopt({name: fields[name] for name in _GIVEN})
+
+
+def adopt(fields: dict[str, Any]) -> TurnSignals:
+    """`made`, for `fields` already in the model's field order (every field but `recovery`): the dict itself
+    becomes the instance's (`recovery` is added to it), without a copy."""
     out = TurnSignals.__new__(TurnSignals)
-    values = {name: fields[name] for name in _GIVEN}
-    values["recovery"] = None
-    object.__setattr__(out, "__dict__", values)
-    object.__setattr__(out, "__pydantic_fields_set__", set(_GIVEN))
+    fields["recovery"] = None
+    object.__setattr__(out, "__dict__", fields)
+    object.__setattr__(out, "__pydantic_fields_set__", _GIVEN_SET.copy())
     object.__setattr__(out, "__pydantic_extra__", None)
     object.__setattr__(out, "__pydantic_private__", None)
     return out
 
 
 _GIVEN = tuple(n for n in TurnSignals.model_fields if n != "recovery")
+_GIVEN_SET = set(_GIVEN)
 _ROW_COLUMNS = tuple((name, f"{name}_evidence", f"{name}_score") for name in SIGNAL_NAMES)
 _LISTS = ("dissatisfied_by", "satisfied_by", "recovery")
 _SCALAR_FIELDS = tuple(n for n in TurnSignals.model_fields if n not in SIGNAL_NAMES and n not in _LISTS)

@@ -133,3 +133,35 @@ def test_the_sim_store_counts_the_same_way(tmp_path: Path) -> None:
         again.count_sent("assistant")
         assert again.sent() == {"assistant": 41, "simulator": 1}
     assert not list((tmp_path / "sim").glob("sent-*.ledger")) and os.listdir(tmp_path / "sim")
+
+
+def test_a_ledger_removed_after_it_was_opened_is_not_taken_for_a_dead_ones(tmp_path: Path) -> None:
+    """Two closing processes may both list a dead process's ledger; the second locks it only after the first folded
+    and removed it, and must then leave it alone (`still_linked`)."""
+    from uxbench.runtime.sent_ledger import still_linked
+
+    ledger = tmp_path / "sent-0.ledger"
+    ledger.write_bytes(b'"model"\n')
+    fd = os.open(ledger, os.O_RDONLY)
+    try:
+        assert still_linked(fd, ledger)
+        ledger.unlink()
+        assert not still_linked(fd, ledger)
+        ledger.write_bytes(b"")  # a new file under the same name is another file
+        assert not still_linked(fd, ledger)
+    finally:
+        os.close(fd)
+
+
+def test_a_fold_adds_the_counts_and_the_name_in_one_transaction(tmp_path: Path) -> None:
+    """Outside an event loop too (a store closed after `asyncio.run`), where other writes commit one by one."""
+    store = RunStore(tmp_path / "run")
+    store.count_sent("model")
+    store.count_sent("judge:a")
+    statements: list[str] = []
+    store._conn().set_trace_callback(statements.append)
+    store.close()
+    start = statements.index("BEGIN IMMEDIATE")
+    folding = [s.split()[0] + (" folded" if "folded_ledgers" in s else "") for s in statements[start:]]
+    assert folding == ["BEGIN", "INSERT", "INSERT", "INSERT folded", "COMMIT"], statements
+    assert _table(tmp_path / "run") == {"model": 1, "judge:a": 1}

@@ -105,10 +105,7 @@ class RunStore:
         """Sample ids rebuilt without their case (the copies hold none): the runner stores it when it meets it."""
         self._checkpoints = BackgroundCheckpoints(self.path / SAMPLES_DB)
         self._writes = BatchedWrites(self._open, checkpoints=self._checkpoints)
-        self._ledger = SentLedger(
-            self.path, self._writes, "INSERT INTO sent(role, requests) VALUES (?, ?) "
-            "ON CONFLICT(role) DO UPDATE SET requests = requests + excluded.requests",
-            lambda: {str(row[0]) for row in self._conn().execute("SELECT name FROM folded_ledgers")})
+        self._ledger = SentLedger(self.path, self._conn, "role")
 
     # -- lifecycle -------------------------------------------------------------------------
     @classmethod
@@ -254,8 +251,7 @@ class RunStore:
 
     def sent(self) -> dict[str, int]:
         """Requests sent per role, over every invocation on this directory (empty for older runs)."""
-        table = {str(r): int(n) for r, n in self._conn().execute("SELECT role, requests FROM sent")}
-        return self._ledger.counts(table)
+        return self._ledger.counts()
 
     def iter_with_cases(self, sample_ids: Iterable[str] | None = None) -> Iterator[tuple[SampleRecord, bytes | None]]:
         """(record, case JSON) in data order; the case is None for records written before cases were stored.

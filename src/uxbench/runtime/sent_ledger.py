@@ -20,13 +20,12 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import sqlite3
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
 import orjson
-
-from uxbench.runtime.batched_writes import BatchedWrites
 
 try:
     import fcntl
@@ -54,16 +53,16 @@ def ledger_counts(path: Path) -> Counter[str]:
 
 
 class SentLedger:
-    """The sent-request counts of one store: `count` before each request, `counts` to read, `fold` at close.
-    `add_sql` adds its last parameter to a party's count in the `sent` table; `folded` returns the names in
-    `folded_ledgers` (read through the store's connection, its writes committed)."""
+    """The sent-request counts of one store: `count` before each request, `counts` to read, `fold` at close. The
+    store's `sent` table is keyed by its column `key` (party, role); `connect` gives the store's connection with
+    its waiting writes committed."""
 
-    def __init__(self, directory: Path, writes: BatchedWrites, add_sql: str,
-                 folded: Callable[[], set[str]]) -> None:
+    def __init__(self, directory: Path, connect: Callable[[], sqlite3.Connection], key: str) -> None:
         self._directory = directory
-        self._writes = writes
-        self._add_sql = add_sql
-        self._folded = folded
+        self._connect = connect
+        self._add_sql = (f"INSERT INTO sent({key}, requests) VALUES (?, ?) "
+                         f"ON CONFLICT({key}) DO UPDATE SET requests = requests + excluded.requests")
+        self._table_sql = f"SELECT {key}, requests FROM sent"
         self._fd: int | None = None
         self._path: Path | None = None
         self._lines: dict[str, bytes] = {}
@@ -84,36 +83,59 @@ class SentLedger:
         self._fd, self._path = fd, path
         return fd
 
-    def counts(self, table: dict[str, int]) -> dict[str, int]:
-        """`table` (the `sent` table's counts) plus the ledgers not yet folded into it."""
+    def counts(self) -> dict[str, int]:
+        """The `sent` table's counts plus the ledgers not yet folded into it. The ledgers are read first, then the
+        table and the folded names in one read transaction: a ledger folded (and removed) meanwhile by another
+        process is counted once, from the table or from its file."""
+        ledgers = {path.name: ledger_counts(path) for path in sorted(self._directory.glob(PATTERN))}
+        table, folded = self._snapshot()
         total = Counter(table)
-        folded = self._folded()
-        for path in sorted(self._directory.glob(PATTERN)):
-            if path.name not in folded:
-                total.update(ledger_counts(path))
+        for name, counts in ledgers.items():
+            if name not in folded:
+                total.update(counts)
         return dict(total)
+
+    def _snapshot(self) -> tuple[dict[str, int], set[str]]:
+        db = self._connect()
+        db.execute("BEGIN")
+        try:
+            table = {str(k): int(n) for k, n in db.execute(self._table_sql)}
+            folded = {str(row[0]) for row in db.execute("SELECT name FROM folded_ledgers")}
+        finally:
+            db.execute("COMMIT")
+        return table, folded
 
     def fold(self) -> None:
         """Add this process's ledger, and those of dead processes, to the table; remove them once committed. Only
         a process that sent requests folds (a command that only reads a run never writes to it)."""
         if self._fd is None:
             return
-        folded = self._folded()
         mine: list[tuple[Path, int | None]] = []
+        dead: list[tuple[Path, int]] = []
         for path in sorted(self._directory.glob(PATTERN)):
             if path == self._path:
                 mine.append((path, self._fd))
             elif (lock := _dead_owner(path)) is not None:
-                if path.name in folded:  # folded by a process killed before it removed the file
-                    path.unlink(missing_ok=True)
-                    os.close(lock)
-                else:
-                    mine.append((path, lock))
-        for path, _ in mine:
-            for party, n in sorted(ledger_counts(path).items()):
-                self._writes.add(self._add_sql, (party,), n)
-            self._writes.write("INSERT OR IGNORE INTO folded_ledgers(name) VALUES (?)", (path.name,))
-        self._writes.flush()
+                dead.append((path, lock))
+        _, folded = self._snapshot()  # read once the dead ledgers are locked: another process may have just folded one
+        for path, lock in dead:
+            if path.name in folded:  # folded by a process killed before it removed the file
+                path.unlink(missing_ok=True)
+                os.close(lock)
+            else:
+                mine.append((path, lock))
+        db = self._connect()  # the store's waiting rows committed; then the counts and the names, together
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for path, _ in mine:
+                for party, n in sorted(ledger_counts(path).items()):
+                    db.execute(self._add_sql, (party, n))
+                db.execute("INSERT OR IGNORE INTO folded_ledgers(name) VALUES (?)", (path.name,))
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
         for path, fd in mine:
             path.unlink(missing_ok=True)
             if fd is not None:
@@ -134,4 +156,15 @@ def _dead_owner(path: Path) -> int | None:
     except OSError:
         os.close(fd)
         return None
+    if not still_linked(fd, path):  # folded and removed by another process between the listing and the lock
+        os.close(fd)
+        return None
     return fd
+
+
+def still_linked(fd: int, path: Path) -> bool:
+    """Whether the open file `fd` is still the file at `path` (not removed, nor replaced, since it was opened)."""
+    try:
+        return os.fstat(fd).st_ino == path.stat().st_ino and os.fstat(fd).st_nlink > 0
+    except FileNotFoundError:
+        return False

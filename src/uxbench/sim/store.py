@@ -101,10 +101,7 @@ class SimStore:
         self._db: sqlite3.Connection | None = None
         self._checkpoints = BackgroundCheckpoints(self.path / SIM_DB)
         self._writes = BatchedWrites(self._open, checkpoints=self._checkpoints)
-        self._ledger = SentLedger(
-            self.path, self._writes, "INSERT INTO sent(party, requests) VALUES (?, ?) "
-            "ON CONFLICT(party) DO UPDATE SET requests = requests + excluded.requests",
-            lambda: {str(row[0]) for row in self._conn().execute("SELECT name FROM folded_ledgers")})
+        self._ledger = SentLedger(self.path, self._conn, "party")
 
     @classmethod
     def open_existing(cls, path: str | Path) -> SimStore:
@@ -237,8 +234,7 @@ class SimStore:
 
     def sent(self) -> dict[str, int]:
         """Requests sent per party, over every invocation on this directory (empty for older runs)."""
-        table = {str(p): int(n) for p, n in self._conn().execute("SELECT party, requests FROM sent")}
-        return self._ledger.counts(table)
+        return self._ledger.counts()
 
     def judges(self) -> list[str]:
         return [row[0] for row in self._conn().execute("SELECT DISTINCT judge FROM judgements ORDER BY judge")]

@@ -165,3 +165,19 @@ def test_a_fold_adds_the_counts_and_the_name_in_one_transaction(tmp_path: Path) 
     folding = [s.split()[0] + (" folded" if "folded_ledgers" in s else "") for s in statements[start:]]
     assert folding == ["BEGIN", "INSERT", "INSERT", "INSERT folded", "COMMIT"], statements
     assert _table(tmp_path / "run") == {"model": 1, "judge:a": 1}
+
+
+def test_a_fresh_start_discards_a_killed_runs_ledger(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    child = _child(run, """
+        store = RunStore(sys.argv[1])
+        store.done_ids()
+        store.count_sent("model")
+        os._exit(0)
+    """)
+    child.wait()
+    assert list(run.glob("sent-*.ledger"))
+    RunStore(run).discard()  # what --fresh does with the directory of another configuration's run
+    assert not list(run.glob("sent-*.ledger")) and not (run / "samples.sqlite").exists()
+    with RunStore(run) as fresh:
+        assert fresh.sent() == {}

@@ -477,10 +477,7 @@ def _prepare_dir(
     discarded with --fresh)."""
     existing = store.read_manifest() if store.path.exists() else None
     if existing is not None and fresh:
-        store.close()
-        for name in (SAMPLES_DB, SAMPLES_DB + "-wal", SAMPLES_DB + "-shm", "summary.json", "samples.jsonl",
-                     "scores.jsonl"):
-            (store.path / name).unlink(missing_ok=True)
+        store.discard()
         return None
     if existing is not None:
         if existing.get("identity_hash") != identity_hash:

@@ -35,7 +35,7 @@ from uxbench.redact import has_secret, scrub, scrubbed_json
 from uxbench.runs.records import SampleRecord, ScoreRecord
 from uxbench.runtime.batched_writes import BatchedWrites
 from uxbench.runtime.cache import enable_wal
-from uxbench.runtime.sent_ledger import FOLDED_SCHEMA, SentLedger
+from uxbench.runtime.sent_ledger import FOLDED_SCHEMA, SentLedger, remove_ledgers
 from uxbench.runtime.wal_checkpoint import BackgroundCheckpoints
 
 MANIFEST = "manifest.json"
@@ -209,6 +209,15 @@ class RunStore:
             if self._db is not None:
                 self._db.close()
                 self._db = None
+
+    def discard(self) -> None:
+        """Close, then delete what the run holds (`--fresh`): its database, exports and ledgers of requests sent (a
+        killed run's count belongs to the run discarded). The manifest is left for the new run to replace."""
+        self.close()
+        for name in (SAMPLES_DB, SAMPLES_DB + "-wal", SAMPLES_DB + "-shm", "summary.json", "samples.jsonl",
+                     "scores.jsonl"):
+            (self.path / name).unlink(missing_ok=True)
+        remove_ledgers(self.path)
 
     def __enter__(self) -> RunStore:
         return self

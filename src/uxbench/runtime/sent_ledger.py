@@ -37,6 +37,12 @@ FOLDED_SCHEMA = "CREATE TABLE IF NOT EXISTS folded_ledgers (name TEXT PRIMARY KE
 """The ledgers whose counts the `sent` table holds (part of each store's schema)."""
 
 
+def remove_ledgers(directory: Path) -> None:
+    """Every ledger of a run directory that `--fresh` discards (under its lock: no process of the run is left)."""
+    for path in directory.glob(PATTERN):
+        path.unlink(missing_ok=True)
+
+
 def ledger_counts(path: Path) -> Counter[str]:
     """Requests per party in one ledger (a line each: the party as a JSON string); unreadable lines are skipped."""
     counts: Counter[str] = Counter()

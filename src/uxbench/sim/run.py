@@ -32,6 +32,7 @@ from uxbench.fileio import remove_stale_temps
 from uxbench.orchestrate.pool import run_pool
 from uxbench.orchestrate.progress import FailureGuard
 from uxbench.runs.command import command_line
+from uxbench.runtime.sent_ledger import remove_ledgers
 from uxbench.sim.assess import ModelAssessor, RulesAssessor
 from uxbench.sim.realize import SCRIPTED_SPECS, ModelRealiser
 from uxbench.sim.scripted import ScriptedRealiser
@@ -230,6 +231,7 @@ def _check_dir(store: SimStore, prepared: Prepared, fresh: bool) -> None:
         for name in ("sim.sqlite", "sim.sqlite-wal", "sim.sqlite-shm", "sessions.jsonl", "acts.jsonl",
                      "summary.json"):
             (store.path / name).unlink(missing_ok=True)
+        remove_ledgers(store.path)  # a killed run's count of requests sent belongs to the run discarded
 
 
 async def _execute_locked(spec: SimSpec, prepared: Prepared, emit: ProgressFn) -> SimResult:

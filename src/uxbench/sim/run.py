@@ -32,7 +32,6 @@ from uxbench.fileio import remove_stale_temps
 from uxbench.orchestrate.pool import run_pool
 from uxbench.orchestrate.progress import FailureGuard
 from uxbench.runs.command import command_line
-from uxbench.runtime.sent_ledger import remove_ledgers
 from uxbench.sim.assess import ModelAssessor, RulesAssessor
 from uxbench.sim.realize import SCRIPTED_SPECS, ModelRealiser
 from uxbench.sim.scripted import ScriptedRealiser
@@ -227,11 +226,7 @@ def _check_dir(store: SimStore, prepared: Prepared, fresh: bool) -> None:
             raise ConfigError(f"{store.path} holds a simulation with another configuration (run id "
                               f"{existing.get('run_id')}). Use another --out, or --fresh to discard it.")
     if fresh:
-        store.close()
-        for name in ("sim.sqlite", "sim.sqlite-wal", "sim.sqlite-shm", "sessions.jsonl", "acts.jsonl",
-                     "summary.json"):
-            (store.path / name).unlink(missing_ok=True)
-        remove_ledgers(store.path)  # a killed run's count of requests sent belongs to the run discarded
+        store.discard()
 
 
 async def _execute_locked(spec: SimSpec, prepared: Prepared, emit: ProgressFn) -> SimResult:

@@ -34,7 +34,7 @@ from uxbench.fileio import atomic_write_bytes, atomic_write_lines, atomic_writer
 from uxbench.redact import scrubbed_json
 from uxbench.runtime.batched_writes import BatchedWrites
 from uxbench.runtime.cache import enable_wal
-from uxbench.runtime.sent_ledger import FOLDED_SCHEMA, SentLedger
+from uxbench.runtime.sent_ledger import FOLDED_SCHEMA, SentLedger, remove_ledgers
 from uxbench.runtime.wal_checkpoint import BackgroundCheckpoints
 from uxbench.sim.persona import Persona
 from uxbench.sim.types import SessionRecord
@@ -138,6 +138,14 @@ class SimStore:
             if self._db is not None:
                 self._db.close()
                 self._db = None
+
+    def discard(self) -> None:
+        """Close, then delete what the run holds (`--fresh`): its database, exports and ledgers of requests sent (a
+        killed run's count belongs to the run discarded). The manifest is left for the new run to replace."""
+        self.close()
+        for name in (SIM_DB, SIM_DB + "-wal", SIM_DB + "-shm", "sessions.jsonl", "acts.jsonl", "summary.json"):
+            (self.path / name).unlink(missing_ok=True)
+        remove_ledgers(self.path)
 
     def __enter__(self) -> SimStore:
         return self

@@ -173,22 +173,22 @@ def jsonl_blocks(path: Path, block_bytes: int) -> Iterator[tuple[int, bytes]]:
     """(number of its first line, block) of about ``block_bytes`` each, cut after a newline (a longer line is one
     block), so that another process can split them (`block_lines`) as `jsonl_lines` would have read the file:
     one read and one buffer per block instead of a Python object per line."""
-    first, rest = 1, b""
+    first, pending = 1, []  # the start of a line not ended yet (pieces: a line of many blocks is joined once)
     with _open(path) as fh:
         try:
             while data := fh.read(block_bytes):
-                data = rest + data
                 cut = data.rfind(b"\n") + 1
                 if not cut:  # no line ends here yet: a line longer than the block
-                    rest = data
+                    pending.append(data)
                     continue
-                block, rest = data[:cut], data[cut:]
+                block = b"".join([*pending, data[:cut]])
+                pending = [data[cut:]] if cut < len(data) else []
                 yield first, block
                 first += block.count(b"\n")
         except (OSError, EOFError, zlib.error) as exc:
             raise DataError(f"cannot read: {exc}", source=str(path)) from None
-    if rest:
-        yield first, rest
+    if pending:
+        yield first, b"".join(pending)
 
 
 def block_lines(first: int, block: bytes) -> Iterator[tuple[int, bytes]]:

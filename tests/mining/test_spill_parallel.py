@@ -130,3 +130,39 @@ def test_a_large_input_is_grouped_on_disk_a_small_one_in_memory_with_the_same_ba
         assert not (tmp_path / f"tmp-{where}").exists()
     assert seen == ["disk"]
     assert shards["memory"] == shards["disk"]
+
+
+def test_an_input_grouped_in_memory_hands_out_its_largest_batches_first_with_the_same_shards(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # 8 conversations, batches of 2: conversation i has i + 1 turns of 40 * (i + 1) characters, so a batch's text
+    # grows with its number and the input's own order would hand out the largest batch last
+    rows = [turn_row(f"c{i}", t, "x" * 40 * (i + 1)) for i in range(8) for t in range(i + 1)]
+    path = write_jsonl(tmp_path / "a.jsonl", rows)
+    handed: list[int] = []
+    real = driver_stages.deid_shard
+
+    def recording(stage: StageDir, batch: int, *args: object) -> dict[str, int]:
+        handed.append(batch)
+        return real(stage, batch, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(driver_stages, "deid_shard", recording)
+    shards: dict[str, list[bytes]] = {}
+    for where, limit in (("memory", 4), ("disk", 0)):
+        handed.clear()
+        monkeypatch.setattr(driver_stages, "MEMORY_BUCKETS", limit)
+        stage = StageDir(tmp_path / where, "01-sessions", "key")
+        stage.prepare()
+        engine = LocalEngine(1)  # in-line: jobs run in the order they are handed out
+        try:
+            marker = driver_stages.run_sessions_stage(
+                stage, (str(path),), fmt="auto", skip_invalid=False, batch_size=2, n_buckets=1, salt=b"s",
+                tmpdir=tmp_path / f"tmp-{where}", pool=engine, progress=lambda _: None)
+        finally:
+            engine.close()
+        assert marker["batches"] == 4
+        sizes = [sum(len(t) for t in pq.read_table(stage.shard_path(b)).column("session").to_pylist())
+                 for b in range(4)]
+        assert sizes == sorted(sizes)  # batch b holds conversations c2b and c2b+1
+        assert handed == ([3, 2, 1, 0] if where == "memory" else [0, 1, 2, 3])
+        shards[where] = [stage.shard_path(b).read_bytes() for b in range(4)]
+    assert shards["memory"] == shards["disk"]

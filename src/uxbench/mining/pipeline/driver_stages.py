@@ -153,6 +153,15 @@ def _grouped_batches(groups: Iterator[tuple[str, list[bytes]]], batch_size: int
         yield batch, chunk
 
 
+def largest_first(batches: Iterable[tuple[int, list[tuple[str, list[bytes]]]]]
+                  ) -> list[tuple[int, list[tuple[str, list[bytes]]]]]:
+    """The batches in the order their work is likely to shrink: by bytes of bucket lines, largest first (equal
+    sizes in batch order). A pool then ends on its smallest jobs: the last batch in batch order may be the
+    largest, and in that order one worker would be left with it while the others wait (the work of a batch grows
+    with its text). Only the order jobs are handed out changes: each batch keeps its number and its shards."""
+    return sorted(batches, key=lambda item: -sum(len(line) for _, lines in item[1] for line in lines))
+
+
 def _first_conversion() -> None:
     """pyarrow imports pandas (when it is installed) on a process's first conversion of Python values, about 0.3 s
     of CPU. The driver's first one would come in the dedup step, after every worker has finished, in the serial
@@ -180,9 +189,13 @@ def run_sessions_stage(
             report = spill_inputs(inputs, fmt, skip_invalid, writer, pool)
         finally:
             writer.close()
-        groups = writer.grouped() if isinstance(writer, MemoryBuckets) else grouped_lines(writer.spill, n_buckets)
-        for batch, chunk in _grouped_batches(groups, batch_size):
-            n_batches = batch + 1
+        batches: Iterable[tuple[int, list[tuple[str, list[bytes]]]]]
+        if isinstance(writer, MemoryBuckets):  # the whole input is in memory already: hand out the largest first
+            batches = largest_first(_grouped_batches(writer.grouped(), batch_size))
+        else:  # streamed bucket by bucket: in batch order
+            batches = _grouped_batches(grouped_lines(writer.spill, n_buckets), batch_size)
+        for batch, chunk in batches:
+            n_batches = max(n_batches, batch + 1)
             if stage.shard_done(batch):
                 skipped += 1
                 continue

@@ -7,6 +7,7 @@ import random
 import subprocess
 import sys
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import pytest
@@ -63,17 +64,18 @@ def test_shingle_hashes_are_the_shingles_hashed() -> None:
 
 
 def test_signature_is_the_librarys_minhash_of_the_shingle_hashes() -> None:
-    """Computed in numpy, the signature equals datasketch's affine32 MinHash of the same hashes."""
+    """Computed in numpy, the ``kperm`` signature equals datasketch's affine32 MinHash of the same hashes."""
+    kperm = DedupConfig(scheme="kperm")
     rng = random.Random(5)
     texts = ["".join(rng.choice("abc defgh 你好世界") for _ in range(rng.randint(1, 20_000 if i % 10 == 0 else 400)))
              for i in range(40)]
     for text in texts:
         m = MinHash(num_perm=128, seed=1, scheme="affine32", hashfunc=lambda value: value)
         m.update_batch(shingle_hashes(text).tolist())
-        values = signature(text)
+        values = signature(text, kperm)
         assert values is not None
         assert np.frombuffer(values, dtype="<u4").tolist() == m.hashvalues.tolist()
-    assert signature(" ,. ") is None
+    assert signature(" ,. ", kperm) is None
 
 
 def find_near_duplicates(items: list[tuple[str, str]], config: DedupConfig | None = None) -> dict[str, str]:
@@ -83,8 +85,9 @@ def find_near_duplicates(items: list[tuple[str, str]], config: DedupConfig | Non
     return {key: rep for key, rep in found.items() if rep is not None}
 
 
-def test_groups_keep_the_first_occurrence() -> None:
-    assert find_near_duplicates(ITEMS) == {"c": "a", "e": "a", "f": "d"}
+@pytest.mark.parametrize("scheme", ["oph", "kperm"])
+def test_groups_keep_the_first_occurrence(scheme: Literal["oph", "kperm"]) -> None:
+    assert find_near_duplicates(ITEMS, DedupConfig(scheme=scheme)) == {"c": "a", "e": "a", "f": "d"}
 
 
 def test_threshold_is_configurable() -> None:
@@ -160,8 +163,9 @@ def _library_index(pairs: list[tuple[str, bytes]], config: DedupConfig) -> list[
     return out
 
 
+@pytest.mark.parametrize("scheme", ["oph", "kperm"])
 @pytest.mark.parametrize("threshold", [0.3, 0.5, 0.8, 0.95])
-def test_band_tables_group_as_the_librarys_lsh(threshold: float) -> None:
+def test_band_tables_group_as_the_librarys_lsh(threshold: float, scheme: Literal["oph", "kperm"]) -> None:
     """Signatures of texts with planted near-copies (edits of a few characters to half the text): the index's
     own band tables give the groupings datasketch's MinHashLSH gives (candidates near the threshold included)."""
     rng = random.Random(11)
@@ -173,7 +177,7 @@ def test_band_tables_group_as_the_librarys_lsh(threshold: float) -> None:
         for _ in range(rng.choice([0, 1, 3, len(text) // 20, len(text) // 8, len(text) // 3])):
             text[rng.randrange(len(text))] = rng.choice("abcxyz ")
         texts.append("".join(text))
-    config = DedupConfig(threshold=threshold)
+    config = DedupConfig(threshold=threshold, scheme=scheme)
     pairs = [(f"k{i}", values) for i, text in enumerate(texts) if (values := signature(text, config)) is not None]
     index = NearDuplicateIndex(config)
     ours = [index.add_signature(key, values) for key, values in pairs]

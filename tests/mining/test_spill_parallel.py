@@ -166,3 +166,23 @@ def test_an_input_grouped_in_memory_hands_out_its_largest_batches_first_with_the
         assert handed == ([3, 2, 1, 0] if where == "memory" else [0, 1, 2, 3])
         shards[where] = [stage.shard_path(b).read_bytes() for b in range(4)]
     assert shards["memory"] == shards["disk"]
+
+
+def test_a_bucket_line_holds_the_turns_json_as_model_dump_json_writes_it() -> None:
+    import datetime
+
+    from pydantic_core import PydanticSerializationError
+
+    from uxbench.mining.sessions import spill_line
+    from uxbench.mining.types import Turn
+
+    text = 'h\u00e9llo\n"x" \U0001F600 \u2028'
+    turn = Turn(conversation_id="c\u00e9\t1", turn_index=3, role="assistant", content=text,
+                created_at=datetime.datetime(2024, 5, 1, 10, 0, 0, 123, tzinfo=datetime.timezone(
+                    datetime.timedelta(hours=2))), feedback="dislike", meta={"a": [1, 2.5, None], "big": 2**70},
+                counters={"copy": 2}, message_id="m1")
+    line = spill_line(turn)
+    assert line == orjson.dumps(turn.conversation_id) + b"\t" + turn.model_dump_json().encode("utf-8") + b"\n"
+    assert session_of_lines(turn.conversation_id, [line]).turns == [turn]
+    with pytest.raises(PydanticSerializationError):  # a lone surrogate: refused as model_dump_json refuses it
+        spill_line(Turn(conversation_id="c", turn_index=0, role="user", content="\ud83d"))

@@ -191,9 +191,13 @@ def _bucket_path(spill: Path, bucket: int) -> Path:
     return spill / f"bucket-{bucket:05d}.jsonl"
 
 
+_TURN_JSON = Turn.__pydantic_serializer__.to_json
+
+
 def spill_line(turn: Turn) -> bytes:
     """A turn as one line of a grouping bucket: its conversation id (JSON, so no raw tab) and its JSON."""
-    return orjson.dumps(turn.conversation_id) + b"\t" + turn.model_dump_json().encode("utf-8") + b"\n"
+    # the serializer's bytes: `model_dump_json`'s, without making a str of them first (a third of its time here)
+    return orjson.dumps(turn.conversation_id) + b"\t" + _TURN_JSON(turn) + b"\n"
 
 
 def session_of_lines(conversation_id: str, lines: Sequence[bytes]) -> Session:

@@ -19,13 +19,12 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from itertools import pairwise
-from pathlib import Path
 from typing import Any, Protocol
 
 import pyarrow as pa
 
 from uxbench.mining.pipeline.stages import StageFn, deid_batch_table, sessions_remembered, sum_count_column
-from uxbench.mining.pipeline.store import StageDir, read_shard
+from uxbench.mining.pipeline.store import StageDir
 from uxbench.mining.sessions import session_of_lines
 from uxbench.mining.types import Session
 from uxbench.mining.workers import worker_context
@@ -58,11 +57,10 @@ def commit_batch(dst: StageDir, batch: int, table: pa.Table, schema: pa.Schema) 
     return counts
 
 
-def map_shard(fn: StageFn, src_path: Path, dst: StageDir, batch: int, columns: Sequence[str],
+def map_shard(fn: StageFn, src: StageDir, dst: StageDir, batch: int, columns: Sequence[str],
               schema: pa.Schema) -> dict[str, int]:
     """One batch of a map stage: read, apply, commit (runs in a worker process or in-line)."""
-    table = read_shard(src_path, columns)
-    return commit_batch(dst, batch, fn(table), schema)
+    return commit_batch(dst, batch, fn(src.read_input(batch, columns)), schema)
 
 
 @dataclass(frozen=True)
@@ -96,7 +94,7 @@ def deid_shard(dst: StageDir, batch: int, conversations: Sequence[tuple[str, Seq
             elif all(later.dst.shard_done(batch) for later in chain[position + 1:]):
                 break
             else:  # done by an earlier run under the same key: the next stage reads it
-                table = read_shard(link.dst.shard_path(batch))
+                table = link.dst.read_input(batch)
     return counts
 
 
@@ -158,7 +156,7 @@ class LocalEngine:
                 columns: Sequence[str], schema: pa.Schema) -> None:
         parallel = len(batches) > 1
         for batch in batches:
-            self.submit(parallel, map_shard, fn, src.shard_path(batch), dst, batch, columns, schema)
+            self.submit(parallel, map_shard, fn, src, dst, batch, columns, schema)
         self.drain()
 
     def close(self) -> None:

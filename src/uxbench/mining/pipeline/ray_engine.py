@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import shutil
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import pyarrow as pa
@@ -23,7 +24,7 @@ import pyarrow.parquet as pq
 from uxbench.errors import ConfigError, MissingDependencyError
 from uxbench.mining.pipeline.engine import commit_batch
 from uxbench.mining.pipeline.stages import StageFn
-from uxbench.mining.pipeline.store import StageDir
+from uxbench.mining.pipeline.store import StageDir, with_session
 
 WAVE_BATCHES = 64
 _TMP = "_ray_out"
@@ -35,6 +36,15 @@ def _import_ray() -> Any:
     except ImportError:
         raise MissingDependencyError("ray", "ray", "--engine ray") from None
     return ray
+
+
+def with_sessions_then(table: pa.Table, fn: StageFn, src: StageDir, columns: tuple[str, ...]) -> pa.Table:
+    """In a Ray task: ``fn`` over rows read from a stage that stores ``kept`` in place of the session text, the
+    text joined back from the shards of ``src.session_from`` of the batches these rows belong to."""
+    assert src.session_from is not None
+    found = sorted(set(table["batch"].to_pylist()))
+    sessions = pa.concat_tables([src.session_from.read_input(b, ["conversation_id", "session"]) for b in found])
+    return fn(with_session(table, sessions, f"{src.path.name} batches {found}").select(list(columns)))
 
 
 class RayEngine:
@@ -79,7 +89,12 @@ class RayEngine:
         tmp = dst.path / _TMP
         shutil.rmtree(tmp, ignore_errors=True)
         files = [str(src.shard_path(b)) for b in batches]
-        dataset = self.ray.data.read_parquet(files, partitioning=None).select_columns(list(columns))
+        if src.session_from is not None and "session" in columns:  # the text is joined back in the tasks
+            stored = ["kept" if c == "session" else c for c in columns]
+            fn = partial(with_sessions_then, fn=fn, src=src, columns=tuple(columns))
+        else:
+            stored = list(columns)
+        dataset = self.ray.data.read_parquet(files, partitioning=None).select_columns(stored)
         dataset = dataset.map_batches(fn, batch_format="pyarrow")
         dataset.write_parquet(str(tmp), partition_cols=["batch"])
         value_schema = pa.schema([f for f in schema if f.name != "batch"])

@@ -46,8 +46,9 @@ from uxbench.mining.pipeline.stages import (
 )
 from uxbench.mining.pipeline.store import StageDir, stage_key
 
-PIPELINE_VERSION = 1
-"""Bump when a stage's output changes for the same settings (old checkpoints are then recomputed)."""
+PIPELINE_VERSION = 2
+"""Bump when a stage's output changes for the same settings (old checkpoints are then recomputed). 2: the gate's
+and the prefilter's shards hold ``kept`` instead of the session text (`Stage.stores_session`)."""
 
 Kind = Literal["driver", "deid", "map", "model", "final"]
 Progress = Callable[[str], None]
@@ -100,6 +101,9 @@ class Stage:
     columns: tuple[str, ...] = ("batch", "conversation_id", "session")
     """map: the input columns read from the previous stage's shards."""
     ext: str = "parquet"
+    stores_session: bool = True
+    """map: False for a stage that only keeps or drops conversations without changing them: its shards hold
+    ``kept`` in place of the session text, read back from the stage the text came from (`StageDir.read_input`)."""
     marker_counts: tuple[str, ...] = ()
     """Keys of the stage marker copied into the run's counts beside the stage's own counts."""
 
@@ -172,10 +176,10 @@ STAGES: tuple[Stage, ...] = (
         "salt": ctx.salt_id}),
     Stage("deid_model", "deid", reads="sessions", schema=SESSIONS_SCHEMA, enabled=lambda c: c.deid_model is not None,
           settings=_deid_model_settings),
-    Stage("gate", "map", bind=lambda c: gate_map, schema=GATE_SCHEMA,
+    Stage("gate", "map", bind=lambda c: gate_map, schema=GATE_SCHEMA, stores_session=False,
           settings=lambda ctx: {"version": PIPELINE_VERSION}),
     Stage("prefilter", "map", bind=lambda c: partial(prefilter_map, config=c.prefilter), schema=PREFILTER_SCHEMA,
-          settings=lambda ctx: ctx.config.prefilter.model_dump(mode="json")),
+          stores_session=False, settings=lambda ctx: ctx.config.prefilter.model_dump(mode="json")),
     Stage("signals", "map", bind=_bind_signals, schema=SIGNALS_SCHEMA, settings=_signal_settings),
     Stage("dedup", "driver", run=_dedup, settings=dedup_settings),
     Stage("llm_signals", "model", run="run_llm_signals", reads="dedup", schema=LLM_SIGNALS_SCHEMA,
@@ -222,6 +226,10 @@ def stage_dir(ctx: RunContext, stage: Stage) -> StageDir:
     name = dirname(stage)
     above = upstream(stage, ctx.config)
     key = stage_key(name, stage.settings(ctx), ctx.dirs[above.name].key if above is not None else None)
-    found = StageDir(ctx.work, name, key, ext=stage.ext)
+    session_from = None
+    if not stage.stores_session and above is not None:  # the text this stage's rows keep: where it is stored
+        source = ctx.dirs[above.name]
+        session_from = source.session_from or source
+    found = StageDir(ctx.work, name, key, ext=stage.ext, session_from=session_from)
     ctx.dirs[stage.name] = found
     return found

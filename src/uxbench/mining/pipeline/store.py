@@ -8,6 +8,10 @@ Layout under ``OUT/work/``::
                                      finished only once its marker exists
     01-sessions/_DONE                JSON {"key", "batches", "counts"}: the whole stage is finished
 
+A stage that only keeps or drops conversations (the gate, the prefilter) stores no session text: a ``kept``
+flag in its place (`StageDir.session_from`), the text being the same as in the stage it came from; the next
+stage reads it back joined (`StageDir.read_input`). The text is written twice per batch instead of four times.
+
 Every file is written to a temporary name in the same directory and renamed into place (``os.replace``
 is atomic on POSIX), so a killed run leaves whole shards or none. A stage whose settings changed gets a
 new key; `StageDir.prepare` then clears it, and since every key includes the upstream key, every later
@@ -25,9 +29,11 @@ from typing import Any
 
 import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from uxbench.data import user_files
+from uxbench.errors import DataError
 from uxbench.fileio import atomic_write_bytes, remove_stale_temps, temp_path
 
 KEY_FILE = "_KEY"
@@ -78,14 +84,35 @@ def sum_counts(items: Iterable[Mapping[str, int]]) -> dict[str, int]:
     return dict(sorted(total.items()))
 
 
+def without_session(table: pa.Table) -> pa.Table:
+    """The ``session`` column replaced, in its place, by ``kept``: whether the row had a session."""
+    position = table.schema.get_field_index("session")
+    return table.set_column(position, pa.field("kept", pa.bool_(), nullable=False), pc.is_valid(table["session"]))
+
+
+def with_session(table: pa.Table, sessions: pa.Table, where: str) -> pa.Table:
+    """`without_session` undone: ``kept`` replaced, in its place, by the session text of the same conversation in
+    ``sessions`` (columns conversation_id, session), null where not kept. ``where`` names the shards in an error."""
+    found = pc.index_in(table["conversation_id"], value_set=sessions["conversation_id"])
+    kept = table["kept"]
+    if pc.any(pc.and_(kept, pc.is_null(found))).as_py():
+        raise DataError(f"{where}: a kept conversation has no session in the stage it came from; the work "
+                        "directory is damaged: rerun with --fresh")
+    text = pc.if_else(kept, sessions["session"].take(found), pa.scalar(None, pa.string()))
+    return table.set_column(table.schema.get_field_index("kept"), pa.field("session", pa.string()), text)
+
+
 class StageDir:
     """The checkpoint directory of one stage."""
 
-    def __init__(self, work: Path, name: str, key: str, ext: str = "parquet") -> None:
+    def __init__(self, work: Path, name: str, key: str, ext: str = "parquet",
+                 session_from: StageDir | None = None) -> None:
         self.name = name
         self.key = key
         self.ext = ext
         self.path = work / name
+        self.session_from = session_from
+        """When set, this stage's shards hold ``kept`` instead of the session text, which is this stage's."""
 
     def prepare(self) -> bool:
         """Create the directory, clearing it first when it holds another key's output or leftovers of an
@@ -121,8 +148,23 @@ class StageDir:
         return counts
 
     def commit_table(self, batch: int, table: pa.Table, counts: Mapping[str, int]) -> None:
+        if self.session_from is not None and "session" in table.column_names:
+            table = without_session(table)
         write_table(self.shard_path(batch), table)
         self.mark_shard(batch, counts)
+
+    def read_input(self, batch: int, columns: Sequence[str] | None = None) -> pa.Table:
+        """A shard as the next stage reads it (all columns, or ``columns`` in that order): with the session text,
+        joined from `session_from` for a stage that stores ``kept`` in its place."""
+        if self.session_from is None or (columns is not None and "session" not in columns):
+            return read_shard(self.shard_path(batch), columns)
+        wanted = None if columns is None else ["kept" if c == "session" else c for c in columns]
+        if wanted is not None and "conversation_id" not in wanted:
+            wanted.append("conversation_id")
+        table = read_shard(self.shard_path(batch), wanted)
+        sessions = self.session_from.read_input(batch, ["conversation_id", "session"])
+        table = with_session(table, sessions, f"{self.path.name} batch {batch}")
+        return table if columns is None else table.select(list(columns))
 
     def done(self) -> dict[str, Any] | None:
         """The stage marker when the stage finished under the current key."""

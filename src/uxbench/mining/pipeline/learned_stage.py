@@ -90,7 +90,7 @@ def learned_signals_map(table: pa.Table, rules: StageFn, model_dir: str, digest:
     for row in out:
         if row["session"] is None:
             continue
-        session = load_session(row["session"])
+        session = load_session(row["session"], row["conversation_id"])
         signals = load_signals(row["signals"])
         texts = {t.turn_index: t.content for t in session.turns}
         _apply(signals, texts, clf)

@@ -17,6 +17,7 @@ from typing import Any
 
 import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 from pydantic import TypeAdapter
 
 from uxbench.mining.dedup import DedupConfig, Permutations, session_text, signature
@@ -67,20 +68,15 @@ def _table(schema: pa.Schema, rows: list[dict[str, Any]]) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=schema)
 
 
-def _live_rows(table: pa.Table, *columns: str) -> list[dict[str, Any]]:
-    """Rows whose ``session`` is set (conversations that an earlier stage did not drop)."""
-    rows = table.select(["batch", "conversation_id", "session", *columns]).to_pylist()
-    return [row for row in rows if row["session"] is not None]
-
-
 _PARSED: dict[str, Session] | None = None
-"""While a chain job runs (`sessions_remembered`): the sessions parsed so far, by their JSON."""
+"""While a chain job runs (`sessions_remembered`): the sessions of its batch, by conversation id."""
 
 
 @contextmanager
 def sessions_remembered() -> Iterator[None]:
-    """Within, `load_session` parses each session JSON once: the stages that ride along in one job (gate,
-    prefilter, signals) pass the same session on and no stage changes it. Only for the job's one batch."""
+    """Within, each session of the job's one batch is parsed at most once, and found by its conversation id: the
+    stages that ride along in one job (gate, prefilter, signals) pass the same session on and no stage changes it,
+    so its JSON text need not be read out of the table, hashed or parsed again."""
     global _PARSED
     _PARSED = {}
     try:
@@ -89,20 +85,44 @@ def sessions_remembered() -> Iterator[None]:
         _PARSED = None
 
 
-def load_session(text: str) -> Session:
-    if _PARSED is None:
+def load_session(text: str, conversation_id: str | None = None) -> Session:
+    """The session of a row: remembered in a chain job (by ``conversation_id``), else parsed from ``text``."""
+    if _PARSED is None or conversation_id is None:
         return Session.model_validate_json(text)
-    session = _PARSED.get(text)
+    session = _PARSED.get(conversation_id)
     if session is None:
-        session = _PARSED[text] = Session.model_validate_json(text)
+        session = _PARSED[conversation_id] = Session.model_validate_json(text)
     return session
 
 
-def remember_session(text: str, session: Session) -> None:
-    """While a chain job runs: `session` is what `text` parses to (de-identification made both), so the
-    stages after it need not parse it again."""
+def remember_session(session: Session) -> None:
+    """While a chain job runs: the session de-identification made, for the stages after it."""
     if _PARSED is not None:
-        _PARSED[text] = session
+        _PARSED[session.conversation_id] = session
+
+
+def _live(table: pa.Table, *columns: str) -> tuple[pa.Table, list[dict[str, Any]], list[Session]]:
+    """The rows whose ``session`` is set (conversations that an earlier stage did not drop): as a table (the
+    session text stays in Arrow, for the output), their ids and ``columns`` as dicts, and their sessions."""
+    live = table.filter(pc.is_valid(table["session"])) if table["session"].null_count else table
+    rows = live.select(["batch", "conversation_id", *columns]).to_pylist()
+    sessions: list[Session] = []
+    texts: list[str] | None = None
+    for position, row in enumerate(rows):
+        session = None if _PARSED is None else _PARSED.get(row["conversation_id"])
+        if session is None:  # not remembered (outside a chain job): the text is read out once for the batch
+            texts = texts if texts is not None else live["session"].to_pylist()
+            session = load_session(texts[position], row["conversation_id"])
+        sessions.append(session)
+    return live, rows, sessions
+
+
+def _with_text(out: pa.Table, live: pa.Table, kept: Sequence[bool] | None = None) -> pa.Table:
+    """``out`` (one row per live row, ``session`` null) with the live rows' session text, null where not kept."""
+    text = live["session"].combine_chunks() if live.num_rows else pa.array([], pa.string())
+    if kept is not None and not all(kept):
+        text = pc.if_else(pa.array(kept, pa.bool_()), text, pa.scalar(None, pa.string()))
+    return out.set_column(out.schema.get_field_index("session"), out.schema.field("session"), text)
 
 
 def load_signals(text: str) -> list[TurnSignals]:
@@ -132,7 +152,7 @@ def deid_batch_table(batch: int, sessions: Sequence[Session], salt: bytes) -> pa
         counts["sessions_with_pii"] = int(bool(record.changes))
         changes = _dumps([c.model_dump() for c in record.changes]) if record.changes else None
         text = clean.model_dump_json()
-        remember_session(text, clean)
+        remember_session(clean)
         rows.append({
             "batch": batch, "conversation_id": clean.conversation_id, "session": text,
             "changes": changes, "counts": _dumps(counts),
@@ -157,33 +177,34 @@ def gate_locations(reasons: Sequence[str]) -> list[dict[str, Any]]:
 
 
 def gate_map(table: pa.Table) -> pa.Table:
-    rows = []
-    for row in _live_rows(table):
-        result = gate_session(load_session(row["session"]))
+    live, ids, sessions = _live(table)
+    rows, kept = [], []
+    for row, session in zip(ids, sessions, strict=True):
+        result = gate_session(session)
         counts = {"checked": 1, "gated": int(not result.allowed)}
         counts.update({f"gated_{name}": 1 for name in result.categories})
         gate = None if result.allowed else _dumps({
             "categories": result.categories, "hits": result.hits, "where": gate_locations(result.reasons),
         })
-        rows.append({
-            "batch": row["batch"], "conversation_id": row["conversation_id"],
-            "session": row["session"] if result.allowed else None, "gate": gate, "counts": _dumps(counts),
-        })
-    return _table(GATE_SCHEMA, rows)
+        rows.append({"batch": row["batch"], "conversation_id": row["conversation_id"], "gate": gate,
+                     "counts": _dumps(counts)})
+        kept.append(result.allowed)
+    return _with_text(_table(GATE_SCHEMA, rows), live, kept)
 
 
 # -- 03: prefilter -------------------------------------------------------------------------------------
 
 def prefilter_map(table: pa.Table, config: PrefilterConfig) -> pa.Table:
-    rows = []
-    for row in _live_rows(table):
-        reason = drop_reason(load_session(row["session"]), config)
+    live, ids, sessions = _live(table)
+    rows, kept = [], []
+    for row, session in zip(ids, sessions, strict=True):
+        reason = drop_reason(session, config)
         rows.append({
-            "batch": row["batch"], "conversation_id": row["conversation_id"],
-            "session": row["session"] if reason is None else None, "dropped": reason,
+            "batch": row["batch"], "conversation_id": row["conversation_id"], "dropped": reason,
             "counts": _dumps({"kept": 1} if reason is None else {f"dropped_{reason}": 1}),
         })
-    return _table(PREFILTER_SCHEMA, rows)
+        kept.append(reason is None)
+    return _with_text(_table(PREFILTER_SCHEMA, rows), live, kept)
 
 
 # -- 04: behavioural signals ---------------------------------------------------------------------------
@@ -214,17 +235,17 @@ def signals_map(table: pa.Table, config: SignalConfig, dedup: DedupConfig,
                 perms: Permutations | None = None) -> pa.Table:
     """Signals, flat turn rows, counts and the MinHash signature of each live conversation (``perms``: the
     dedup permutations, passed in so that a worker process need not import datasketch)."""
+    live, ids, sessions = _live(table)
     rows = []
-    for row in _live_rows(table):
-        session = load_session(row["session"])
+    for row, session in zip(ids, sessions, strict=True):
         signals = compute_signals(session, config)
         times = {t.turn_index: t.created_at.isoformat() if t.created_at else None
                  for t in session.turns if t.role == "assistant"}
         turn_rows = [{**ts.row(), "created_at": times.get(ts.turn_index)} for ts in signals]
         rows.append({
-            "batch": row["batch"], "conversation_id": row["conversation_id"], "session": row["session"],
+            "batch": row["batch"], "conversation_id": row["conversation_id"],
             "signals": _dumps([ts.json_dict() for ts in signals]), "turn_rows": turn_rows,
             "dedup_minhash": signature(session_text(session, dedup.text), dedup, perms),  # for 05-dedup
             "counts": _dumps(_signal_counts(session, signals)),
         })
-    return _table(SIGNALS_SCHEMA, rows)
+    return _with_text(_table(SIGNALS_SCHEMA, rows), live)

@@ -159,7 +159,7 @@ def largest_first(batches: Iterable[tuple[int, list[tuple[str, list[bytes]]]]]
     sizes in batch order). A pool then ends on its smallest jobs: the last batch in batch order may be the
     largest, and in that order one worker would be left with it while the others wait (the work of a batch grows
     with its text). Only the order jobs are handed out changes: each batch keeps its number and its shards."""
-    return sorted(batches, key=lambda item: -sum(len(line) for _, lines in item[1] for line in lines))
+    return sorted(batches, key=lambda item: -sum(sum(map(len, lines)) for _, lines in item[1]))
 
 
 def _first_conversion() -> None:

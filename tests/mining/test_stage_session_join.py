@@ -14,7 +14,7 @@ from uxbench.mining.deid import SALT_ENV
 from uxbench.mining.pipeline import MineConfig, run_pipeline
 from uxbench.mining.pipeline.engine import deid_shard
 from uxbench.mining.pipeline.stages import GATE_SCHEMA
-from uxbench.mining.pipeline.store import StageDir, with_session, without_session
+from uxbench.mining.pipeline.store import StageDir, read_with_sessions, with_session, without_session
 
 
 def gate_rows(ids: list[str], sessions: list[str | None]) -> pa.Table:
@@ -48,7 +48,7 @@ def test_a_stage_that_keeps_or_drops_writes_no_text_and_reads_it_back(tmp_path: 
     work = out / "work"
     sessions = pq.read_table(work / "01-sessions" / "part-000000.parquet")
     texts = dict(zip(sessions["conversation_id"].to_pylist(), sessions["session"].to_pylist(), strict=True))
-    for name in ("02-gate", "03-prefilter"):
+    for name in ("02-gate", "03-prefilter", "04-signals"):
         shard = pq.read_table(work / name / "part-000000.parquet")
         assert "session" not in shard.column_names and "kept" in shard.column_names
         stage = StageDir(work, name, "unused", session_from=StageDir(work, "01-sessions", "unused"))
@@ -58,6 +58,9 @@ def test_a_stage_that_keeps_or_drops_writes_no_text_and_reads_it_back(tmp_path: 
                                    back["session"].to_pylist(), strict=True):
             assert text == (texts[cid] if kept else None)
         assert stage.read_input(0, ["session", "batch"]).column_names == ["session", "batch"]
+        # a reader of the finished output, without the pipeline's stage objects: the marker says where the text is
+        assert read_with_sessions(stage.shard_path(0), ["conversation_id", "session"]).equals(
+            back.select(["conversation_id", "session"]))
     gate = pq.read_table(work / "02-gate" / "part-000000.parquet")
     assert not all(gate["kept"].to_pylist()) and any(gate["kept"].to_pylist())  # the log has a gated conversation
 
@@ -88,3 +91,14 @@ def test_the_chain_reads_a_finished_stage_with_its_text(tmp_path: Path) -> None:
     deid_shard(sessions, 0, conversations, b"salt", chain)  # the gate's shard is done: read back, text joined
     assert prefilter.shard_path(0).read_bytes() == first
     assert pq.read_table(prefilter.shard_path(0))["kept"].to_pylist() == [True, True, True]
+
+
+def test_a_shard_without_text_whose_marker_names_no_source_is_an_error(tmp_path: Path) -> None:
+    stage = tmp_path / "work" / "04-signals"
+    stage.mkdir(parents=True)
+    pq.write_table(pa.table({"conversation_id": ["a"], "kept": [True]}), stage / "part-000000.parquet")
+    with pytest.raises(DataError, match=r"part-000000.parquet holds no session text.*--fresh"):
+        read_with_sessions(stage / "part-000000.parquet", ["conversation_id", "session"])
+    (stage / "part-000000._DONE").write_text('{"key": "k", "counts": {}, "session_from": "../elsewhere"}')
+    with pytest.raises(DataError, match="names no stage"):
+        read_with_sessions(stage / "part-000000.parquet", ["conversation_id", "session"])

@@ -1,7 +1,8 @@
 """Training rows from a `uxbench mine run` output: labels from `signals.parquet`, texts from the signal stage.
 
 `signals.parquet` holds no text (it is meant to be shared); the de-identified turns are in the signal stage's
-shards (`OUT/work/04-signals/part-*.parquet`, column `session`). Keep `work/` to train from a mining run.
+shards (`OUT/work/04-signals/part-*.parquet`, the session text joined from the stage that stores it,
+`store.read_with_sessions`). Keep `work/` to train from a mining run.
 Label rules and what is left out: `uxbench.judge_train.data`.
 """
 
@@ -59,9 +60,11 @@ def _signal_shards(out: Path) -> list[Path]:
 
 def _texts(out: Path, wanted: set[str]) -> dict[str, list[dict[str, Any]]]:
     """conversation_id -> its de-identified turns (dicts with turn_index, role, content, created_at)."""
+    from uxbench.mining.pipeline.store import read_with_sessions
+
     found: dict[str, list[dict[str, Any]]] = {}
     for shard in _signal_shards(out):
-        part = pq.read_table(shard, columns=["conversation_id", "session"])
+        part = read_with_sessions(shard, ["conversation_id", "session"])
         for cid, session in zip(part.column(0).to_pylist(), part.column(1).to_pylist(), strict=True):
             if cid in wanted:
                 found[cid] = sorted(orjson.loads(session)["turns"], key=lambda t: int(t["turn_index"]))

@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 from uxbench.errors import ConfigError
 from uxbench.mining.pipeline import registry
 from uxbench.mining.pipeline.mined import SIGNALS_FILE, is_mined_dir
+from uxbench.mining.pipeline.store import read_with_sessions
 
 
 @dataclass(frozen=True)
@@ -78,7 +79,7 @@ def iter_mined(out: Path) -> Iterator[MinedConversation]:
         raise ConfigError(f"{out}/work holds no signal-stage shards (the de-identified sessions): rerun `uxbench "
                           "mine run` there without deleting work/")
     for shard in shards:
-        part = pq.read_table(shard, columns=["conversation_id", "session"])
+        part = read_with_sessions(shard, ["conversation_id", "session"])
         for cid, session in zip(part.column(0).to_pylist(), part.column(1).to_pylist(), strict=True):
             data = orjson.loads(session)
             turns = [MinedTurn(int(t["turn_index"]), str(t["role"]), str(t.get("content") or ""),

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 import orjson
-import pyarrow.parquet as pq
 from pydantic import BaseModel, Field
 
 from uxbench.data.schema import Message
@@ -29,7 +28,7 @@ from uxbench.metrics.proportions import wilson_ci
 from uxbench.mining.llm import Exchange, Tick, ask, map_bounded
 from uxbench.mining.pipeline import registry
 from uxbench.mining.pipeline.progress import StageProgress, StageTick
-from uxbench.mining.pipeline.store import StageDir, read_json
+from uxbench.mining.pipeline.store import StageDir, read_json, read_with_sessions
 from uxbench.models.api import GenerateConfig
 from uxbench.scoring.strategies import STRATEGIES, Strategy, classify_opening
 
@@ -89,7 +88,7 @@ def collect(out_dir: str | Path) -> list[ComplaintReply]:
     stage = StageDir(work.parent, SIGNALS_STAGE, info["key"])
     found: list[ComplaintReply] = []
     for path in stage.shards(int(info["batches"])):
-        table = pq.read_table(path, columns=["conversation_id", "session", "signals"])
+        table = read_with_sessions(path, ["conversation_id", "session", "signals"])
         for cid, session, signals in zip(*(table.column(i).to_pylist() for i in range(3)), strict=True):
             turns = orjson.loads(session)["turns"]
             for ts in orjson.loads(signals):

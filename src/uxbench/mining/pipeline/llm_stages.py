@@ -54,8 +54,7 @@ def _dump(value: Any) -> str:
 
 
 def _batch_rows(s4: StageDir, s5: StageDir, batch: int) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = pq.read_table(
-        s4.shard_path(batch), columns=["conversation_id", "session", "signals"]).to_pylist()
+    rows: list[dict[str, Any]] = s4.read_input(batch, ["conversation_id", "session", "signals"]).to_pylist()
     dups = pq.read_table(s5.shard_path(batch), columns=["duplicate_of"]).column(0).to_pylist()
     for row, dup in zip(rows, dups, strict=True):
         row["duplicate_of"] = dup
@@ -222,7 +221,7 @@ def _sessions_for(cids: set[str], s4: StageDir, s5: StageDir, n_batches: int) ->
     wanted = pa.array(sorted(cids), pa.string())
     found: dict[str, MinedSession] = {}
     for batch in range(n_batches):
-        table = pq.read_table(s4.shard_path(batch), columns=["conversation_id", "session", "signals"])
+        table = s4.read_input(batch, ["conversation_id", "session", "signals"])
         dups = pq.read_table(s5.shard_path(batch), columns=["duplicate_of"])
         table = table.append_column("duplicate_of", dups.column(0))
         for row in table.filter(pc.is_in(table.column("conversation_id"), value_set=wanted)).to_pylist():

@@ -25,6 +25,7 @@ from uxbench.mining.ingest import require_turns
 from uxbench.mining.pipeline import registry
 from uxbench.mining.pipeline.config import MineConfig
 from uxbench.mining.pipeline.run import run_pipeline
+from uxbench.mining.pipeline.store import read_with_sessions
 from uxbench.mining.signals.config import SignalConfig
 
 SIGNALS_FILE = "signals.parquet"
@@ -83,7 +84,7 @@ def read_mined(out: Path, conversations: Collection[str]) -> MinedLog:
     for row in table.to_pylist():
         found.rows[(row["conversation_id"], int(row["turn_index"]))] = row
     for shard in _signal_shards(out):
-        part = pq.read_table(shard, columns=["conversation_id", "session"])
+        part = read_with_sessions(shard, ["conversation_id", "session"])
         part = part.filter(pc.is_in(part.column("conversation_id"), value_set=wanted))
         for cid, session in zip(part.column(0).to_pylist(), part.column(1).to_pylist(), strict=True):
             turns = orjson.loads(session)["turns"]

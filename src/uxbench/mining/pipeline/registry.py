@@ -47,8 +47,8 @@ from uxbench.mining.pipeline.stages import (
 from uxbench.mining.pipeline.store import StageDir, stage_key
 
 PIPELINE_VERSION = 2
-"""Bump when a stage's output changes for the same settings (old checkpoints are then recomputed). 2: the gate's
-and the prefilter's shards hold ``kept`` instead of the session text (`Stage.stores_session`)."""
+"""Bump when a stage's output changes for the same settings (old checkpoints are then recomputed). 2: the gate's,
+the prefilter's and the signal stage's shards hold ``kept`` instead of the session text (`Stage.stores_session`)."""
 
 Kind = Literal["driver", "deid", "map", "model", "final"]
 Progress = Callable[[str], None]
@@ -102,8 +102,9 @@ class Stage:
     """map: the input columns read from the previous stage's shards."""
     ext: str = "parquet"
     stores_session: bool = True
-    """map: False for a stage that only keeps or drops conversations without changing them: its shards hold
-    ``kept`` in place of the session text, read back from the stage the text came from (`StageDir.read_input`)."""
+    """map: False for a stage that passes conversations on without changing them (keeping or dropping them, adding
+    columns): its shards hold ``kept`` in place of the session text, read back from the stage the text came from
+    (`StageDir.read_input`, `store.read_with_sessions`)."""
     marker_counts: tuple[str, ...] = ()
     """Keys of the stage marker copied into the run's counts beside the stage's own counts."""
 
@@ -180,7 +181,8 @@ STAGES: tuple[Stage, ...] = (
           settings=lambda ctx: {"version": PIPELINE_VERSION}),
     Stage("prefilter", "map", bind=lambda c: partial(prefilter_map, config=c.prefilter), schema=PREFILTER_SCHEMA,
           stores_session=False, settings=lambda ctx: ctx.config.prefilter.model_dump(mode="json")),
-    Stage("signals", "map", bind=_bind_signals, schema=SIGNALS_SCHEMA, settings=_signal_settings),
+    Stage("signals", "map", bind=_bind_signals, schema=SIGNALS_SCHEMA, stores_session=False,
+          settings=_signal_settings),
     Stage("dedup", "driver", run=_dedup, settings=dedup_settings),
     Stage("llm_signals", "model", run="run_llm_signals", reads="dedup", schema=LLM_SIGNALS_SCHEMA,
           enabled=lambda c: c.llm_signals, settings=_llm_signal_settings),

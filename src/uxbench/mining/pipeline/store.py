@@ -102,6 +102,22 @@ def with_session(table: pa.Table, sessions: pa.Table, where: str) -> pa.Table:
     return table.set_column(table.schema.get_field_index("kept"), pa.field("session", pa.string()), text)
 
 
+def read_with_sessions(shard: Path, columns: Sequence[str]) -> pa.Table:
+    """``columns`` of one shard of a mining output, with the session text also for a stage that stores ``kept``
+    in its place: joined from the shard of the same batch of the stage its marker names (``session_from``). For
+    readers of a finished output (training a judge, simulated users, the audit), which have no `StageDir`."""
+    if "session" not in columns or "session" in pq.read_schema(shard).names:
+        return read_shard(shard, columns)
+    marker = shard.with_name(shard.name.split(".", 1)[0] + "." + DONE_FILE)
+    source = read_json(marker).get("session_from") if marker.is_file() else None
+    if not isinstance(source, str) or "/" in source or source.startswith("."):
+        raise DataError(f"{shard} holds no session text and its marker ({marker.name}) names no stage that does: "
+                        "the work directory is incomplete or damaged; rerun `uxbench mine run` with --fresh")
+    batch = int(shard.name.split(".", 1)[0].removeprefix("part-"))
+    stage = StageDir(shard.parent.parent, shard.parent.name, "", session_from=StageDir(shard.parent.parent, source, ""))
+    return stage.read_input(batch, columns)
+
+
 class StageDir:
     """The checkpoint directory of one stage."""
 
@@ -141,7 +157,10 @@ class StageDir:
         return [b for b in range(n_batches) if not self.shard_done(b)]
 
     def mark_shard(self, batch: int, counts: Mapping[str, int]) -> None:
-        atomic_write_json(self.marker_path(batch), {"key": self.key, "counts": dict(counts)})
+        marker: dict[str, Any] = {"key": self.key, "counts": dict(counts)}
+        if self.session_from is not None:  # where a reader of the finished output finds the text
+            marker["session_from"] = self.session_from.path.name
+        atomic_write_json(self.marker_path(batch), marker)
 
     def shard_counts(self, batch: int) -> dict[str, int]:
         counts: dict[str, int] = read_json(self.marker_path(batch))["counts"]

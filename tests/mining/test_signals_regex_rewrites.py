@@ -1,0 +1,38 @@
+"""Rewritten cue patterns find the same first match as the patterns they stand for (written inputs: word edges,
+apostrophes, Unicode, empty text)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from uxbench.mining.signals import cues
+
+_ANAPHORA_TEXTS = [
+    "", " ", "it", "It?", "its", "that one", "that one?\n", "x it", "_it", "'it", "it's", "it s", "thats", "IT'S fine",
+    "does it work", "ok, and", "what about that", "İt is it", "ſo it", "for it", "for them\n", "café it", "naïve that",
+    "do they", "with it", "from them.", "in that case", "2it", "a\nit\n", "then ?", "instead  ?  ", "is that right",
+    "and it", " and then", "Ok so what", "ok, what about", "explain the second one",
+    "which one is better, this or that",
+    "fit the model to it", "bandit", "don't use it", "what's the use of that", "about it", "aboutit", "was itself",
+    "can they", "cant it", "is it's", "a b c d", "use them\nplease", "Do It", "DOES IT", "écrit it", "x" * 400 + " it",
+    "why would it", "itinerary then", "so then?", "how about them", "could they", "I need that one.",
+]
+
+
+def _found(m: re.Match[str] | None) -> tuple[tuple[int, int], str] | None:
+    return None if m is None else (m.span(), m.group())
+
+
+@pytest.mark.parametrize("text", _ANAPHORA_TEXTS)
+def test_anaphora_rest_matches_the_whole_pattern(text: str) -> None:
+    for piece in (text, text[:300].strip(), text.lower(), text.upper()):
+        assert _found(cues._anaphora_en(piece)) == _found(cues._ANAPHORA_EN.search(piece))
+
+
+def test_anaphora_cue_evidence() -> None:
+    assert cues.anaphora_cue("and what about the second one") == "and"
+    assert cues.anaphora_cue("Can you fix that?") == "that?"
+    assert cues.anaphora_cue("Tell me about Paris") is None
+

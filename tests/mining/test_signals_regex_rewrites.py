@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from uxbench.mining.signals import cues
+from uxbench.mining.signals import cues, feedback
 
 _ANAPHORA_TEXTS = [
     "", " ", "it", "It?", "its", "that one", "that one?\n", "x it", "_it", "'it", "it's", "it s", "thats", "IT'S fine",
@@ -36,3 +36,15 @@ def test_anaphora_cue_evidence() -> None:
     assert cues.anaphora_cue("Can you fix that?") == "that?"
     assert cues.anaphora_cue("Tell me about Paris") is None
 
+
+_NEGATED_TEXTS = [
+    "", " ", "not good", "NOT GOOD", "Not  very good", "isn't right", "isnt right", "wasn't helpful", "WASNT clear",
+    "no longer working", "hardly useful", "never what I wanted", "nothing good", "notgood", "knot good", "not goodness",
+    "not that great!", "this is not correct", "不太好", "不对", "很好", "not good 不对", "İsn't right", "iſn't right",
+    "thanks, that's great", "great, not bad", "cannot good", "not\ngood", "never\tperfect", "No Longer Clear",
+]
+
+
+@pytest.mark.parametrize("text", _NEGATED_TEXTS)
+def test_negated_prefilter_matches_the_regex(text: str) -> None:
+    assert feedback._negated(text) == (feedback._NEGATED.search(text) is not None)

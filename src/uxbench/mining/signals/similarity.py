@@ -69,7 +69,16 @@ def normalised_longer_than(text: str, chars: int) -> bool:
         if len(text[: 4 * chars + 64].encode().translate(None, _BYTES_NON_WORD)) > chars:
             return True
         return len(text.encode().translate(None, _BYTES_NON_WORD)) > chars
+    if len(KEPT.findall(text, 0, 4 * chars + 64)) > chars:
+        return True  # so many characters that normalising keeps one for one: no need to normalise a long text
     return len(normalise(text)) > chars
+
+
+KEPT = re.compile(r"[0-9A-Za-z\u4e00-\u9fff]")
+"""Characters that `normalise` keeps, each as a character of its own, whatever surrounds them: ASCII letters and
+digits and the common CJK ideographs are word characters that NFKC leaves alone and never composes into a
+character before them (a combining mark after one may compose with it: still one word character); tested over
+all of Unicode."""
 
 
 def tokens(text: str) -> tuple[str, ...]:

@@ -160,17 +160,18 @@ def _content_units(text: str) -> frozenset[str]:
     units: set[str] = set()
     run: list[str] = []
     for tok in (*tokens(text), ""):
-        if tok and _CJK_CHAR.fullmatch(tok):
+        # `_CJK_CHAR.fullmatch(tok)`, by comparisons (a CJK token is one character): a regex call per token was
+        # most of the time on a Chinese text
+        if len(tok) == 1 and ("\u4e00" <= tok <= "\u9fff" or "\u3040" <= tok <= "\u30ff" or "\u3400" <= tok <= "\u4dbf"
+                              or "\uf900" <= tok <= "\ufaff" or "\uac00" <= tok <= "\ud7af"):
             run.append(tok)
             continue
         if len(run) == 1 and run[0] not in _STOP_ZH:
             units.add(run[0])
-        units.update(
-            run[i] + run[i + 1] for i in range(len(run) - 1)
-            if run[i] + run[i + 1] not in _STOP_ZH
-            and run[i] not in STOP_WORDS
-            and run[i + 1] not in STOP_WORDS
-        )
+        for i in range(len(run) - 1):
+            first, second = run[i], run[i + 1]
+            if first not in STOP_WORDS and second not in STOP_WORDS and (pair := first + second) not in _STOP_ZH:
+                units.add(pair)
         run = []
         if tok and tok not in _STOP_EN:
             units.add(tok)

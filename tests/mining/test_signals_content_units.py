@@ -43,3 +43,16 @@ def _reference(text: str) -> frozenset[str]:
 ])
 def test_content_units_match_the_regex_formulation(text: str) -> None:
     assert similarity._content_units(text) == _reference(text)
+
+
+@pytest.mark.parametrize("reference", [
+    "中文 Python 代码", "İstanbul'un 伊斯坦布尔 don't", "ＡＢＣ abc 中文abc中文", "café_au_lait 咖啡", "ﬁle ﬁles ①",
+    "가나 다라 한국어abc", "x中y文z", "Straße STRASSE", "",
+])
+def test_found_in_a_non_ascii_reference_matches_its_tokens(reference: str) -> None:
+    for follow_up in ("python code abc file files 1 strasse straße x y z dont istanbulun lait", "中文 abc 한국어 代码"):
+        units = similarity.unit_groups(follow_up)
+        found = similarity.found_in(units, similarity.TextIndex(reference))
+        assert found.words == units.words & set(tokens(reference))
+        assert found.cjk == frozenset(u for u in units.cjk if u in similarity.normalise(reference))
+        assert similarity.TextIndex(reference).norm == similarity.normalise(reference)

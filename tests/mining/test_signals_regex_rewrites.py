@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from uxbench.mining.signals import cues, feedback
+from uxbench.mining.signals import complaint, cues, error_report, feedback
+from uxbench.mining.signals.fastre import words_of
 
 _ANAPHORA_TEXTS = [
     "", " ", "it", "It?", "its", "that one", "that one?\n", "x it", "_it", "'it", "it's", "it s", "thats", "IT'S fine",
@@ -48,3 +49,26 @@ _NEGATED_TEXTS = [
 @pytest.mark.parametrize("text", _NEGATED_TEXTS)
 def test_negated_prefilter_matches_the_regex(text: str) -> None:
     assert feedback._negated(text) == (feedback._NEGATED.search(text) is not None)
+
+
+_GROUP_TEXTS = [
+    "", "q", "question 3", "continue", "keep going please", "that's wrong", "it doesn't work", "not bad at all",
+    "this is garbage", "you're hallucinating", "i mean the other one", "error: x is not defined", "TypeError: bad",
+    "exception: fatal warning", "same error again", "thanks, that works", "no problem", "İt is wrong", "ſtill wrong",
+    "why did you say that", "wrong", "the next part please", "now do the same for b", "i'm still getting an error",
+    "make it simpler", "在 python 里 not working", "you said a but now b", "i don't think so", "close, but not quite",
+]
+
+
+@pytest.mark.parametrize("text", _GROUP_TEXTS)
+def test_group_finds_each_patterns_live_alternatives(text: str) -> None:
+    patterns = [complaint._NEUTRAL_EN, complaint._COMPLAINT_EN, complaint._IMPLICIT_EN, complaint._HINT_EN,
+                cues._CONTINUE_EN_ANY, cues._REPHRASE_EN, feedback._PRAISE_EN, error_report._MACHINE,
+                error_report._REPORT_EN]
+    for piece in (text, text.upper(), f"  {text}  ", text * 3):
+        low = piece.lower()
+        for pattern in patterns:
+            assert pattern._group is not None
+            assert list(pattern.live(low)) == pattern._live(low, words_of(low))
+            whole = pattern.fast.search(low) if len(low) == len(piece) else pattern.slow.search(piece)
+            assert _found(pattern.search(piece)) == _found(whole)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from uxbench.mining.signals.fastre import Prefiltered, WordRegex, lowered
+from uxbench.mining.signals.fastre import OPENING, Prefiltered, WordRegex, lowered
 from uxbench.mining.signals.similarity import (
     STOP_WORDS,
     changed_tokens,
@@ -40,6 +40,7 @@ _CONTINUE_EN_ANY = WordRegex(
     r"|^\s*(?:please\s+|ok(?:ay)?[,.]?\s+|now\s+)?(?:continue|cont|go on|keep going|go ahead|carry on)(?![a-z])"
     r"|\b(?:do|write|give me|make) (?:another|one more)(?: one)?\b|\bnext question\b"
     r"|^\s*(?:question|q|problem|exercise|task)\s*\d+\b",
+    group=OPENING,
 )
 _CONTINUE_ZH = Prefiltered(
     r"^(?:好的?[，,。]?|嗯[，,]?|然后)?(?:(?:继续|接着)(?=$|[，,。.!！~～]|写|讲|说|来|吧|呀|啊|下去|生成"
@@ -99,7 +100,8 @@ _REPHRASE_EN = WordRegex(
     r"i mean\b|i meant\b|what i mean\b|in other words\b|let me rephrase\b|to be clear\b"
     r"|i need the actual\b|i want the actual\b|i'?m asking (?:about|how|what|for)\b|my question is\b"
     r"|(?:make it|explain(?: it)?|say it|put it|rewrite it) (?:simpler|easier|in simpler|in plain|more simply)"
-    r"|easier to understand\b|in (?:simple|simpler|plain|layman'?s) (?:terms|words|english)\b|eli5\b"
+    r"|easier to understand\b|in (?:simple|simpler|plain|layman'?s) (?:terms|words|english)\b|eli5\b",
+    group=OPENING,
 )
 _REPHRASE_ZH = Prefiltered(
     r"我的意思是|我是说|我是想|我想问的是|我想要的是|换个说法|换句话说|我需要的是|我要问的是|准确地说"

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import re
 
-from uxbench.mining.signals.fastre import Prefiltered, WordRegex, has_han
+from uxbench.mining.signals.fastre import Group, Prefiltered, WordRegex, has_han
 
 _F = re.IGNORECASE
 
+_HEAD = Group()
 # What a program, compiler, shell or server prints when it fails.
 _MACHINE_CASED = Prefiltered(
     r"Traceback \(most recent call last\)|\b[A-Z][A-Za-z]+(?:Error|Exception|Warning)\b\s*[:(]|\bNaN\b"
@@ -30,7 +31,8 @@ _MACHINE = WordRegex(
     r"|(?:response|status|http|error) code:? ?[45]\d\d\b|[45]\d\d (?:bad request|unauthorized|forbidden"
     r"|not found|internal server error)\b|did not match any\b|failed to (?:compile|build|load|connect"
     r"|execute|open|parse|resolve|install)\b|compil(?:e|ation|er) (?:error|failed)\b|build failed\b"
-    r"|null ?pointer\b|out of (?:range|bounds|memory)\b|missing (?:\d+ )?required\b"
+    r"|null ?pointer\b|out of (?:range|bounds|memory)\b|missing (?:\d+ )?required\b",
+    group=_HEAD,
 )
 # The user saying that what they were given fails.
 _REPORT_EN = WordRegex(
@@ -47,6 +49,7 @@ _REPORT_EN = WordRegex(
     r"|broken|wrong|incorrect|the same|blank|empty|nothing|missing|stuck)\b"
     r"|\b(?:didn'?t|did not|doesn'?t|does not|won'?t|will not|isn'?t|not) (?:work|working|compile|run|build"
     r"|load|start|install|change|help|fix|solve)\b|\b(?:error|crash|fail)s? again\b",
+    group=_HEAD,
 )
 _REPORT_ZH = re.compile(
     r"报错|报了?(?:个|一个)?错|出错|错误[:：]|提示[^，,。]{0,12}(?:错误|失败|找不到|不存在|异常|未定义|无效)"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from uxbench.mining.signals.fastre import Prefiltered, WordRegex
+from uxbench.mining.signals.fastre import OPENING, Prefiltered, WordRegex
 from uxbench.mining.types import Turn
 
 _F = re.IGNORECASE
@@ -30,6 +30,7 @@ _PRAISE_EN = WordRegex(
     r"|helped|fixed it)|it works|works now|you'?re right|that'?s (?:right|correct)|(?:yes|yep|all|is) correct"
     r"|spot on"
     r"|nothing wrong|no problem)\b",
+    group=OPENING,
 )
 
 

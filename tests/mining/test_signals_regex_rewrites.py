@@ -72,3 +72,14 @@ def test_group_finds_each_patterns_live_alternatives(text: str) -> None:
             assert list(pattern.live(low)) == pattern._live(low, words_of(low))
             whole = pattern.fast.search(low) if len(low) == len(piece) else pattern.slow.search(piece)
             assert _found(pattern.search(piece)) == _found(whole)
+
+
+@pytest.mark.parametrize("tail", [
+    "", "Please share the full error message.", "SHARE THE TRACEBACK", "show me your output", "paste the log",
+    "What error do you get?", "which error", "Which Error?", "provide the complete stack", "send me the exact error",
+    "what message did you see", "Let me know how it goes.", "what is your output", "show the blog", "post your login",
+    "请把报错信息发给我", "发一下报错", "有什么提示", "提示是什么",
+    "İ share the error", "ſhare the error", "share\nthe error",
+])
+def test_asked_for_error_prefilter_matches_the_regex(tail: str) -> None:
+    assert error_report._asked_for_error(tail) == (error_report._ASKED_FOR_ERROR.search(tail) is not None)

@@ -94,6 +94,22 @@ def reply_gives_code_or_steps(reply: str) -> bool:
     return _CODE.search(reply) is not None or _STEPS.search(reply) is not None
 
 
+_ASKING = (("share", "send", "post", "paste", "provide", "show", "what", "which"),
+           ("error", "traceback", "stack", "output", "log", "message"))
+"""Every match of `_ASKED_FOR_ERROR`'s English part holds, in any case, a word of each tuple."""
+
+
+def _asked_for_error(tail: str) -> bool:
+    """``_ASKED_FOR_ERROR.search(tail) is not None``. An ASCII text cannot hold the Chinese part and, lower-cased,
+    must hold a word of each of `_ASKING` for the English part (case-insensitive matching of ASCII letters is
+    lower-casing them): most replies fail that test, for less than the regex over 600 characters costs."""
+    if tail.isascii():
+        low = tail.lower()
+        if not all(any(word in low for word in words) for words in _ASKING):
+            return False
+    return _ASKED_FOR_ERROR.search(tail) is not None
+
+
 def find_error_report(next_user: str, reply: str) -> tuple[float, str] | None:
     """(score, evidence) when the user's message reports an error or a failure, else None."""
     head = next_user[:_HEAD_CHARS]
@@ -104,7 +120,7 @@ def find_error_report(next_user: str, reply: str) -> tuple[float, str] | None:
         return None
     snippet = head[max(0, m.start() - 10): m.end() + 10].strip().replace("\n", " ")
     tail = reply[-600:]
-    if _ASKED_FOR_ERROR.search(tail):
+    if _asked_for_error(tail):
         return SCORE_ASKED, f"error report '{snippet}' (the reply asked for it)"
     if reply_gives_code_or_steps(reply):
         return SCORE_AFTER_CODE, f"error report '{snippet}' after code or steps"

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from uxbench.mining.signals.fastre import WordRegex, blank, has_han
+from uxbench.mining.signals.fastre import OPENING, WordRegex, blank, has_han
 from uxbench.mining.snippets import window
 
 _CONTEXT_CHARS = 6
@@ -42,6 +42,7 @@ _NEUTRAL_EN = WordRegex(
     r"|\bmy (?:mistake|bad|fault)\b|\bi was wrong\b|\bwhat(?:'s| is) wrong with (?:my|this|the|it|using)\b"
     r"|\banything wrong\b|\bwrong with (?:using|my)\b|\berror (?:code|message|handling)\b"
     r"|\bcan'?t go wrong\b",
+    group=OPENING,
 )
 
 _COMPLAINT_ZH = re.compile(
@@ -106,6 +107,7 @@ _COMPLAINT_EN = WordRegex(
     r"|an )?[\w-]+\b"
     r"|\bi (?:wanted|asked for|need|needed) [^,.]{1,30}, not\b"
     r"|\byou made a mistake\b|\bthere'?s a mistake\b|\bmistake in (?:your|the|this)\b",
+    group=OPENING,
 )
 
 
@@ -157,10 +159,12 @@ _IMPLICIT_EN = WordRegex(
     r"|\bwhy (?:did|do|would) you (?:say|write|use|give|put|add|change|remove|ignore|repeat|include)\b"
     r"|\byou (?:can'?t|cannot) (?:even|do)\b|\bare you (?:sure|kidding|joking)\b|\b(?:dumb|stupid|idiot|useless"
     r"|lazy|pathetic)\b",
+    group=OPENING,
 )
 _HINT_EN = WordRegex(
     r"\bi don'?t think (?:you|that|this|it|so)\b|\bclose,? but\b|\bnot quite\b|\balmost,? but\b"
     r"|\b(?:wrong|incorrect)\b|\bi (?:still )?don'?t (?:understand|get it|see)\b|\bthat'?s not\b",
+    group=OPENING,
 )
 _HINT_ZH = re.compile(r"还是不(?:太)?(?:明白|懂|理解|清楚)|没看懂|看不懂|不太对|好像不对|似乎不对|唉|哎|呵呵")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from uxbench.mining.signals.fastre import Prefiltered, WordRegex
+from uxbench.mining.signals.fastre import OPENING, Prefiltered, WordRegex, lowered
 from uxbench.mining.signals.similarity import (
     STOP_WORDS,
     changed_tokens,
@@ -40,6 +40,7 @@ _CONTINUE_EN_ANY = WordRegex(
     r"|^\s*(?:please\s+|ok(?:ay)?[,.]?\s+|now\s+)?(?:continue|cont|go on|keep going|go ahead|carry on)(?![a-z])"
     r"|\b(?:do|write|give me|make) (?:another|one more)(?: one)?\b|\bnext question\b"
     r"|^\s*(?:question|q|problem|exercise|task)\s*\d+\b",
+    group=OPENING,
 )
 _CONTINUE_ZH = Prefiltered(
     r"^(?:好的?[，,。]?|嗯[，,]?|然后)?(?:(?:继续|接着)(?=$|[，,。.!！~～]|写|讲|说|来|吧|呀|啊|下去|生成"
@@ -68,6 +69,26 @@ _ANAPHORA_EN = WordRegex(
     r"|\b(?:is|does|do|did|was|will|would|can) (?:it|that|they)\b|\b(?:use|with|of|about|from|in) (?:it|that"
     r"|them)\b",
 )
+# `_ANAPHORA_EN` past its first alternative (which can match only at the start), spelled out word by word and
+# grouped by first letter, the word-start check after that letter: a pattern whose every alternative opens with
+# its own letter lets `re` skip in C to the next of those letters and try only the words that start with it,
+# where the whole pattern tried every alternative at every position. Alternatives that start with different
+# letters never match at the same position, and those that start with the same one keep their order, so the
+# first match is the same.
+_ANAPHORA_WORDS = (
+    ("it its that_one those these they them that then instead", r"\s*\??\s*$"),
+    ("for", r" (?:it|that|them)\b"),
+    ("it that", r"'?s\b"),
+    ("is does do did was will would can", r" (?:it|that|they)\b"),
+    ("use with of about from in", r" (?:it|that|them)\b"),
+)
+_BY_LETTER: dict[str, list[str]] = {}
+for _words, _tail in _ANAPHORA_WORDS:
+    for _word in _words.split():
+        _BY_LETTER.setdefault(_word[0], []).append(re.escape(_word[1:].replace("_", " ")) + _tail)
+_ANAPHORA_REST = re.compile("|".join(
+    f"{letter}(?<![\\w']{letter})(?:{'|'.join(rests)})" for letter, rests in _BY_LETTER.items()
+))
 _ANAPHORA_ZH = Prefiltered(
     r"^(?:(?:好的?|嗯|哦|明白了?|懂了|了解|ok)[，,。！!]?)?(?:那|那么|如果|要是|这个|那个|这样|这种|这些|那些"
     r"|它|它们"
@@ -79,7 +100,8 @@ _REPHRASE_EN = WordRegex(
     r"i mean\b|i meant\b|what i mean\b|in other words\b|let me rephrase\b|to be clear\b"
     r"|i need the actual\b|i want the actual\b|i'?m asking (?:about|how|what|for)\b|my question is\b"
     r"|(?:make it|explain(?: it)?|say it|put it|rewrite it) (?:simpler|easier|in simpler|in plain|more simply)"
-    r"|easier to understand\b|in (?:simple|simpler|plain|layman'?s) (?:terms|words|english)\b|eli5\b"
+    r"|easier to understand\b|in (?:simple|simpler|plain|layman'?s) (?:terms|words|english)\b|eli5\b",
+    group=OPENING,
 )
 _REPHRASE_ZH = Prefiltered(
     r"我的意思是|我是说|我是想|我想问的是|我想要的是|换个说法|换句话说|我需要的是|我要问的是|准确地说"
@@ -166,8 +188,16 @@ def continuation_cue(text: str) -> str | None:
 def anaphora_cue(text: str) -> str | None:
     """A reference back to the reply ("what about ...", "and if ...", "那...", "这个...")."""
     stripped = text[:_CUE_CHARS].strip()
-    m = _ANAPHORA_EN.search(stripped) or _ANAPHORA_ZH.search(stripped)
+    m = _anaphora_en(stripped) or _ANAPHORA_ZH.search(stripped)
     return stripped[m.start():m.end()].strip() if m else None
+
+
+def _anaphora_en(text: str) -> re.Match[str] | None:
+    """``_ANAPHORA_EN.search(text)``: at the start, every alternative in order; after it, `_ANAPHORA_REST`."""
+    low = lowered(text)
+    if len(low) != len(text):
+        return _ANAPHORA_EN.search(text)
+    return _ANAPHORA_EN.fast.match(low) or _ANAPHORA_REST.search(low, 1)
 
 
 def rephrase_cue(text: str) -> str | None:

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import re
 
-from uxbench.mining.signals.fastre import Prefiltered, WordRegex, has_han
+from uxbench.mining.signals.fastre import Group, Prefiltered, WordRegex, has_han
 
 _F = re.IGNORECASE
 
+_HEAD = Group()
 # What a program, compiler, shell or server prints when it fails.
 _MACHINE_CASED = Prefiltered(
     r"Traceback \(most recent call last\)|\b[A-Z][A-Za-z]+(?:Error|Exception|Warning)\b\s*[:(]|\bNaN\b"
@@ -30,7 +31,8 @@ _MACHINE = WordRegex(
     r"|(?:response|status|http|error) code:? ?[45]\d\d\b|[45]\d\d (?:bad request|unauthorized|forbidden"
     r"|not found|internal server error)\b|did not match any\b|failed to (?:compile|build|load|connect"
     r"|execute|open|parse|resolve|install)\b|compil(?:e|ation|er) (?:error|failed)\b|build failed\b"
-    r"|null ?pointer\b|out of (?:range|bounds|memory)\b|missing (?:\d+ )?required\b"
+    r"|null ?pointer\b|out of (?:range|bounds|memory)\b|missing (?:\d+ )?required\b",
+    group=_HEAD,
 )
 # The user saying that what they were given fails.
 _REPORT_EN = WordRegex(
@@ -47,6 +49,7 @@ _REPORT_EN = WordRegex(
     r"|broken|wrong|incorrect|the same|blank|empty|nothing|missing|stuck)\b"
     r"|\b(?:didn'?t|did not|doesn'?t|does not|won'?t|will not|isn'?t|not) (?:work|working|compile|run|build"
     r"|load|start|install|change|help|fix|solve)\b|\b(?:error|crash|fail)s? again\b",
+    group=_HEAD,
 )
 _REPORT_ZH = re.compile(
     r"报错|报了?(?:个|一个)?错|出错|错误[:：]|提示[^，,。]{0,12}(?:错误|失败|找不到|不存在|异常|未定义|无效)"
@@ -91,6 +94,22 @@ def reply_gives_code_or_steps(reply: str) -> bool:
     return _CODE.search(reply) is not None or _STEPS.search(reply) is not None
 
 
+_ASKING = (("share", "send", "post", "paste", "provide", "show", "what", "which"),
+           ("error", "traceback", "stack", "output", "log", "message"))
+"""Every match of `_ASKED_FOR_ERROR`'s English part holds, in any case, a word of each tuple."""
+
+
+def _asked_for_error(tail: str) -> bool:
+    """``_ASKED_FOR_ERROR.search(tail) is not None``. An ASCII text cannot hold the Chinese part and, lower-cased,
+    must hold a word of each of `_ASKING` for the English part (case-insensitive matching of ASCII letters is
+    lower-casing them): most replies fail that test, for less than the regex over 600 characters costs."""
+    if tail.isascii():
+        low = tail.lower()
+        if not all(any(word in low for word in words) for words in _ASKING):
+            return False
+    return _ASKED_FOR_ERROR.search(tail) is not None
+
+
 def find_error_report(next_user: str, reply: str) -> tuple[float, str] | None:
     """(score, evidence) when the user's message reports an error or a failure, else None."""
     head = next_user[:_HEAD_CHARS]
@@ -101,7 +120,7 @@ def find_error_report(next_user: str, reply: str) -> tuple[float, str] | None:
         return None
     snippet = head[max(0, m.start() - 10): m.end() + 10].strip().replace("\n", " ")
     tail = reply[-600:]
-    if _ASKED_FOR_ERROR.search(tail):
+    if _asked_for_error(tail):
         return SCORE_ASKED, f"error report '{snippet}' (the reply asked for it)"
     if reply_gives_code_or_steps(reply):
         return SCORE_AFTER_CODE, f"error report '{snippet}' after code or steps"

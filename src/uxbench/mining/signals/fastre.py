@@ -143,9 +143,10 @@ class _Alternative:
 class WordRegex:
     """A case-insensitive pattern whose matches start at a word, matched on the lower-cased text."""
 
-    __slots__ = ("_alternatives", "_always", "_by_literals", "_by_words", "_keys", "_words_only", "fast", "slow")
+    __slots__ = ("_alternatives", "_always", "_by_literals", "_by_words", "_group", "_keys", "_member", "_words_only",
+                 "fast", "slow")
 
-    def __init__(self, pattern: str, flags: int = 0) -> None:
+    def __init__(self, pattern: str, flags: int = 0, group: Group | None = None) -> None:
         self.fast = re.compile(f"{_WORD_START}(?:{pattern})", flags)
         self.slow = re.compile(f"{_WORD_START}(?:{pattern})", flags | re.IGNORECASE)
         alternatives: list[_Alternative] = []
@@ -165,6 +166,14 @@ class WordRegex:
         self._words_only = bool(alternatives) and not self._always and not self._by_literals
         """Every alternative needs a word of `_keys`: a text with none of them cannot match."""
         _add_vocabulary(self._keys.union(*(c.words() for a in alternatives for c in a.conditions)))
+        self._group = group if alternatives else None
+        self._member = group.add(self) if group is not None and alternatives else -1
+
+    def live(self, low: str) -> list[int] | tuple[int, ...]:
+        """`_live` of a lower-cased text, through the group when there is one."""
+        if self._group is not None:
+            return self._group.live(low)[self._member]
+        return self._live(low, words_of(low))
 
     def _live(self, low: str, words: frozenset[str]) -> list[int]:
         """The alternatives that may match `low` (whose words are `words`), in order."""
@@ -191,10 +200,15 @@ class WordRegex:
             return self.slow.search(text)
         if not self._alternatives:
             return self.fast.search(low)
-        words = words_of(low)
-        if self._words_only and self._keys.isdisjoint(words):
-            return None  # what `_live` finds: no alternative
-        live = self._live(low, words)
+        if self._group is not None:
+            live = self._group.live(low)[self._member]
+        else:
+            words = words_of(low)
+            if self._words_only and self._keys.isdisjoint(words):
+                return None  # what `_live` finds: no alternative
+            live = self._live(low, words)
+        if not live:
+            return None
         if len(live) > _MAX_SEPARATE:
             return self.fast.search(low)
         alternatives = self._alternatives
@@ -224,10 +238,63 @@ class WordRegex:
             pattern, subject = self.slow, text
         else:
             pattern, subject = self.fast, low
-            if self._alternatives and not self._live(low, words_of(low)):
+            if self._alternatives and not self.live(low):
                 return
         for m in pattern.finditer(subject):
             yield m.start(), m.end()
+
+
+class Group:
+    """`WordRegex` patterns matched on the same texts (a message's opening): which alternatives of each may match
+    a text (`WordRegex._live`, the same lists) is found for all of them in one pass, one set intersection and one
+    loop over their words and substrings, and kept for the last few texts, where each pattern's own pass was
+    most of the cost of a search that matches nothing."""
+
+    def __init__(self) -> None:
+        self._members: list[WordRegex] = []
+        self._by_word: dict[str, tuple[tuple[int, int, _Alternative | None], ...]] = {}
+        self._keys: frozenset[str] = frozenset()
+        self._literals: tuple[tuple[str, int, int], ...] = ()
+        self._none: tuple[tuple[int, ...], ...] = ()
+        self.live = lru_cache(maxsize=8)(self._live)
+
+    def add(self, member: WordRegex) -> int:
+        """Add a pattern (with alternatives); its index in the tuples `live` returns."""
+        self._members.append(member)
+        by_word: dict[str, list[tuple[int, int, _Alternative | None]]] = {}
+        literals: list[tuple[str, int, int]] = []
+        for k, m in enumerate(self._members):
+            for key, entries in m._by_words.items():
+                by_word.setdefault(key, []).extend((k, i, check) for i, check in entries)
+            literals += [(literal, k, i) for i, alternative in m._by_literals for literal in alternative]
+        self._by_word = {key: tuple(entries) for key, entries in by_word.items()}
+        self._keys = frozenset(by_word)
+        self._literals = tuple(literals)
+        self._none = tuple(m._always for m in self._members)
+        self.live.cache_clear()
+        return len(self._members) - 1
+
+    def _live(self, low: str) -> tuple[list[int] | tuple[int, ...], ...]:
+        """Per member, the alternatives that may match `low`, in order."""
+        words = words_of(low)
+        found: dict[int, set[int]] = {}
+        for key in self._keys.intersection(words):
+            for k, i, check in self._by_word[key]:
+                if check is None or check.holds(words):
+                    found.setdefault(k, set()).add(i)
+        for literal, k, i in self._literals:
+            if literal in low:
+                found.setdefault(k, set()).add(i)
+        if not found:
+            return self._none
+        out: list[list[int] | tuple[int, ...]] = list(self._none)
+        for k, alternatives in found.items():
+            out[k] = sorted(alternatives.union(self._none[k]))
+        return tuple(out)
+
+
+OPENING = Group()
+"""The cue patterns of the signal rules: each runs on a user message's opening, mostly the same text."""
 
 
 def _caseless_cjk(char: str) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from uxbench.mining.signals.fastre import Prefiltered, WordRegex
+from uxbench.mining.signals.fastre import OPENING, Prefiltered, WordRegex
 from uxbench.mining.types import Turn
 
 _F = re.IGNORECASE
@@ -30,12 +30,28 @@ _PRAISE_EN = WordRegex(
     r"|helped|fixed it)|it works|works now|you'?re right|that'?s (?:right|correct)|(?:yes|yep|all|is) correct"
     r"|spot on"
     r"|nothing wrong|no problem)\b",
+    group=OPENING,
 )
+
+
+_NEGATION_WORDS = ("not", "isn", "wasn", "no longer", "hardly", "never")
+"""One of these is in every match of `_NEGATED`'s English part, in any case."""
+
+
+def _negated(text: str) -> bool:
+    """``_NEGATED.search(text) is not None``. An ASCII text cannot hold the Chinese part and, lower-cased, holds
+    one of `_NEGATION_WORDS` wherever the English part matches (case-insensitive matching of ASCII letters is
+    lower-casing them): most texts fail that test, for less than the regex costs."""
+    if text.isascii():
+        low = text.lower()
+        if not any(word in low for word in _NEGATION_WORDS):
+            return False
+    return _NEGATED.search(text) is not None
 
 
 def find_praise(text: str, max_chars: int = 200) -> str | None:
     """Thanks or praise in a short user message, unless negated; None otherwise."""
-    if not text.strip() or len(text) > max_chars or _NEGATED.search(text):
+    if len(text) > max_chars or not text.strip() or _negated(text):
         return None
     m = _PRAISE_ZH.search(text) or _PRAISE_EN.search(text)
     return text[m.start():m.end()] if m else None

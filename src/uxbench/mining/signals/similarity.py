@@ -28,6 +28,8 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _TOKEN = re.compile(rf"[{_CJK}]|[^\W_{_CJK}]+")
 _NON_WORD = re.compile(r"[\W_]+")
 _CJK_CHAR = re.compile(rf"[{_CJK}]")
+_WORD_RUN = re.compile(rf"[^\W_{_CJK}]+")
+"""The tokens of `_TOKEN` that are not CJK characters: the same runs, since CJK characters end them in both."""
 # For the bytes of an ASCII text: every character but a letter or a digit to a space, and the ones to drop.
 # `bytes.translate` reads a 256-byte table, 2-4x the speed of `str.translate` (decoded, the same strings).
 _BYTES_TO_SPACE = bytes(c if c < 128 and chr(c).isalnum() else 32 for c in range(256))
@@ -69,7 +71,16 @@ def normalised_longer_than(text: str, chars: int) -> bool:
         if len(text[: 4 * chars + 64].encode().translate(None, _BYTES_NON_WORD)) > chars:
             return True
         return len(text.encode().translate(None, _BYTES_NON_WORD)) > chars
+    if len(KEPT.findall(text, 0, 4 * chars + 64)) > chars:
+        return True  # so many characters that normalising keeps one for one: no need to normalise a long text
     return len(normalise(text)) > chars
+
+
+KEPT = re.compile(r"[0-9A-Za-z\u4e00-\u9fff]")
+"""Characters that `normalise` keeps, each as a character of its own, whatever surrounds them: ASCII letters and
+digits and the common CJK ideographs are word characters that NFKC leaves alone and never composes into a
+character before them (a combining mark after one may compose with it: still one word character); tested over
+all of Unicode."""
 
 
 def tokens(text: str) -> tuple[str, ...]:
@@ -151,17 +162,18 @@ def _content_units(text: str) -> frozenset[str]:
     units: set[str] = set()
     run: list[str] = []
     for tok in (*tokens(text), ""):
-        if tok and _CJK_CHAR.fullmatch(tok):
+        # `_CJK_CHAR.fullmatch(tok)`, by comparisons (a CJK token is one character): a regex call per token was
+        # most of the time on a Chinese text
+        if len(tok) == 1 and ("\u4e00" <= tok <= "\u9fff" or "\u3040" <= tok <= "\u30ff" or "\u3400" <= tok <= "\u4dbf"
+                              or "\uf900" <= tok <= "\ufaff" or "\uac00" <= tok <= "\ud7af"):
             run.append(tok)
             continue
         if len(run) == 1 and run[0] not in _STOP_ZH:
             units.add(run[0])
-        units.update(
-            run[i] + run[i + 1] for i in range(len(run) - 1)
-            if run[i] + run[i + 1] not in _STOP_ZH
-            and run[i] not in STOP_WORDS
-            and run[i + 1] not in STOP_WORDS
-        )
+        for i in range(len(run) - 1):
+            first, second = run[i], run[i + 1]
+            if first not in STOP_WORDS and second not in STOP_WORDS and (pair := first + second) not in _STOP_ZH:
+                units.add(pair)
         run = []
         if tok and tok not in _STOP_EN:
             units.add(tok)
@@ -175,7 +187,7 @@ class TextIndex:
     """A reference text prepared once for `units_in` (normalised text, token set), since one reply is
     looked up several times per follow-up."""
 
-    __slots__ = ("_flat", "_norm", "_words", "text", "tokenised")
+    __slots__ = ("_flat", "_folded", "_norm", "_words", "text", "tokenised")
 
     def __init__(self, text: str, tokenised: bool = False) -> None:
         self.text = text
@@ -184,6 +196,7 @@ class TextIndex:
         self._norm: str | None = None
         self._words: frozenset[str] | None = None
         self._flat: str | None = None
+        self._folded: str | None = None
 
     def ascii_tokens_among(self, words: frozenset[str]) -> frozenset[str]:
         """``words & set(tokens(self.text))`` for an ASCII text, without splitting it into tokens: a word is one
@@ -208,8 +221,20 @@ class TextIndex:
     @property
     def norm(self) -> str:
         if self._norm is None:
-            self._norm = normalise(self.text)
+            self._norm = normalise(self.text) if self.text.isascii() else _NON_WORD.sub("", self.folded)
         return self._norm
+
+    @property
+    def folded(self) -> str:
+        """NFKC and casefold, where `normalise` and `tokens` start on a non-ASCII text: made once for both."""
+        if self._folded is None:
+            self._folded = unicodedata.normalize("NFKC", self.text).casefold()
+        return self._folded
+
+    def word_tokens(self) -> list[str]:
+        """The tokens of a non-ASCII text that are not CJK characters (runs of other letters and digits): what
+        `tokens` finds between its CJK characters, without a string for each of those."""
+        return _WORD_RUN.findall(self.folded.replace("'", ""))
 
     @property
     def words(self) -> frozenset[str]:
@@ -253,8 +278,12 @@ def found_in(units: Units, reference: TextIndex) -> Units:
     cjk = frozenset(u for u in units.cjk if u in reference.norm) if units.cjk else _NONE
     if not units.words:
         return Units(cjk, _NONE)
-    if reference.text.isascii() and not (reference.tokenised and len(reference.text) <= _CACHE_MAX_CHARS):
-        return Units(cjk, reference.ascii_tokens_among(units.words))
+    if reference.text.isascii():
+        if not (reference.tokenised and len(reference.text) <= _CACHE_MAX_CHARS):
+            return Units(cjk, reference.ascii_tokens_among(units.words))
+    elif not reference.tokenised:
+        # `units.words` holds no CJK character (those are in `units.cjk`): the other tokens are all it can meet
+        return Units(cjk, units.words.intersection(reference.word_tokens()))
     # the reference's tokens are not made a set: one pass over them is all the lookup needs
     return Units(cjk, units.words.intersection(tokens(reference.text)))
 

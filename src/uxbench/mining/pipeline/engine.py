@@ -27,7 +27,7 @@ from uxbench.mining.pipeline.stages import StageFn, deid_batch_table, sessions_r
 from uxbench.mining.pipeline.store import StageDir
 from uxbench.mining.sessions import session_of_lines
 from uxbench.mining.types import Session
-from uxbench.mining.workers import worker_context
+from uxbench.mining.workers import tune_gc, worker_context
 
 
 class Engine(Protocol):
@@ -110,7 +110,7 @@ class LocalEngine:
 
     def _executor(self) -> ProcessPoolExecutor:
         if self._pool is None:
-            self._pool = ProcessPoolExecutor(self.workers, mp_context=worker_context())
+            self._pool = ProcessPoolExecutor(self.workers, mp_context=worker_context(), initializer=tune_gc)
         return self._pool
 
     def submit(self, parallel: bool, job: Callable[..., dict[str, int]], *args: Any) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -172,10 +173,11 @@ def _first_conversion() -> None:
 def run_sessions_stage(
     stage: StageDir, inputs: tuple[str, ...], *, fmt: str, skip_invalid: bool, batch_size: int,
     n_buckets: int, salt: bytes, tmpdir: Path, pool: LocalEngine, progress: Progress,
-    chain: Sequence[MapLink] = (),
+    chain: Sequence[MapLink] = (), then: Callable[[int], None] | None = None,
 ) -> dict[str, Any]:
     """Stage 01; returns its marker (batches, counts, ingest report). The stages in ``chain`` run on each new
-    batch in the same job (`engine.deid_shard`)."""
+    batch in the same job (`engine.deid_shard`); ``then(batch)`` is called on the driver as each batch's job has
+    finished (any order; a batch an earlier run finished is reported at once)."""
     shutil.rmtree(tmpdir, ignore_errors=True)  # buckets of a killed run: raw text, delete first
     tmpdir.mkdir(mode=0o700, parents=True)
     n_batches = skipped = 0
@@ -199,7 +201,8 @@ def run_sessions_stage(
             if stage.shard_done(batch):
                 skipped += 1
                 continue
-            pool.submit(True, deid_shard, stage, batch, chunk, salt, chain)
+            pool.submit(True, deid_shard, stage, batch, chunk, salt, chain,
+                        then=None if then is None else partial(then, batch))
         if pool.workers > 1:
             _first_conversion()
         pool.drain()
@@ -211,23 +214,52 @@ def run_sessions_stage(
     return stage.finish(n_batches, {"ingest": ingest})
 
 
-def run_dedup_stage(stage: StageDir, src: StageDir, n_batches: int, config: DedupConfig,
-                    progress: Progress) -> dict[str, Any]:
-    """Stage 05 over the signal stage's shards, in batch order."""
-    index = NearDuplicateIndex(config)
-    written = 0
-    for batch in range(n_batches):
-        table = read_shard(src.shard_path(batch), ["conversation_id", "dedup_minhash"])
-        done = stage.shard_done(batch)
+class DedupRun:
+    """Stage 05: one near-duplicate index over the signal stage's shards, fed in batch order (`add`). A batch
+    whose shard an earlier run wrote is replayed into the index, not written again. With the local engine the
+    driver feeds it each batch as the job that made its signal shard finishes (`follow`), while the workers go on
+    with later batches, instead of all of them after the last one: the index is serial, the driver idle then."""
+
+    def __init__(self, stage: StageDir, src: StageDir, config: DedupConfig) -> None:
+        self.stage, self.src = stage, src
+        self.index = NearDuplicateIndex(config)
+        self.next = 0
+        self.written = 0
+        self._ready: set[int] = set()
+
+    def follow(self, batch: int) -> None:
+        """Batch ``batch``'s signal shard is committed: index every batch from `next` on that is (any order)."""
+        self._ready.add(batch)
+        while self.next in self._ready:
+            self._ready.discard(self.next)
+            self.add(self.next)
+
+    def add(self, batch: int) -> None:
+        """Index batch ``next`` (which must be ``batch``) and write its shard unless an earlier run did."""
+        assert batch == self.next, "batches are indexed in order"
+        table = read_shard(self.src.shard_path(batch), ["conversation_id", "dedup_minhash"])
+        done = self.stage.shard_done(batch)
         rows = []
         for cid, values in zip(table.column("conversation_id").to_pylist(),
                                table.column("dedup_minhash").to_pylist(), strict=True):
-            rep = index.add_signature(cid, values)
+            rep = self.index.add_signature(cid, values)
             counts = {"checked": 1, "duplicates": int(rep is not None), "kept": int(rep is None)}
             rows.append({"batch": batch, "conversation_id": cid, "duplicate_of": rep,
                          "counts": orjson.dumps(counts, option=orjson.OPT_SORT_KEYS).decode()})
         if not done:
-            commit_batch(stage, batch, pa.Table.from_pylist(rows, schema=DEDUP_SCHEMA), DEDUP_SCHEMA)
-            written += 1
-    progress(f"{stage.name}: {n_batches} batches ({n_batches - written} already done)")
-    return stage.finish(n_batches)
+            commit_batch(self.stage, batch, pa.Table.from_pylist(rows, schema=DEDUP_SCHEMA), DEDUP_SCHEMA)
+            self.written += 1
+        self.next += 1
+
+    def finish(self, n_batches: int, progress: Progress) -> dict[str, Any]:
+        """Index the batches not fed yet, then write the stage marker."""
+        while self.next < n_batches:
+            self.add(self.next)
+        progress(f"{self.stage.name}: {n_batches} batches ({n_batches - self.written} already done)")
+        return self.stage.finish(n_batches)
+
+
+def run_dedup_stage(stage: StageDir, src: StageDir, n_batches: int, config: DedupConfig,
+                    progress: Progress, run: DedupRun | None = None) -> dict[str, Any]:
+    """Stage 05 over the signal stage's shards, in batch order (continuing ``run``, fed while stage 01 ran)."""
+    return (run or DedupRun(stage, src, config)).finish(n_batches, progress)

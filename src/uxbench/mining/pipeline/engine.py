@@ -106,21 +106,31 @@ class LocalEngine:
     def __init__(self, workers: int) -> None:
         self.workers = max(1, workers)
         self._pool: ProcessPoolExecutor | None = None
-        self._inflight: deque[Future[dict[str, int]]] = deque()
+        self._inflight: deque[tuple[Future[dict[str, int]], Callable[[], None] | None]] = deque()
 
     def _executor(self) -> ProcessPoolExecutor:
         if self._pool is None:
             self._pool = ProcessPoolExecutor(self.workers, mp_context=worker_context(), initializer=tune_gc)
         return self._pool
 
-    def submit(self, parallel: bool, job: Callable[..., dict[str, int]], *args: Any) -> None:
-        """Run ``job(*args)`` now (in-line) or in the pool, with at most 2 x workers jobs queued."""
+    def submit(self, parallel: bool, job: Callable[..., dict[str, int]], *args: Any,
+               then: Callable[[], None] | None = None) -> None:
+        """Run ``job(*args)`` now (in-line) or in the pool, with at most 2 x workers jobs queued; ``then`` is called
+        on this (the driver's) thread once the job has finished, while later jobs may still run."""
         if not parallel or self.workers == 1:
             job(*args)
+            if then is not None:
+                then()
             return
         while len(self._inflight) >= 2 * self.workers:
-            self._inflight.popleft().result()
-        self._inflight.append(self._executor().submit(job, *args))
+            self._finish_oldest()
+        self._inflight.append((self._executor().submit(job, *args), then))
+
+    def _finish_oldest(self) -> None:
+        future, then = self._inflight.popleft()
+        future.result()
+        if then is not None:
+            then()
 
     def map_ordered(self, jobs: Iterable[tuple[Any, ...]]) -> Iterator[Any]:
         """``job(*args)`` for each ``(job, *args)``, results in order; at most 2 x workers jobs in flight
@@ -146,7 +156,10 @@ class LocalEngine:
         error: BaseException | None = None
         while self._inflight:
             try:
-                self._inflight.popleft().result()
+                if error is None:
+                    self._finish_oldest()
+                else:  # after a failure: wait for the others, their follow-up work is not done
+                    self._inflight.popleft()[0].result()
             except BaseException as exc:  # keep waiting, so no job writes after we return
                 error = error or exc
         if error is not None:

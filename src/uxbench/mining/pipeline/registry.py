@@ -138,11 +138,13 @@ def _sessions(ctx: RunContext, stage: StageDir) -> dict[str, Any]:
     return run_sessions_stage(
         stage, c.inputs, fmt=c.format, skip_invalid=c.skip_invalid, batch_size=c.batch_size,
         n_buckets=ctx.n_buckets, salt=ctx.salt, tmpdir=ctx.extras["bucket_dir"], pool=ctx.extras["sessions_pool"],
-        progress=ctx.say, chain=ctx.extras.get("chain", ()))
+        progress=ctx.say, chain=ctx.extras.get("chain", ()),
+        then=run.follow if (run := ctx.extras.get("dedup_run")) is not None else None)
 
 
 def _dedup(ctx: RunContext, stage: StageDir) -> dict[str, Any]:
-    return run_dedup_stage(stage, ctx.dirs["signals"], ctx.n_batches, ctx.config.dedup, ctx.say)
+    return run_dedup_stage(stage, ctx.dirs["signals"], ctx.n_batches, ctx.config.dedup, ctx.say,
+                           run=ctx.extras.pop("dedup_run", None))
 
 
 def _bind_signals(c: MineConfig) -> StageFn:

@@ -30,7 +30,7 @@ from uxbench.fileio import remove_stale_temps
 from uxbench.mining.deid import resolve_key
 from uxbench.mining.pipeline import registry
 from uxbench.mining.pipeline.config import MineConfig
-from uxbench.mining.pipeline.driver_stages import bucket_count, input_fingerprints
+from uxbench.mining.pipeline.driver_stages import DedupRun, bucket_count, input_fingerprints
 from uxbench.mining.pipeline.engine import Engine, LocalEngine, MapLink
 from uxbench.mining.pipeline.outputs import (
     CANDIDATES,
@@ -159,6 +159,18 @@ def _ride_along(ctx: RunContext) -> list[MapLink]:
     return links
 
 
+def _follow_dedup(ctx: RunContext, links: list[MapLink]) -> None:
+    """When the chain ends with the signal stage and the near-duplicate stage comes next, unfinished: prepare it
+    now, so the driver indexes each batch as its job finishes (`driver_stages.DedupRun`), while the workers go on."""
+    dedup = registry.get("dedup")
+    above = registry.upstream(dedup, ctx.config)
+    if not links or above is None or links[-1].dst is not ctx.dirs.get(above.name) or not dedup.enabled(ctx.config):
+        return
+    found = _prepare(ctx, dedup)
+    if found.done() is None:
+        ctx.extras["dedup_run"] = DedupRun(found, links[-1].dst, ctx.config.dedup)
+
+
 def _run_stage(ctx: RunContext, stage: Stage, local: LocalEngine, engines: list[Engine]) -> None:
     """Prepare one deterministic stage, run what is missing, and record its counts."""
     found = _prepare(ctx, stage)
@@ -168,6 +180,7 @@ def _run_stage(ctx: RunContext, stage: Stage, local: LocalEngine, engines: list[
             assert callable(stage.run)
             if stage.name == registry.STAGES[0].name and ctx.config.engine == "local":
                 ctx.extras["chain"] = _ride_along(ctx)
+                _follow_dedup(ctx, ctx.extras["chain"])
             done = stage.run(ctx, found)
         else:
             assert stage.bind is not None and stage.schema is not None

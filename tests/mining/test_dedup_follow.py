@@ -62,3 +62,38 @@ def test_batches_fed_out_of_order_are_indexed_in_order(tmp_path: Path, monkeypat
     run.follow(0)
     assert run.next == n
     assert {p.name: p.read_bytes() for p in (work / "05-dedup").glob("part-*.parquet")} == expected
+
+
+def test_a_run_that_fails_while_its_outputs_stream_leaves_the_earlier_ones_and_no_temporary_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from uxbench.mining.pipeline import outputs
+
+    monkeypatch.setenv(SALT_ENV, "dedup-follow-test-salt-0123")
+    log = write_log(tmp_path / "log.jsonl", copies=2)
+    out = tmp_path / "out"
+    mine(log, out, 1)
+    real = outputs._signal_batch
+
+    def failing(signals: StageDir, dedup: StageDir, llm: StageDir | None, batch: int) -> object:
+        if batch == 1:
+            raise OSError("disk full")
+        return real(signals, dedup, llm, batch)
+
+    monkeypatch.setattr(outputs, "_signal_batch", failing)
+    with pytest.raises(OSError, match="disk full"):
+        run_pipeline(MineConfig(inputs=(str(log),), out=str(out), llm=False, workers=1, batch_size=2, fresh=True))
+    assert not [p.name for p in out.iterdir() if ".tmp-" in p.name]
+    assert not (out / "signals.parquet").exists()  # --fresh cleared the earlier outputs; none half-written
+
+
+def test_an_output_stream_takes_batches_in_order_only(tmp_path: Path) -> None:
+    from uxbench.mining.pipeline.outputs import OutputStream
+
+    dirs = [StageDir(tmp_path / "work", name, "k") for name in ("01", "02", "03", "04", "05")]
+    stream = OutputStream(tmp_path, *dirs)
+    with pytest.raises(ValueError, match="batch 1 given where batch 0 was due"):
+        stream.add(1)
+    with pytest.raises(ValueError, match="0 of 2 batches"):
+        stream.finish(2)
+    stream.abort()
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -220,8 +220,10 @@ class DedupRun:
     driver feeds it each batch as the job that made its signal shard finishes (`follow`), while the workers go on
     with later batches, instead of all of them after the last one: the index is serial, the driver idle then."""
 
-    def __init__(self, stage: StageDir, src: StageDir, config: DedupConfig) -> None:
-        self.stage, self.src = stage, src
+    def __init__(self, stage: StageDir, src: StageDir, config: DedupConfig,
+                 after: Callable[[int], None] | None = None) -> None:
+        self.stage, self.src, self.after = stage, src, after
+        """``after(batch)``: called as each batch is indexed, in batch order (`outputs.OutputStream.add`)."""
         self.index = NearDuplicateIndex(config)
         self.next = 0
         self.written = 0
@@ -250,6 +252,8 @@ class DedupRun:
             commit_batch(self.stage, batch, pa.Table.from_pylist(rows, schema=DEDUP_SCHEMA), DEDUP_SCHEMA)
             self.written += 1
         self.next += 1
+        if self.after is not None:
+            self.after(batch)
 
     def finish(self, n_batches: int, progress: Progress) -> dict[str, Any]:
         """Index the batches not fed yet, then write the stage marker."""

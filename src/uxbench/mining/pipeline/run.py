@@ -40,6 +40,7 @@ from uxbench.mining.pipeline.outputs import (
     MANIFEST,
     OUTPUT_NAMES,
     STAGE_COUNTS,
+    OutputStream,
     write_deid_changes,
     write_dropped,
     write_gated,
@@ -159,6 +160,25 @@ def _ride_along(ctx: RunContext) -> list[MapLink]:
     return links
 
 
+def _write_outputs(ctx: RunContext, ticks: StageTick | None) -> dict[str, Path]:
+    """The output files from the finished shards (and the model stages, when a model is used)."""
+    out, n = ctx.out, ctx.n_batches
+    deidentified = ctx.dirs.get("deid_model") or ctx.dirs["sessions"]
+    outputs = {
+        "gated": write_gated(out, ctx.dirs["gate"], n),
+        "deid_changes": write_deid_changes(out, deidentified, n),
+        "dropped": write_dropped(out, ctx.dirs["prefilter"], ctx.dirs["dedup"], n),
+    }
+    if ctx.config.uses_model:
+        from uxbench.mining.pipeline.llm_stages import run_model_stages
+
+        outputs.update(run_model_stages(ctx, ticks))
+    else:
+        _remove_llm_outputs(out)
+    outputs.update(write_signal_tables(out, ctx.dirs["signals"], ctx.dirs["dedup"], ctx.dirs.get("llm_signals"), n))
+    return outputs
+
+
 def _follow_dedup(ctx: RunContext, links: list[MapLink]) -> None:
     """When the chain ends with the signal stage and the near-duplicate stage comes next, unfinished: prepare it
     now, so the driver indexes each batch as its job finishes (`driver_stages.DedupRun`), while the workers go on."""
@@ -167,8 +187,14 @@ def _follow_dedup(ctx: RunContext, links: list[MapLink]) -> None:
     if not links or above is None or links[-1].dst is not ctx.dirs.get(above.name) or not dedup.enabled(ctx.config):
         return
     found = _prepare(ctx, dedup)
-    if found.done() is None:
-        ctx.extras["dedup_run"] = DedupRun(found, links[-1].dst, ctx.config.dedup)
+    if found.done() is not None:
+        return
+    stream = None
+    if not ctx.config.uses_model:  # nothing after the index changes the outputs: written as it goes too
+        stream = ctx.extras["output_stream"] = OutputStream(
+            ctx.out, ctx.dirs["sessions"], ctx.dirs["gate"], ctx.dirs["prefilter"], links[-1].dst, found)
+    ctx.extras["dedup_run"] = DedupRun(found, links[-1].dst, ctx.config.dedup,
+                                       after=stream.add if stream is not None else None)
 
 
 def _run_stage(ctx: RunContext, stage: Stage, local: LocalEngine, engines: list[Engine]) -> None:
@@ -247,21 +273,15 @@ def run_pipeline(config: MineConfig, progress: Progress | None = None, ticks: St
                 _run_stage(ctx, stage, local, engines)
             elif stage.kind == "deid" and stage.enabled(config):
                 _run_deid_stage(ctx, stage, ticks)
-        deidentified = ctx.dirs.get("deid_model") or ctx.dirs["sessions"]
-        outputs = {
-            "gated": write_gated(out, ctx.dirs["gate"], ctx.n_batches),
-            "deid_changes": write_deid_changes(out, deidentified, ctx.n_batches),
-            "dropped": write_dropped(out, ctx.dirs["prefilter"], ctx.dirs["dedup"], ctx.n_batches),
-        }
-        if config.uses_model:
-            from uxbench.mining.pipeline.llm_stages import run_model_stages
-
-            outputs.update(run_model_stages(ctx, ticks))
-        else:
+        stream: OutputStream | None = ctx.extras.pop("output_stream", None)
+        if stream is not None:  # written batch by batch as the near-duplicate index went
             _remove_llm_outputs(out)
-        outputs.update(write_signal_tables(out, ctx.dirs["signals"], ctx.dirs["dedup"],
-                                           ctx.dirs.get("llm_signals"), ctx.n_batches))
+            outputs = stream.finish(ctx.n_batches)
+        else:
+            outputs = _write_outputs(ctx, ticks)
     finally:
+        if (unfinished := ctx.extras.pop("output_stream", None)) is not None:
+            unfinished.abort()
         for engine in engines:
             if engine is not local:
                 engine.close()

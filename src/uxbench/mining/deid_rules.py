@@ -183,6 +183,13 @@ _IPV6_ZIPPED_REVERSED = re.compile(r"::[0-9A-Fa-f:]*(?![0-9A-Za-z:.])")
 _IPV6_FULL = re.compile(r":[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){5}:")  # the inner 7 colons of 8 groups
 _EMAIL_AT = re.compile(r"@(?<=[A-Za-z0-9._%+-]@)[A-Za-z0-9]")  # EMAIL: local-part character, @, domain
 _HAO_AFTER_DIGIT = re.compile(r"号(?<=\d号)")  # CN_STREET: \d{1,5}(?:-\d{1,5})?号
+_WWW = re.compile(r"[Ww][Ww][Ww]\.")  # (not [Ww]{3}: a pattern opening with a class is scanned for it)
+
+
+def _has_www(text: str) -> bool:
+    """``"www." in text.lower()`` without lowering the text (3x faster): only W and w lower to "w", only "." to
+    ".", and no character to several holding either (checked over every code point by the tests)."""
+    return ("w." in text or "W." in text) and _WWW.search(text) is not None
 _ESTATE_MARK = re.compile(r"[\dA-Za-z](?:号楼|栋|幢|座)")  # CN_ESTATE: (?:\d{1,4}|[A-Za-z])(?:号楼|栋|幢|座)
 
 
@@ -406,7 +413,7 @@ def _scan(text: str) -> list[PiiSpan]:
     raw = text.encode("ascii") if text.isascii() else None
     lowered = None if raw is None else raw.lower()
     # the URL pattern needs ://, or www. in any case: only "W" and "w" lower-case to "w", only "." to "."
-    if "://" in text or (b"www." in lowered if lowered is not None else "www." in text.lower()):
+    if "://" in text or (b"www." in lowered if lowered is not None else _has_www(text)):
         for match in _urls(text, lowered):
             value = match.group().rstrip(_URL_TRAIL)
             if url_is_personal(value):

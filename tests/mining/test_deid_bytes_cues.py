@@ -68,3 +68,19 @@ def test_has_www_equals_the_lower_case_test(text: str) -> None:
 def test_has_www_on_written_cases() -> None:
     for text in ["", "www.", "WwW.", "ww.", "w.w.w.", "wwww", "张WWW.x", "ＷＷＷ.", "xwww.", "www", "WW W."]:
         assert r._has_www(text) == ("www." in text.lower()), text
+
+
+@given(st.text(alphabet="0123456789a٣０𝟘 .:\n", max_size=12))
+def test_has_digit_equals_the_regex_test(text: str) -> None:
+    assert r._has_digit(text) == (r._DIGIT.search(text) is not None)
+
+
+def test_has_digit_on_written_cases() -> None:
+    for text in ["", "abc", "a9", "0", "x\n5", "١", "٣ x", "０", "𝟘", "²", "½", "ab c"]:
+        assert r._has_digit(text) == (r._DIGIT.search(text) is not None), text
+
+
+@given(st.binary(max_size=16).map(lambda raw: raw.translate(r._SHAPE)))
+def test_the_ipv4_shape_opens_with_digit_dot_digit(shape: bytes) -> None:
+    if r._IPV4_SHAPE.search(shape):
+        assert b"0.0" in shape

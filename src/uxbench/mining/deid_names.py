@@ -233,13 +233,12 @@ _EN_RULES = (EN_INTRO, EN_TITLE, EN_DEAR, EN_SIGNOFF, EN_FIELD, EN_I_AM)
 _SIGNOFF_RULE = _EN_RULES.index(EN_SIGNOFF)
 _START_RULES = [tuple(_EN_RULES.index(p) for p, cues in _START_CUES.items() if literal in cues)
                 for literal in _START_LITERALS]
-_STARTS = _cue_automaton(_START_LITERALS)
 _SIGNOFF_LITERALS = sorted(set(_SIGNOFFS.split("|")))
 # Sign-off phrases are searched leftmost-longest, not overlapping (3x faster: the automaton's prefilter then
 # applies): a phrase starting inside another one's match follows a letter of it, and `_signoff_may_start`
 # rejects it anyway, since every phrase is lower-case letters and spaces, opening with a letter.
 _SIGNOFF_STARTS = ahocorasick_rs.AhoCorasick(_SIGNOFF_LITERALS, matchkind=ahocorasick_rs.MatchKind.LeftmostLongest)
-# The same cues for an ASCII text's bytes, where a byte offset is a character offset: ahocorasick_rs scans
+# The same cues for a text's UTF-8 bytes (an ASCII text's byte offsets are its character offsets): ahocorasick_rs scans
 # bytes 3-4x faster than a str (which it copies and maps back to character offsets).
 _STARTS_BYTES = ahocorasick_rs.BytesAhoCorasick([cue.encode() for cue in _START_LITERALS],
                                                 matchkind=ahocorasick_rs.MatchKind.Standard)
@@ -248,6 +247,24 @@ _SIGNOFF_STARTS_BYTES = ahocorasick_rs.BytesAhoCorasick([cue.encode() for cue in
 
 
 _ZH_CUE_FINDER = _cue_automaton(list(_ZH_CUES))
+# A non-ASCII text is searched as its UTF-8 bytes too: a literal is in a text exactly when its UTF-8 form is in
+# the text's, and a str haystack costs ahocorasick_rs a copy and a map of every offset back to characters
+# (a tenth of the de-identification's instructions on Chinese text); the few hits are mapped here instead.
+_ZH_CUE_BYTES = ahocorasick_rs.BytesAhoCorasick([cue.encode() for cue in _ZH_CUES],
+                                                matchkind=ahocorasick_rs.MatchKind.Standard)
+_LOWER_TO_ASCII = ("\u0130", "\u212a")
+"""The only non-ASCII characters whose lower case holds ASCII (İ, two characters; the Kelvin sign, k): without
+them, a text's lower case differs from its bytes' ASCII lower case only outside ASCII, where no sign-off is."""
+
+
+def _char_offsets(data: bytes, offsets: list[int]) -> dict[int, int]:
+    """Character offsets of the byte offsets ``offsets`` (character boundaries) of a text's UTF-8 ``data``."""
+    chars: dict[int, int] = {}
+    byte = char = 0
+    for at in sorted(set(offsets)):
+        char += len(data[byte:at].decode("utf-8"))
+        chars[at], byte = char, at
+    return chars
 
 
 def _signoff_may_start(text: str, at: int) -> bool:
@@ -278,8 +295,11 @@ def _english_matches(text: str, raw: bytes | None = None,
     found: list[list[re.Match[str]]] = [[] for _ in _EN_RULES]
     if raw is None and text.isascii():
         raw = text.encode("ascii")
-    hits = (_STARTS.find_matches_as_indexes(text, overlapping=True) if raw is None
-            else _STARTS_BYTES.find_matches_as_indexes(raw, overlapping=True))
+    data = text.encode("utf-8") if raw is None else raw
+    hits = _STARTS_BYTES.find_matches_as_indexes(data, overlapping=True)
+    if hits and raw is None:  # byte offsets to character offsets
+        chars = _char_offsets(data, [at for _, at, _ in hits])
+        hits = [(which, chars[at], end) for which, at, end in hits]
     if hits:
         starts: list[list[int]] = [[] for _ in _EN_RULES]
         for which, at, _ in hits:
@@ -290,6 +310,12 @@ def _english_matches(text: str, raw: bytes | None = None,
                 found[rule] = _anchored(_EN_RULES[rule], text, where)
     if raw is not None:  # ASCII: lower case keeps the offsets
         phrases = _SIGNOFF_STARTS_BYTES.find_matches_as_indexes(raw.lower() if lowered is None else lowered)
+    elif not any(char in text for char in _LOWER_TO_ASCII):
+        # the bytes' ASCII lower case: the sign-off phrases (ASCII) are where they are in text.lower()
+        phrases = _SIGNOFF_STARTS_BYTES.find_matches_as_indexes(data.lower())
+        if phrases:
+            chars = _char_offsets(data, [at for _, at, _ in phrases])
+            phrases = [(which, chars[at], end) for which, at, end in phrases]
     else:
         lowered_text = text.lower()
         if len(lowered_text) != len(text):  # lower() moved the offsets
@@ -311,7 +337,7 @@ def find_names(text: str, raw: bytes | None = None, lowered: bytes | None = None
     """Name spans (type NAME, normalised to lower case without spaces) by the rules above; may overlap.
     ``raw`` / ``lowered``: for an ASCII text only, its bytes and their lower case, when the caller has them."""
     spans: list[PiiSpan] = []
-    if not text.isascii() and _ZH_CUE_FINDER.find_matches_as_indexes(text):  # one of _ZH_CUES in it: one pass
+    if not text.isascii() and _ZH_CUE_BYTES.find_matches_as_indexes(text.encode("utf-8")):  # a cue
         for pattern in (ZH_INTRO, ZH_SURNAME, ZH_ADDRESS, ZH_FIELD, ZH_SIGNATURE, ZH_LETTER_CLOSE):
             if pattern is ZH_LETTER_CLOSE and not any(cue in text for cue in _ZH_LETTER_CUES):
                 continue

@@ -114,6 +114,21 @@ def _frequency(clause: Clause) -> float:
     return sum(4.0 ** -sum(1 if c.isascii() else 2 for c in literal) for literal in clause)
 
 
+_COMMON_WORDS = frozenset(
+    "a am an all and any are be build can could create do does for get going how i i'm is it make many me much my "
+    "need of plan should some steps the these those to trying want wanna way ways we what will would you your".split())
+"""Words of ordinary chat with an assistant: a literal made of them alone ("how to ", "i want ", "way to ")
+is in a quarter of the pool's texts, however long it is."""
+
+
+def _order_key(clause: Clause) -> tuple[float, list[str]]:
+    """`_frequency`, with a literal of common words only counted as likely as two letters: the first clause,
+    searched on its own in every text, should be one that is rarely met ("how to make a bomb": " bomb", ...)."""
+    chance = sum(1 / 16 if literal.isascii() and set(re.findall(r"[a-z']+", literal)) <= _COMMON_WORDS
+                 else _frequency(frozenset([literal])) for literal in clause)
+    return chance, sorted(clause)
+
+
 def _weak(literal: str) -> bool:
     """Too short to filter anything ("of", " a "); one CJK character is selective enough."""
     return literal.isascii() and (len(literal) < 3 or len(literal.strip()) < 2)
@@ -137,7 +152,7 @@ def required_clauses(pattern: str) -> tuple[Clause, ...]:
         return ()
     clauses = {frozenset(lit for lit in clause if not any(o != lit and o in lit for o in clause))
                for clause in raw if not any(_weak(literal) for literal in clause)}
-    ordered = sorted(clauses, key=lambda c: (_frequency(c), sorted(c)))
+    ordered = sorted(clauses, key=_order_key)
     return tuple(c for c in ordered if not any(o < c for o in ordered))  # a superset of another adds nothing
 
 

@@ -1,0 +1,86 @@
+"""Non-ASCII texts' name cues and sign-off phrases are searched in their UTF-8 bytes (offsets mapped back), and
+``"www."`` in their lower case without lowering them: each must agree with the str formulation it replaced."""
+
+from __future__ import annotations
+
+import sys
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_deid_names_fast import PIECES, plain_find_names
+
+from uxbench.mining import deid_names as n
+from uxbench.mining import deid_rules as r
+
+ODD = ["é", "张", "😀", "\u212a", "İ", "ſ", "’", "I’m Ann", "Thanks,\n张伟", "Dear Zoë,", "Regards,\nÉmile",
+       "谢谢\nBest,\nAl", "\u212aind regards,\nBob", "thanKs\nTom", "ＷＷＷ.", "ẞ", "Σ", "Name：张三",
+       "My name is José"]
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from([*PIECES, *ODD]), max_size=10),
+       st.lists(st.sampled_from([" ", "\n", "", ". ", "é", "张"]), min_size=10, max_size=10))
+def test_names_of_non_ascii_texts_equal_the_rules_run_everywhere(parts: list[str], joins: list[str]) -> None:
+    text = "".join(part + join for part, join in zip(parts, joins, strict=False))
+    assert n.find_names(text) == plain_find_names(text)
+
+
+def test_names_on_written_non_ascii_cases() -> None:
+    for text in ["张先生 Dear Zoë,\nRegards,\nÉmile", "😀 My name is Rosalind Ashwood 😀", "é\nBest regards,\nAnn Lee",
+                 "\u212a Thanks,\nTom", "İ Regards,\nTom", "I’m Tyler Jackson é", "", "é", "姓名：林夜\nName: Al"]:
+        for variant in (text, f"ü{text}", f"{text}\n{text}"):
+            assert n.find_names(variant) == plain_find_names(variant), variant
+
+
+def test_only_the_listed_characters_lower_to_ascii() -> None:
+    odd = {chr(c) for c in range(0x80, sys.maxunicode + 1) if any(ch.isascii() for ch in chr(c).lower())}
+    assert odd == set(n._LOWER_TO_ASCII)
+
+
+def test_char_offsets_of_byte_offsets() -> None:
+    text = "a张😀b\u212ac é"
+    data = text.encode()
+    wanted = {len(text[:i].encode()): i for i in range(len(text) + 1)}
+    assert n._char_offsets(data, list(wanted)) == wanted
+    assert n._char_offsets(data, []) == {}
+    assert n._char_offsets(data, [len(data), 0, len(data)]) == {0: 0, len(data): len(text)}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([*n._ZH_CUES, "张", "x", " ", "—", "-", "－", "é", "İ", "长总", "😀"]), max_size=8))
+def test_the_chinese_cue_bytes_pass_finds_a_cue_where_the_substring_tests_do(parts: list[str]) -> None:
+    text = "".join(parts)
+    assert bool(n._ZH_CUE_BYTES.find_matches_as_indexes(text.encode())) == any(cue in text for cue in n._ZH_CUES)
+
+
+def test_only_w_and_dot_lower_to_w_or_dot() -> None:
+    for code in range(sys.maxunicode + 1):
+        lowered = chr(code).lower()
+        if "w" in lowered or "." in lowered:
+            assert chr(code) in "Ww." and len(lowered) == 1
+
+
+@given(st.text(alphabet="wW.ＷＷ张 İ\u212aſx", max_size=12))
+def test_has_www_equals_the_lower_case_test(text: str) -> None:
+    assert r._has_www(text) == ("www." in text.lower())
+
+
+def test_has_www_on_written_cases() -> None:
+    for text in ["", "www.", "WwW.", "ww.", "w.w.w.", "wwww", "张WWW.x", "ＷＷＷ.", "xwww.", "www", "WW W."]:
+        assert r._has_www(text) == ("www." in text.lower()), text
+
+
+@given(st.text(alphabet="0123456789a٣０𝟘 .:\n", max_size=12))
+def test_has_digit_equals_the_regex_test(text: str) -> None:
+    assert r._has_digit(text) == (r._DIGIT.search(text) is not None)
+
+
+def test_has_digit_on_written_cases() -> None:
+    for text in ["", "abc", "a9", "0", "x\n5", "١", "٣ x", "０", "𝟘", "²", "½", "ab c"]:
+        assert r._has_digit(text) == (r._DIGIT.search(text) is not None), text
+
+
+@given(st.binary(max_size=16).map(lambda raw: raw.translate(r._SHAPE)))
+def test_the_ipv4_shape_opens_with_digit_dot_digit(shape: bytes) -> None:
+    if r._IPV4_SHAPE.search(shape):
+        assert b"0.0" in shape

@@ -59,3 +59,16 @@ def test_every_rule_condition() -> None:
     for condition in conditions:
         for subset in _subsets(sorted(condition.words() | {"zz"}), rng):
             assert condition.holds(subset) == _by_tuples(condition, subset)
+
+
+def test_every_rule_alternative() -> None:
+    """`_Alternative.holds` by its flattened sets agrees with every condition's own test."""
+    rng = random.Random(2)
+    patterns = [p for name, module in list(sys.modules.items()) if name.startswith("uxbench.mining.signals")
+                for p in vars(module).values() if isinstance(p, WordRegex)]
+    alternatives = [a for p in patterns for a in p._alternatives if a.conditions]
+    assert any(a.sets is not None for a in alternatives)
+    for alternative in alternatives:
+        words = sorted({"zz"}.union(*(c.words() for c in alternative.conditions)))
+        for subset in _subsets(words, rng):
+            assert alternative.holds(subset) == all(_by_tuples(c, subset) for c in alternative.conditions)

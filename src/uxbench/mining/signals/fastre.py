@@ -148,7 +148,7 @@ class _Alternative:
     """One top-level alternative of a `WordRegex` and its prefilter: word conditions (`index`: a word of
     each way to meet the first one; `conditions`: what else must hold), else substrings (`literals`)."""
 
-    __slots__ = ("anchored", "conditions", "index", "literals", "rate", "regex")
+    __slots__ = ("anchored", "conditions", "index", "literals", "rate", "regex", "sets")
 
     def __init__(self, pattern: str) -> None:
         self.regex = re.compile(f"{_WORD_START}(?:{pattern})")
@@ -167,9 +167,17 @@ class _Alternative:
             if chosen and not conditions else None
         )
         self.rate = condition_rate(conditions[0]) if conditions else pass_rate(chosen) if chosen else 1.0
+        # every condition a product and nothing else: `holds` is a word of each of their sets, in one loop
+        products = all(c.factors and not c.singles for c in self.conditions)
+        self.sets = tuple(f for c in self.conditions for f in c.factors or ()) if products else None
 
     def holds(self, words: frozenset[str]) -> bool:
         """Every word condition holds for a text of `words`."""
+        if self.sets is not None:
+            for words_set in self.sets:
+                if words_set.isdisjoint(words):
+                    return False
+            return True
         for condition in self.conditions:
             if not condition.holds(words):
                 return False

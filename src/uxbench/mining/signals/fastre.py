@@ -73,6 +73,12 @@ def _add_vocabulary(words: frozenset[str]) -> None:
         words_of.cache_clear()  # the sets kept were read without the new words
 
 
+def tested_words(words: frozenset[str]) -> frozenset[str]:
+    """`words`, added to those `words_of` keeps, for a rule of its own that tests them on a text's `words_of`."""
+    _add_vocabulary(words)
+    return words
+
+
 @lru_cache(maxsize=8)
 def lowered(text: str) -> str:
     """``text.lower()``, kept for the last few texts: the ~10 cue patterns of one message then lower it once,

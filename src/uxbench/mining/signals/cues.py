@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from uxbench.mining.signals.fastre import OPENING, Prefiltered, WordRegex, lowered
+from uxbench.mining.signals.fastre import OPENING, Prefiltered, WordRegex, lowered, tested_words, words_of
 from uxbench.mining.signals.similarity import (
     STOP_WORDS,
     changed_tokens,
@@ -197,7 +197,18 @@ def _anaphora_en(text: str) -> re.Match[str] | None:
     low = lowered(text)
     if len(low) != len(text):
         return _ANAPHORA_EN.search(text)
-    return _ANAPHORA_EN.fast.match(low) or _ANAPHORA_REST.search(low, 1)
+    m = _ANAPHORA_EN.fast.match(low)
+    if m is not None:
+        return m
+    if words_of(low).isdisjoint(_ANAPHORA_NEEDS) and not low.rstrip().removesuffix("?").rstrip().endswith(_ENDS):
+        return None  # most messages (70% on the pool): no word `_ANAPHORA_REST` needs, nor a word it ends on
+    return _ANAPHORA_REST.search(low, 1)
+
+
+# Every match of `_ANAPHORA_REST` holds one of these words (standing between characters that are not a-z or 0-9,
+# as `words_of` splits a text), or ends the text (before spaces and a "?") with one of `_ENDS`.
+_ANAPHORA_NEEDS = tested_words(frozenset({"it", "its", "that", "thats", "they", "them"}))
+_ENDS = ("then", "those", "these", "instead")
 
 
 def rephrase_cue(text: str) -> str | None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from functools import lru_cache
+from itertools import product
 
 from uxbench.mining.signals.literals import (
     EDGE,
@@ -72,6 +73,12 @@ def _add_vocabulary(words: frozenset[str]) -> None:
         words_of.cache_clear()  # the sets kept were read without the new words
 
 
+def tested_words(words: frozenset[str]) -> frozenset[str]:
+    """`words`, added to those `words_of` keeps, for a rule of its own that tests them on a text's `words_of`."""
+    _add_vocabulary(words)
+    return words
+
+
 @lru_cache(maxsize=8)
 def lowered(text: str) -> str:
     """``text.lower()``, kept for the last few texts: the ~10 cue patterns of one message then lower it once,
@@ -79,11 +86,36 @@ def lowered(text: str) -> str:
     return text.lower()
 
 
+def product_factors(tuples: list[frozenset[str]]) -> tuple[frozenset[str], ...] | None:
+    """Disjoint word sets S1, S2, ... whose products (one word of each) are exactly `tuples`, else None: a text
+    then holds every word of one tuple when it holds a word of each set, one `isdisjoint` per set instead of a
+    loop over the tuples (most conditions are such products: "now (?:do|write|...)" is {now} x {do, write, ...})."""
+    tuples = list(set(tuples))
+    if not tuples:
+        return None
+    words = frozenset().union(*tuples)
+    together: dict[str, set[str]] = {w: set() for w in words}
+    for t in tuples:
+        for w in t:
+            together[w] |= t
+    # in a product, the words never in a tuple with `w` are the rest of its own set
+    factors = sorted({(words - together[w]) | {w} for w in words}, key=lambda f: (len(f), sorted(f)))
+    size = 1
+    for f in factors:
+        size *= len(f)
+    if sum(map(len, factors)) != len(words) or size != len(tuples):
+        return None  # overlapping sets, or fewer tuples than their product
+    if set(map(frozenset, product(*factors))) != set(tuples):
+        return None
+    return tuple(factors)
+
+
 class _Condition:
     """A word condition (see `literals.word_condition`) prepared for set operations: a text meets it when it
-    holds one of `singles`, or a word of `firsts` with all the other words that go with it (`rests`)."""
+    holds one of `singles`, or a word of `firsts` with all the other words that go with it (`rests`); where
+    the longer tuples are a product (`product_factors`), a word of each of `factors` instead."""
 
-    __slots__ = ("firsts", "rests", "singles")
+    __slots__ = ("factors", "firsts", "rests", "singles")
 
     def __init__(self, condition: WordCondition) -> None:
         self.singles = frozenset(words[0] for words in condition if len(words) == 1)
@@ -93,6 +125,7 @@ class _Condition:
                 rests.setdefault(words[0], []).append(frozenset(words[1:]))
         self.rests = {first: tuple(r) for first, r in rests.items()}
         self.firsts = frozenset(rests)
+        self.factors = product_factors([frozenset(words) for words in condition if len(words) > 1])
 
     def words(self) -> frozenset[str]:
         """Every word the condition tests."""
@@ -101,6 +134,15 @@ class _Condition:
     def holds(self, words: frozenset[str]) -> bool:
         if not self.singles.isdisjoint(words):
             return True
+        if self.factors is not None:
+            for factor in self.factors:
+                if factor.isdisjoint(words):
+                    return False
+            return True
+        return self.holds_by_tuples(words)
+
+    def holds_by_tuples(self, words: frozenset[str]) -> bool:
+        """`holds` past `singles`, tuple by tuple (what `factors` says where there are factors)."""
         for first in self.firsts.intersection(words):
             for rest in self.rests[first]:
                 if rest <= words:
@@ -112,7 +154,7 @@ class _Alternative:
     """One top-level alternative of a `WordRegex` and its prefilter: word conditions (`index`: a word of
     each way to meet the first one; `conditions`: what else must hold), else substrings (`literals`)."""
 
-    __slots__ = ("anchored", "conditions", "index", "literals", "rate", "regex")
+    __slots__ = ("anchored", "conditions", "index", "literals", "rate", "regex", "sets")
 
     def __init__(self, pattern: str) -> None:
         self.regex = re.compile(f"{_WORD_START}(?:{pattern})")
@@ -131,9 +173,17 @@ class _Alternative:
             if chosen and not conditions else None
         )
         self.rate = condition_rate(conditions[0]) if conditions else pass_rate(chosen) if chosen else 1.0
+        # every condition a product and nothing else: `holds` is a word of each of their sets, in one loop
+        products = all(c.factors and not c.singles for c in self.conditions)
+        self.sets = tuple(f for c in self.conditions for f in c.factors or ()) if products else None
 
     def holds(self, words: frozenset[str]) -> bool:
         """Every word condition holds for a text of `words`."""
+        if self.sets is not None:
+            for words_set in self.sets:
+                if words_set.isdisjoint(words):
+                    return False
+            return True
         for condition in self.conditions:
             if not condition.holds(words):
                 return False

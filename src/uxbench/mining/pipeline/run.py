@@ -180,11 +180,14 @@ def _write_outputs(ctx: RunContext, ticks: StageTick | None) -> dict[str, Path]:
 
 
 def _follow_dedup(ctx: RunContext, links: list[MapLink]) -> None:
-    """When the chain ends with the signal stage and the near-duplicate stage comes next, unfinished: prepare it
-    now, so the driver indexes each batch as its job finishes (`driver_stages.DedupRun`), while the workers go on."""
+    """When the chain ends with the stage the near-duplicate stage reads, which holds the signal stage's shards, and
+    that stage is unfinished: prepare it now, so the driver indexes each batch as its job finishes
+    (`driver_stages.DedupRun`), while the workers go on."""
     dedup = registry.get("dedup")
     above = registry.upstream(dedup, ctx.config)
-    if not links or above is None or links[-1].dst is not ctx.dirs.get(above.name) or not dedup.enabled(ctx.config):
+    signals = ctx.dirs.get("signals")
+    if not links or above is None or signals is None or not dedup.enabled(ctx.config) or \
+            links[-1].dst is not ctx.dirs.get(above.name) or all(link.dst is not signals for link in links):
         return
     found = _prepare(ctx, dedup)
     if found.done() is not None:
@@ -192,8 +195,8 @@ def _follow_dedup(ctx: RunContext, links: list[MapLink]) -> None:
     stream = None
     if not ctx.config.uses_model:  # nothing after the index changes the outputs: written as it goes too
         stream = ctx.extras["output_stream"] = OutputStream(
-            ctx.out, ctx.dirs["sessions"], ctx.dirs["gate"], ctx.dirs["prefilter"], links[-1].dst, found)
-    ctx.extras["dedup_run"] = DedupRun(found, links[-1].dst, ctx.config.dedup,
+            ctx.out, ctx.dirs["sessions"], ctx.dirs["gate"], ctx.dirs["prefilter"], signals, found)
+    ctx.extras["dedup_run"] = DedupRun(found, signals, ctx.config.dedup,
                                        after=stream.add if stream is not None else None)
 
 

@@ -22,6 +22,7 @@ def mine(log: Path, out: Path, workers: int) -> None:
 def test_dedup_fed_as_batches_finish_writes_what_a_dedup_afterwards_writes(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int) -> None:
     monkeypatch.setenv(SALT_ENV, "dedup-follow-test-salt-0123")
+    monkeypatch.setattr(run_module, "PARALLEL_MIN_BYTES", 0)  # a small log through the pool too, with 2 workers
     log = write_log(tmp_path / "log.jsonl", copies=2)  # near-duplicates across batches
     fed: list[int] = []
     real = DedupRun.follow

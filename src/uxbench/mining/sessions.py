@@ -192,7 +192,6 @@ def _bucket_path(spill: Path, bucket: int) -> Path:
 
 
 _TURN_JSON = Turn.__pydantic_serializer__.to_json
-_turn_of_json = Turn.model_validate_json
 
 
 def spill_line(turn: Turn) -> bytes:
@@ -205,7 +204,8 @@ def session_of_lines(conversation_id: str, lines: Sequence[bytes]) -> Session:
     """`build_session` over bucket lines (`spill_line`) of one conversation, in their order. Strict: the lines are
     the serializer's output of validated turns, every value already of its field's JSON type, so no coercion is
     looked for (a third less time than the lax parse, the same turns)."""
-    return build_session(conversation_id, [_turn_of_json(line.split(b"\t", 1)[1], strict=True) for line in lines])
+    turns = [Turn.model_validate_json(line.split(b"\t", 1)[1], strict=True) for line in lines]
+    return build_session(conversation_id, turns)
 
 
 class BucketWriter:

@@ -27,7 +27,8 @@ WORKER_GC_YOUNG = 100_000
 line's own process: 20,000, `uxbench.cli.main.GC_YOUNG`). A batch keeps ~1,000 sessions, their turns and their
 signals alive while it is worked on, and collections go over them again and again. Over the pool, time in the
 collector per worker (`gc.callbacks`): 0.49-0.50 CPU s at CPython's defaults, 0.25 at 20,000 with the loaded
-modules frozen, 0.08 at 100,000 (of ~8.7 CPU s each)."""
+modules frozen, 0.08 at 100,000, 0.04-0.05 with the fork server loading them with the collector off
+(`preload_start`) (of ~8.7 CPU s each)."""
 
 
 def tune_gc() -> None:

@@ -177,7 +177,7 @@ def run_sessions_stage(
 ) -> dict[str, Any]:
     """Stage 01; returns its marker (batches, counts, ingest report). The stages in ``chain`` run on each new
     batch in the same job (`engine.deid_shard`); ``then(batch)`` is called on the driver as each batch's job has
-    finished (any order; a batch an earlier run finished is reported at once)."""
+    finished (any order; not for a batch an earlier run finished, whose later stages may still be missing)."""
     shutil.rmtree(tmpdir, ignore_errors=True)  # buckets of a killed run: raw text, delete first
     tmpdir.mkdir(mode=0o700, parents=True)
     n_batches = skipped = 0
@@ -222,8 +222,9 @@ class DedupRun:
 
     def __init__(self, stage: StageDir, src: StageDir, config: DedupConfig,
                  after: Callable[[int], None] | None = None) -> None:
-        self.stage, self.src, self.after = stage, src, after
-        """``after(batch)``: called as each batch is indexed, in batch order (`outputs.OutputStream.add`)."""
+        self.stage, self.src = stage, src
+        self.after = after
+        """Called with each batch as it is indexed, in batch order (`outputs.OutputStream.add`)."""
         self.index = NearDuplicateIndex(config)
         self.next = 0
         self.written = 0

@@ -8,9 +8,10 @@ Layout under ``OUT/work/``::
                                      finished only once its marker exists
     01-sessions/_DONE                JSON {"key", "batches", "counts"}: the whole stage is finished
 
-A stage that only keeps or drops conversations (the gate, the prefilter) stores no session text: a ``kept``
-flag in its place (`StageDir.session_from`), the text being the same as in the stage it came from; the next
-stage reads it back joined (`StageDir.read_input`). The text is written twice per batch instead of four times.
+A stage that passes conversations on unchanged (the gate, the prefilter, the signal stage) stores no session
+text: a ``kept`` flag in its place (`StageDir.session_from`), the text being the same as in the stage it came
+from, which each shard's marker names; readers join it back (`StageDir.read_input`, `read_with_sessions`). The
+text is written once per batch instead of four times.
 
 Every file is written to a temporary name in the same directory and renamed into place (``os.replace``
 is atomic on POSIX), so a killed run leaves whole shards or none. A stage whose settings changed gets a
@@ -108,13 +109,13 @@ def read_with_sessions(shard: Path, columns: Sequence[str]) -> pa.Table:
     readers of a finished output (training a judge, simulated users, the audit), which have no `StageDir`."""
     if "session" not in columns or "session" in pq.read_schema(shard).names:
         return read_shard(shard, columns)
-    marker = shard.with_name(shard.name.split(".", 1)[0] + "." + DONE_FILE)
+    work, batch = shard.parent.parent, int(shard.name.split(".", 1)[0].removeprefix("part-"))
+    marker = StageDir(work, shard.parent.name, "").marker_path(batch)
     source = read_json(marker).get("session_from") if marker.is_file() else None
     if not isinstance(source, str) or "/" in source or source.startswith("."):
         raise DataError(f"{shard} holds no session text and its marker ({marker.name}) names no stage that does: "
                         "the work directory is incomplete or damaged; rerun `uxbench mine run` with --fresh")
-    batch = int(shard.name.split(".", 1)[0].removeprefix("part-"))
-    stage = StageDir(shard.parent.parent, shard.parent.name, "", session_from=StageDir(shard.parent.parent, source, ""))
+    stage = StageDir(work, shard.parent.name, "", session_from=StageDir(work, source, ""))
     return stage.read_input(batch, columns)
 
 
@@ -128,7 +129,7 @@ class StageDir:
         self.ext = ext
         self.path = work / name
         self.session_from = session_from
-        """When set, this stage's shards hold ``kept`` instead of the session text, which is this stage's."""
+        """When set, this stage's shards hold ``kept`` instead of the session text, which that stage holds."""
 
     def prepare(self) -> bool:
         """Create the directory, clearing it first when it holds another key's output or leftovers of an

@@ -204,6 +204,10 @@ def _loaded() -> None:
 def main() -> None:
     from uxbench.runs.command import set_command
 
+    if sys.argv[1:3] == ["mine", "run"]:  # its worker processes' imports overlap the parse below
+        from uxbench.mining.workers import start_for_command
+
+        start_for_command(sys.argv[1:])
     set_command(["uxbench", *sys.argv[1:]])  # what a run's summary says made it (secrets removed when shown)
     try:
         app()

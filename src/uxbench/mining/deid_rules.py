@@ -50,11 +50,10 @@ from urllib.parse import parse_qsl, urlsplit
 
 from uxbench.mining.deid_names import find_names
 from uxbench.mining.deid_placeholders import is_placeholder, placeholder_userinfo, placeholder_value
-from uxbench.mining.deid_types import PiiSpan
+from uxbench.mining.deid_types import PII_TYPES, PiiSpan
 
 __all__ = ["PII_TYPES", "PiiSpan", "find_pii"]
 
-PII_TYPES = ("URL", "EMAIL", "ID", "CARD", "PHONE", "IP", "ADDRESS", "NAME")
 _RANK = {name: rank for rank, name in enumerate(PII_TYPES)}  # tie-break for spans of equal start and length
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from uxbench.mining.signals.fastre import OPENING, WordRegex, blank, has_han
+from uxbench.mining.signals.fastre import OPENING, WordRegex, blank, has_han, lowered
 from uxbench.mining.snippets import window
 
 _CONTEXT_CHARS = 6
@@ -174,6 +174,7 @@ SCORE_HINT = 0.35
 _ZH_TIERS = ((SCORE_EXPLICIT, _COMPLAINT_ZH), (SCORE_IMPLICIT, _IMPLICIT_ZH), (SCORE_HINT, _HINT_ZH))
 _EN_TIERS = ((SCORE_EXPLICIT, _COMPLAINT_EN), (SCORE_IMPLICIT, _IMPLICIT_EN), (SCORE_HINT, _HINT_EN))
 _HAS_LATIN = re.compile(r"[A-Za-z]")
+_EN_PATTERNS = tuple(pattern for _, pattern in _EN_TIERS)
 
 
 def score_complaint(text: str, max_chars: int = 300) -> tuple[float, str] | None:
@@ -187,13 +188,28 @@ def score_complaint(text: str, max_chars: int = 300) -> tuple[float, str] | None
     if has_han(head):
         masked = blank(head, (m.span() for m in _NEUTRAL_ZH.finditer(head)))
         best = _first(_ZH_TIERS, masked)
-    if (best is None or best[0] < SCORE_EXPLICIT) and _HAS_LATIN.search(head):
+    if (best is None or best[0] < SCORE_EXPLICIT) and _HAS_LATIN.search(head) and _en_may_match(head):
         found = _first(_EN_TIERS, blank(head, _NEUTRAL_EN.spans(head)))
         if found is not None and (best is None or found[0] > best[0]):
             best = found
     if best is None:
         return None
     return best[0], window(head, best[1], best[2], _CONTEXT_CHARS)
+
+
+def _en_may_match(head: str) -> bool:
+    """False when no English tier can match `head`, even with its neutral phrases blanked (most messages: 88% on the
+    pool), which skips the neutral scan, the blanking and three searches. Each tier's `live` (its alternatives that
+    may match, from the group's pass that the cue patterns share) is monotone in the text's words and substrings,
+    and blanking whole words (every neutral phrase starts and ends at one) adds none, so the masked text has no live
+    alternative where the text has none. A text whose lower-casing changes its length is matched without `live`."""
+    low = lowered(head)
+    if len(low) != len(head):
+        return True
+    for pattern in _EN_PATTERNS:
+        if pattern.live(low):
+            return True
+    return False
 
 
 def _first(tiers: tuple[tuple[float, re.Pattern[str] | WordRegex], ...], masked: str) -> tuple[float, int, int] | None:

@@ -71,3 +71,28 @@ def test_split_threshold_edges() -> None:
         words = frozenset(f"w{i}" for i in range(size))
         assert TextIndex(text).ascii_tokens_among(words) == _old_ascii_tokens_among(text, words)
 
+
+def test_stop_words_ascii_part_is_stop_en() -> None:
+    """`unit_groups` of an ASCII text is its `content_tokens` as a set because of this."""
+    assert frozenset(w for w in S.STOP_WORDS if w.isascii()) == S._STOP_EN
+
+
+UNIT_TEXTS = [
+    *TEXTS,
+    "How do I explain THE difference between a list and a tuple?",
+    "what about it then",
+    "i'm im I'M Im dont don't",
+    "Ｆｕｌｌｗｉｄｔｈ ｔｅｘｔ",  # not ASCII: the other path
+    "混合 text 中文和English的句子",
+    "Straße über café",
+]
+
+
+@pytest.mark.parametrize("text", UNIT_TEXTS)
+def test_unit_groups_matches_content_units(text: str) -> None:
+    units = S.content_units(text)
+    got = S.unit_groups(text)
+    assert got.all() == units == S._content_units(text)
+    assert got.cjk == frozenset(u for u in units if S._CJK_CHAR.match(u))
+    if text.isascii():
+        assert got.cjk == frozenset() and got.words == frozenset(tokens(text)) - S._STOP_EN

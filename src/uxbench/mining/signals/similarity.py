@@ -274,9 +274,11 @@ _NONE: frozenset[str] = frozenset()
 
 def unit_groups(text: str) -> Units:
     """`content_units(text)`, split for `found_in`."""
+    if text.isascii():
+        # words only: the tokens off `_STOP_EN`, which are `content_tokens` (STOP_WORDS' ASCII words are `_STOP_EN`),
+        # already made for the similarity of the same message
+        return Units(_NONE, frozenset(content_tokens(text)))
     units = content_units(text)
-    if text.isascii():  # words only
-        return Units(_NONE, units)
     cjk = frozenset(u for u in units if _CJK_CHAR.match(u))
     return Units(cjk, units - cjk)
 

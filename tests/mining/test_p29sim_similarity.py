@@ -96,3 +96,16 @@ def test_unit_groups_matches_content_units(text: str) -> None:
     assert got.cjk == frozenset(u for u in units if S._CJK_CHAR.match(u))
     if text.isascii():
         assert got.cjk == frozenset() and got.words == frozenset(tokens(text)) - S._STOP_EN
+
+
+LONG_TEXTS = [t * (1 + 1001 // len(t)) for t in TEXTS if t] + [" ".join(f"w{i}" for i in range(400))]
+
+
+@pytest.mark.parametrize("text", LONG_TEXTS)
+def test_found_in_long_tokenised_text_matches_lookup(text: str) -> None:
+    """A long ASCII text read with its tokens (the previous message) finds the words the one-by-one lookup finds."""
+    assert len(text) > S._CACHE_MAX_CHARS and text.isascii()
+    for words in [*WORDS, frozenset({"w1", "w39", "w400", "w0", "w"})]:
+        units = S.Units(frozenset(), words)
+        got = S.found_in(units, TextIndex(text, tokenised=True)).words
+        assert got == _old_ascii_tokens_among(text, words) == S.found_in(units, TextIndex(text)).words

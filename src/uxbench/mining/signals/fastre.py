@@ -32,6 +32,7 @@ from uxbench.mining.signals.literals import (
     condition_rate,
     necessary_sets,
     pass_rate,
+    scans_by_first_char,
     split_alternatives,
     word_condition,
 )
@@ -154,10 +155,17 @@ class _Alternative:
     """One top-level alternative of a `WordRegex` and its prefilter: word conditions (`index`: a word of
     each way to meet the first one; `conditions`: what else must hold), else substrings (`literals`)."""
 
-    __slots__ = ("anchored", "conditions", "index", "literals", "rate", "regex", "sets")
+    __slots__ = ("anchored", "conditions", "index", "literals", "rate", "regex", "scan", "sets")
 
     def __init__(self, pattern: str) -> None:
         self.regex = re.compile(f"{_WORD_START}(?:{pattern})")
+        # The word-start look-behind hides the pattern's first character from `re`, which then tries every
+        # position (~6 ns a character); without it (and a leading \b), `re` skips to where that character is.
+        bare = pattern
+        while bare.startswith("\\b"):
+            bare = bare[2:]
+        # compiled on first use: most are never used, and compiling them all at import costs more than it saves
+        self.scan: re.Pattern[str] | str | None = bare if scans_by_first_char(bare) else None
         # "^..." (no MULTILINE) can only match at the start: `match` it
         self.anchored = pattern.startswith("^")
         sets = necessary_sets(pattern, at_word_start=True)
@@ -176,6 +184,22 @@ class _Alternative:
         # every condition a product and nothing else: `holds` is a word of each of their sets, in one loop
         products = all(c.factors and not c.singles for c in self.conditions)
         self.sets = tuple(f for c in self.conditions for f in c.factors or ()) if products else None
+
+    def search(self, low: str) -> re.Match[str] | None:
+        """``self.regex.search(low)``. Wherever `regex` matches, `scan` (the pattern less its word-start tests) matches
+        too, so the first position where `scan` matches and `regex` does as well starts the first match."""
+        scan = self.scan
+        if scan is None:
+            return self.regex.search(low)
+        if isinstance(scan, str):
+            scan = self.scan = re.compile(scan)
+        pos = 0
+        while (candidate := scan.search(low, pos)) is not None:
+            start = candidate.start()
+            if (m := self.regex.match(low, start)) is not None:
+                return m
+            pos = start + 1
+        return None
 
     def holds(self, words: frozenset[str]) -> bool:
         """Every word condition holds for a text of `words`."""
@@ -275,7 +299,7 @@ class WordRegex:
         for i in live:
             if alternatives[i].anchored:
                 continue  # did not match above
-            m = alternatives[i].regex.search(low)
+            m = alternatives[i].search(low)
             if m is not None and (found is None or m.start() < found.start()):
                 found = m
                 if not m.start():

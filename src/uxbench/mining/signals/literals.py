@@ -86,6 +86,53 @@ def necessary_sets(pattern: str, *, at_word_start: bool = False, any_case: bool 
     return _sets(list(parsed), EDGE if at_word_start else "")
 
 
+def scans_by_first_char(pattern: str, most: int = 8) -> bool:
+    """`re` can skip ahead to where `pattern` may start: its first item is a letter, digit, space or apostrophe, a
+    class, or a group of at most `most` branches that each start with such a character (none of them optional), so a
+    search tests few positions instead of every one. Read from the text (parsing it would cost more at import)."""
+    if pattern.startswith("(?:"):
+        inner, rest = _group(pattern)
+        if inner is None or rest[:1] in _QUANTIFIERS:
+            return False
+        branches = split_alternatives(inner)
+        return len({b[:1] for b in branches}) <= most and all(_literal_first(b) for b in branches)
+    if pattern.startswith("["):
+        close = pattern.find("]", 2)
+        return close > 0 and "\\" not in pattern[:close] and pattern[close + 1: close + 2] not in _QUANTIFIERS
+    return _literal_first(pattern)
+
+
+_QUANTIFIERS = ("?", "*", "+", "{")
+
+
+def _literal_first(pattern: str) -> bool:
+    first = pattern[:1]
+    return first != "" and first.isascii() and (first.isalnum() or first in " '") and pattern[1:2] not in _QUANTIFIERS
+
+
+def _group(pattern: str) -> tuple[str | None, str]:
+    """The inside of the group `pattern` opens with, and what follows it (None when the group is not closed)."""
+    depth, i, in_class = 0, 0, False
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+            i += 2 if pattern.startswith("^]", i + 1) else 1 if pattern.startswith("]", i + 1) else 0
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if not depth:
+                return pattern[3:i], pattern[i + 1:]
+        i += 1
+    return None, ""
+
+
 def _product(left: set[str], right: set[str]) -> set[str] | None:
     if len(left) * len(right) > _MAX_SPELLINGS:
         return None

@@ -57,10 +57,37 @@ _VOCABULARY: frozenset[str] = frozenset()
 def words_of(low: str) -> frozenset[str]:
     """The whole words (runs of a-z and 0-9) of a lower-cased text that some prefilter tests (`_VOCABULARY`);
     the patterns of one message share it. The set is small, so the prefilters' set operations on it are cheap,
-    where on all the words of a long message they were most of the prefilters' time."""
+    where on all the words of a long message they were most of the prefilters' time.
+
+    A text that goes on from the last one split (a message's first 1,500 characters after its first 300) reuses
+    its words and splits only the rest, from the start of the word the last text ended in. That word's cut-off
+    part counted as a word there; when it is one the set keeps, it may be in it only for that, so the text is
+    split whole."""
+    global _last
+    prev, prev_words = _last
+    cut = len(prev)
+    if cut >= _MIN_REUSE and len(low) > cut and low.startswith(prev):
+        start = len(prev.rstrip(_WORD_CHARS)) if low[cut] in _WORD_CHARS else cut
+        if prev[start:] not in prev_words:
+            words = prev_words.union(_words(low[start:]))
+            _last = (low, words)
+            return words
+    words = _words(low)
+    _last = (low, words)
+    return words
+
+
+def _words(low: str) -> frozenset[str]:
     if low.isascii():  # the same words (runs of a-z and 0-9), split 2-3x faster than by the regex
         return _VOCABULARY.intersection(low.encode().translate(_WORD_BYTES).decode().split())
     return _VOCABULARY.intersection(WORD.findall(low))
+
+
+_MIN_REUSE = 100
+"""The shortest last text `words_of` goes on from."""
+_WORD_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789"
+_last: tuple[str, frozenset[str]] = ("", frozenset())
+"""The last text `words_of` split, and its words."""
 
 
 _WORD_BYTES = bytes(c if 48 <= c <= 57 or 97 <= c <= 122 else 32 for c in range(256))
@@ -72,6 +99,12 @@ def _add_vocabulary(words: frozenset[str]) -> None:
     if not words <= _VOCABULARY:
         _VOCABULARY = _VOCABULARY | words
         words_of.cache_clear()  # the sets kept were read without the new words
+        _forget_last()
+
+
+def _forget_last() -> None:
+    global _last
+    _last = ("", frozenset())
 
 
 def tested_words(words: frozenset[str]) -> frozenset[str]:

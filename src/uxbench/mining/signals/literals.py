@@ -12,7 +12,7 @@ a test against the text's word set that costs far less than the regex.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 EDGE = "\x00"
@@ -43,10 +43,10 @@ WordCondition = tuple[tuple[str, ...], ...]
 """Alternatives of word tuples: a text may match when it holds every word of one tuple."""
 
 
-def split_alternatives(pattern: str) -> list[str]:
-    """The top-level alternatives of `pattern` ("a|(b|c)" -> ["a", "(b|c)"])."""
-    out: list[str] = []
-    depth, start, i, in_class = 0, 0, 0, False
+def _structure(pattern: str) -> Iterator[tuple[int, str]]:
+    """(index, character) of each character of `pattern` outside escapes and character classes: those that open
+    and close its groups and split its alternatives."""
+    i, in_class = 0, False
     while i < len(pattern):
         char = pattern[i]
         if char == "\\":
@@ -57,14 +57,23 @@ def split_alternatives(pattern: str) -> list[str]:
         elif char == "[":
             in_class = True
             i += 2 if pattern.startswith("^]", i + 1) else 1 if pattern.startswith("]", i + 1) else 0
-        elif char == "(":
+        else:
+            yield i, char
+        i += 1
+
+
+def split_alternatives(pattern: str) -> list[str]:
+    """The top-level alternatives of `pattern` ("a|(b|c)" -> ["a", "(b|c)"])."""
+    out: list[str] = []
+    depth, start = 0, 0
+    for i, char in _structure(pattern):
+        if char == "(":
             depth += 1
         elif char == ")":
             depth -= 1
         elif char == "|" and depth == 0:
             out.append(pattern[start:i])
             start = i + 1
-        i += 1
     out.append(pattern[start:])
     return out
 
@@ -112,24 +121,14 @@ def _literal_first(pattern: str) -> bool:
 
 def _group(pattern: str) -> tuple[str | None, str]:
     """The inside of the group `pattern` opens with, and what follows it (None when the group is not closed)."""
-    depth, i, in_class = 0, 0, False
-    while i < len(pattern):
-        char = pattern[i]
-        if char == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = char != "]"
-        elif char == "[":
-            in_class = True
-            i += 2 if pattern.startswith("^]", i + 1) else 1 if pattern.startswith("]", i + 1) else 0
-        elif char == "(":
+    depth = 0
+    for i, char in _structure(pattern):
+        if char == "(":
             depth += 1
         elif char == ")":
             depth -= 1
             if not depth:
                 return pattern[3:i], pattern[i + 1:]
-        i += 1
     return None, ""
 
 

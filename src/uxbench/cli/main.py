@@ -204,7 +204,9 @@ def _loaded() -> None:
 def main() -> None:
     from uxbench.runs.command import set_command
 
-    if sys.argv[1:3] == ["mine", "run"]:  # its worker processes' imports overlap the parse below
+    # `mine run`'s worker processes: their imports overlap the parse below (tested here first, so that no other
+    # command imports multiprocessing at start)
+    if sys.argv[1:3] == ["mine", "run"]:
         from uxbench.mining.workers import start_for_command
 
         start_for_command(sys.argv[1:])

@@ -289,7 +289,8 @@ def found_in(units: Units, reference: TextIndex) -> Units:
     if not units.words:
         return Units(cjk, _NONE)
     if reference.text.isascii():
-        if not reference.tokenised:  # a long text's tokens are kept too (`_tokens_long`): the user's last few
+        # a tokenised text's tokens are at hand whatever its length (`_tokens_long` keeps the last few long ones)
+        if not reference.tokenised:
             return Units(cjk, reference.ascii_tokens_among(units.words))
     elif not reference.tokenised:
         # `units.words` holds no CJK character (those are in `units.cjk`): the other tokens are all it can meet

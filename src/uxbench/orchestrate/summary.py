@@ -11,7 +11,7 @@ from typing import Any
 from uxbench.models.registry import parse_model_spec
 from uxbench.runs.records import SampleRecord, ScoreRecord
 from uxbench.runs.store import RunStore, ScoresSink
-from uxbench.runtime.cost import ModelUsage, PriceTable, usage_from_totals
+from uxbench.runtime.cost import ModelUsage, PriceTable, unanswered_cost, usage_from_totals
 from uxbench.scoring.strategies_llm import is_strategy_key
 from uxbench.tasks.base import JudgeScores, ScoreLookup, SummaryOptions, Task
 
@@ -147,20 +147,6 @@ class ScorePass:
         self.usage[key] = total
         if write is not None:
             self._written += 1
-
-
-def unanswered_cost(entry: dict[str, Any]) -> dict[str, Any]:
-    """Requests sent whose answers no record holds (retried, failed, or in flight when the run was killed): how
-    many, and what they cost at most, at the mean cost of an answered request (a provider may bill them: counted
-    as spent, apart). A usage entry of `usage_of` with `requests_sent`."""
-    sent = entry.get("requests_sent")
-    fresh = int(entry.get("requests") or 0) - int(entry.get("cache_hits") or 0)
-    if not isinstance(sent, int) or sent <= fresh:
-        return {"unanswered_requests": 0, "unanswered_cost_usd_max": 0.0}
-    cost = entry.get("cost_usd")
-    each = None if cost is None or fresh <= 0 else cost / fresh
-    return {"unanswered_requests": sent - fresh,
-            "unanswered_cost_usd_max": None if each is None else round(each * (sent - fresh), 6)}
 
 
 def summarize_store(

@@ -330,7 +330,7 @@ lines); the summary reads the others from the store."""
 def _add_sent(summary: dict[str, Any], sent: dict[str, int]) -> None:
     """Requests sent per party beside the calls the sessions recorded: those unanswered (retried, failed, or in
     flight when the run was killed) are counted as spent, apart, at most the mean cost of an answered call."""
-    from uxbench.orchestrate.summary import unanswered_cost
+    from uxbench.runtime.cost import unanswered_cost
 
     usage = summary.get("usage") or {}
     for party, entry in usage.items():

@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from uxbench.sim.literal_gate import LiteralGate
+
 _CJK_RE = re.compile("[\u3400-\u9fff]")
 _CODE_BLOCK_RE = re.compile(r"```.*?(```|\Z)", re.DOTALL)
 _INLINE_CODE_RE = re.compile(r"`[^`\n]*`")
@@ -27,7 +29,7 @@ _SPEAKER_RE = re.compile(r"^\s*(?:\*\*)?[A-Z][\w .'-]{0,30}(?:\s*\([^)]{0,30}\))
 _ZH_SPEAKER_RE = re.compile(r"^\s*[\u4e00-\u9fff]{1,6}[:：]\s*\S")
 
 _YOU_RE = re.compile(r"\b(you|your|yours|you're|you've|you'd|yourself|u|ur)\b", re.IGNORECASE)
-_EN_REQUEST_RE = re.compile(
+_EN_REQUEST_RE = LiteralGate(re.compile(
     r"\b(please|kindly|pls)\b[^.?!]{0,40}\b(provide|share|tell|send|give|let me know|specify|confirm|enter|include|"
     r"list|describe|paste|upload|state|mention|clarify|indicate|add|fill)\b|"
     r"\b(could|can|would|will|might)\s+(you|u)\s+(please\s+|kindly\s+|also\s+)?(provide|share|tell|send|give|let me "
@@ -37,50 +39,50 @@ _EN_REQUEST_RE = re.compile(
     r"\b(it|that) would (be )?help(ful)? (if you|to know|me)\b|\bwhat('s| is| are) your\b|"
     r"\bi('d| would) (like|love) to know\b",
     re.IGNORECASE,
-)
-_EN_OFFER_RE = re.compile(
+))
+_EN_OFFER_RE = LiteralGate(re.compile(
     r"\b(would|do) you (like|want) me to\b|\bshall i\b|\bshould i\b|\bwant me to\b|\bhow (can|may|could) i "
     r"(help|assist)\b|\b(is there )?anything else (i can|you('d| would) like|you need)\b|\bdoes (that|this) "
     r"(help|make sense|work)\b|\bdo you have any (other |more |further |additional )?questions\b|\bfeel free\b|"
     r"\bif you have any (other |more |further |additional )?questions\b|\blet me know if (you|there|this|that|i)\b|"
     r"\bhope (this|that) helps\b",
     re.IGNORECASE,
-)
+))
 _ZH_QUESTION_RE = re.compile(r"[?？]|吗|呢|多少|几[个位岁号点天]?|哪|什么|是否|怎么|如何|多大|多久|多长")
-_ZH_REQUEST_RE = re.compile(
+_ZH_REQUEST_RE = LiteralGate(re.compile(
     r"请(您|你)?(再)?(提供|告诉|发|输入|确认|说明|描述|分享|补充|问|填写|留下|给)|麻烦(您|你)?(提供|告诉|发|说|给)|"
     r"(能否|可否|能不能|可不可以|可以)(请)?(您|你)?(提供|告诉|发|说|给)|告诉我|发(给|一下)?我|(需要|得)(您|你)(的|提供|告诉)|"
     r"(您|你)的.{1,10}是(多少|什么|哪)",
-)
+))
 _ZH_YOU_RE = re.compile(r"您|你")
 _ZH_OFFER_RE = re.compile(
     r"需要我|要不要我|还有(什么|其他|别的)|有什么(可以|能|需要)(帮|为)|请问(您|你)(有什么|需要什么样?的?(帮助|协助))|"
     r"我(可以|能)(为|帮)(您|你)做"
 )
-_CONTENT_INTRO_RE = re.compile(
+_CONTENT_INTRO_RE = LiteralGate(re.compile(
     r"\b(questions?|prompts?)\b[^.!?\n]{0,60}\b(you|to|they|we|that|for)\b[^.!?\n]{0,30}\b(ask|include|use|pose|"
     r"consider)\b|\b(interview|survey|questionnaire|quiz|faq|form|script|example|sample)\b|"
     r"(问卷|采访|面试|调查|示例|样例|例子|范例|题目)",
     re.IGNORECASE,
-)
-_ASK_INTRO_RE = re.compile(
+))
+_ASK_INTRO_RE = LiteralGate(re.compile(
     r"\b(please (answer|provide|tell|let me know)|i (have|need) (a few|some)|to (help|assist|tailor|better "
     r"understand|give you|suggest|get started)|clarifying questions|following (information|details|questions))\b|"
     r"(请(回答|提供|告诉)|以下(信息|问题)|为了(更好|帮)|需要(了解|知道))",
     re.IGNORECASE,
-)
+))
 _PLACEHOLDER_RE = re.compile(
     r"\[(your |the |name|company|first|last|date|insert|recipient|client|customer)[^\]]{0,30}\]|"
     r"\[[A-Z][A-Za-z ]{1,25}\]|【[^】]{1,20}】",
     re.IGNORECASE,
 )
-_PROSE_INTRO_RE = re.compile(
+_PROSE_INTRO_RE = LiteralGate(re.compile(
     r"\b(here('s| is| are)|below is|i('ve| have) (written|drafted|revised|updated))\b[^\n]{0,80}\b(email|e-mail|letter|"
     r"message|post|posts|script|story|article|draft|version|copy|ad|caption|description|poem|speech|pitch|text|"
     r"response|reply|template|bio|summary|dialogue|conversation|scene|chapter|introduction|paragraph|lyrics|"
     r"tweet|thread|outline|landing page|page|blog)\b",
     re.IGNORECASE,
-)
+))
 _OWN_VOICE_RE = re.compile(
     r"^\W*(i hope|hope this|let me know|please let me know|feel free|note:|please note|this (email|version|script|"
     r"post|letter|story|message|draft|response)|these (are|should)|if you (have|need|would|want|'d)|would you like|"
@@ -191,7 +193,7 @@ def is_request(sentence: str) -> bool:
                                                            or "?" in unquoted))
     if _RHETORICAL_RE.search(unquoted):
         return False
-    if _EN_OFFER_RE.search(unquoted) and not _EN_REQUEST_RE.search(_EN_OFFER_RE.sub(" ", unquoted)):
+    if _EN_OFFER_RE.search(unquoted) and not _EN_REQUEST_RE.search(_EN_OFFER_RE.regex.sub(" ", unquoted)):
         return False
     if _EN_REQUEST_RE.search(unquoted):
         return True

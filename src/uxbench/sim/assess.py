@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from uxbench.models.api import GenerateConfig, ModelOutput
 from uxbench.scoring.prompts.files import PackageTemplates
 from uxbench.sim.asks import AskTarget, asked_facts
+from uxbench.sim.literal_gate import LiteralGate
 from uxbench.sim.markers import content_tokens
 from uxbench.sim.persona import FailureKind
 from uxbench.sim.projection import AssessorView
@@ -32,16 +33,16 @@ from uxbench.sim.types import Assessment
 
 TEMPLATES = PackageTemplates("uxbench.sim", "Simulator")
 
-_REFUSAL_RE = re.compile(
+_REFUSAL_RE = LiteralGate(re.compile(
     r"\bi (can ?not|can't|am unable to|won't|am not able to)\b|\bi'm (unable|not able) to\b|\bunable to help\b|"
     r"\bsorry, (but )?i can|无法(帮|为|处理|提供|回答)|不能(帮|为|处理|提供|回答)|抱歉，?我(不能|无法|没办法)|我没办法",
     re.IGNORECASE,
-)
-_HANDOFF_RE = re.compile(
+))
+_HANDOFF_RE = LiteralGate(re.compile(
     r"\b(contact|call|reach out to) (our |the )?(customer (service|support)|support team|a human|an agent)\b|"
     r"\btransfer(ring)? you to\b|\bhuman agent\b|转(接)?人工|联系人工|联系客服|拨打客服|转接(到|给)",
     re.IGNORECASE,
-)
+))
 
 
 class Assessor(Protocol):

@@ -15,6 +15,7 @@ from uxbench.sim.assess import RulesAssessor
 from uxbench.sim.realize import ModelRealiser
 from uxbench.sim.scripted import ScriptedRealiser
 from uxbench.sim.session import Parties, SessionPlan, run_session
+from uxbench.sim.types import Decision
 from uxbench.testing.loopback import LoopbackConfig, LoopbackServer
 
 
@@ -103,3 +104,25 @@ def test_the_assistant_reads_at_each_reply_the_projection_of_the_turns_so_far(tm
         upto = [t for t in record.turns][: len(messages)]
         assert messages == project("assistant", SessionView(persona=p, turns=upto))
         assert [m.role for m in messages][-1] == "user"
+
+
+def test_the_assessor_view_made_once_per_persona_and_state_is_the_one_of_that_state() -> None:
+    """Its goal items and facts are kept per persona and (completed, disclosed): each state still gets its own
+    values, an edited persona (another object) its own facts, and a fact without patterns its label escaped."""
+    from uxbench.sim.projection import FactView, SessionView, project
+
+    p = persona(facts=[*REFUND["facts"], {"id": "city", "label": "city (home)", "value": "Leeds"}])
+    turns: list[Any] = []
+    before = project("assessor", SessionView(persona=p, turns=turns))
+    said = project("assessor", SessionView(persona=p, turns=turns, completed=("refund",), disclosed=("order",)))
+    again = project("assessor", SessionView(persona=p, turns=turns))
+    assert before == again and [f.value for f in before.facts] == [None, None, None]
+    assert [f.value for f in said.facts] == ["KX-99173", None, None]
+    assert [g.done for g in said.goal] == [True, False] and [g.done for g in before.goal] == [False, False]
+    assert said.facts[2] == FactView("city", "city (home)", None, patterns=(re.escape("city (home)"),))
+    edited = p.model_copy(update={"facts": (p.facts[0].model_copy(update={"value": "ZZ-1"}),)})
+    shown = project("assessor", SessionView(persona=edited, turns=turns, disclosed=("order",)))
+    assert [f.value for f in shown.facts] == ["ZZ-1"]
+    realiser = project("realiser", SessionView(persona=edited, turns=turns, decision=Decision(
+        act="answer", item="refund", state_facts=("order",))))
+    assert realiser.state_facts == (FactView("order", "order number", "ZZ-1"),)

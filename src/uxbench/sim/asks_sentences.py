@@ -110,10 +110,10 @@ def _speaker(line: str) -> bool:
 
 
 def _split(line: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE_END_RE.split(line) if s.strip()]
+    return [t for s in _SENTENCE_END_RE.split(line) if (t := s.strip())]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: made for every sentence of every reply, and a frozen init costs 4x
 class _Sentence:
     text: str
     in_content: bool
@@ -181,7 +181,11 @@ def _context(line: str) -> str:
 
 def is_request(sentence: str) -> bool:
     """The sentence asks the user for something (a question to them, or a request), and is no offer."""
-    unquoted = _QUOTED_RE.sub(" ", sentence)
+    return _is_request(_QUOTED_RE.sub(" ", sentence))
+
+
+def _is_request(unquoted: str) -> bool:
+    """`is_request` of a sentence with its quotes cut out (`_QUOTED_RE`)."""
     if not unquoted.strip():
         return False
     if _CJK_RE.search(unquoted):
@@ -200,8 +204,8 @@ def is_request(sentence: str) -> bool:
     return "?" in unquoted and bool(_YOU_RE.search(unquoted))
 
 
-def _question(sentence: str) -> bool:
-    unquoted = _QUOTED_RE.sub(" ", sentence)
+def _question(unquoted: str) -> bool:
+    """A question to the user, of a sentence with its quotes cut out, that is no offer or rhetoric."""
     return ("?" in unquoted or "？" in unquoted) and not _RHETORICAL_RE.search(unquoted) and not \
         _EN_OFFER_RE.search(unquoted) and not _ZH_OFFER_RE.search(unquoted)
 
@@ -211,8 +215,9 @@ def request_sentences(reply: str) -> list[str]:
     questions of a line that holds a request or of a list the assistant introduced as questions for the user
     ("What subject is it for? What is the target age range?")."""
     sentences = [s for s in _sentences(reply) if not s.in_content]
-    requests = [is_request(s.text) for s in sentences]
-    questions = [_question(s.text) for s in sentences]
+    unquoted = [_QUOTED_RE.sub(" ", s.text) for s in sentences]  # once for both readings
+    requests = [_is_request(text) for text in unquoted]
+    questions = [_question(text) for text in unquoted]
     asking = {s.group for s, request in zip(sentences, requests, strict=True) if request and s.group >= 0}
     few = sum(questions) <= FEW_QUESTIONS
     return [s.text for s, request, question in zip(sentences, requests, questions, strict=True) if request or (

@@ -34,7 +34,7 @@ from uxbench.sim.realize import LEAKY, Realiser, repeat_text
 from uxbench.sim.said import facts_said, states_hidden
 from uxbench.sim.store import MUT_ERROR, UNUSABLE
 from uxbench.sim.tooltask import AgentPrompt, Ending, TaskSource, ToolStep, ToolTask
-from uxbench.sim.types import Assessment, Decision, Mode, Reason, SessionRecord, SimTurn, Termination, Usage
+from uxbench.sim.types import Assessment, Decision, Mode, Reason, SessionRecord, SimTurn, Termination, Usage, replaced
 
 EPOCH = datetime(2025, 1, 6, 9, 0, tzinfo=timezone.utc)
 """The synthetic clock's start; session i starts i hours later (timestamps are synthetic, marked so)."""
@@ -109,7 +109,8 @@ class Ledger:
             price = self.prices.get(party)
             cost = None if price is None else price.cost(u.input_tokens, u.output_tokens)
             one = Usage(calls=1, input_tokens=u.input_tokens, output_tokens=u.output_tokens, cost_usd=cost)
-        self.usage[party] = self.usage.get(party, Usage()).add(one)
+        held = self.usage.get(party)
+        self.usage[party] = one if held is None else held.add(one)  # Usage().add(one) equals one
 
 
 class _Clock:
@@ -154,6 +155,8 @@ class _Session:
             if plan.mode == "free":
                 self.extra["user_system"] = tasks.user_prompt(plan.task)
             self.extra = {k: v for k, v in self.extra.items() if v}
+        # the transcript reads only the turns (this list, extended) and the extras: one view for the session
+        self._turns_view = SessionView(persona=self.persona, turns=self.turns, extra=self.extra)
 
     # -- the parties ----------------------------------------------------------------------
     def view(self, decision: Decision | None = None) -> SessionView:
@@ -161,7 +164,7 @@ class _Session:
                            completed=self.completed, disclosed=self.state.disclosed, extra=self.extra)
 
     async def reply(self) -> str:
-        messages = self.transcript.messages(self.view())
+        messages = self.transcript.messages(self._turns_view)
         if self.env is not None:
             from uxbench.sim.tool_turns import agent_turn
 
@@ -226,7 +229,7 @@ class _Session:
         stated = facts_said(text, self.persona.facts)
         if decision is not None:  # what the text says, not what the policy asked it to say, counts as said
             kept = tuple(f for f in self.state.disclosed if f not in decision.state_facts or f in stated)
-            self.state = self.state.model_copy(update={"disclosed": tuple(dict.fromkeys(kept + stated))})
+            self.state = replaced(self.state, {"disclosed": tuple(dict.fromkeys(kept + stated))})
         free = decision is None
         self.turns.append(SimTurn(
             turn_index=len(self.turns), role="user", text=text, created_at=stamp,

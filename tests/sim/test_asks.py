@@ -192,3 +192,27 @@ def test_refusing_a_plainly_asked_question_is_a_violation() -> None:
     by = {r.item: r for r in code_results(record, tenant)}
     assert by["fact_accuracy:city"].status == "violated"
     assert by["premature_disclosure:city"].status == "satisfied"
+
+
+def test_a_line_with_no_sentence_end_before_its_last_character_is_split_as_the_pattern_splits_it() -> None:
+    from uxbench.sim.asks_sentences import _SENTENCE_END_RE, _split
+
+    lines = ["", "   ", ".", "  abc. ", "abc", "abc?  ", "您好。", "您好。 ", "\nabc", "abc\n", "a. b", "a.b",
+             "您好。谢谢", "  Sorry, I am not sure what you mean.", "what? why?", "x;", "x; y", "e.g. this", "\u3000abc\u3000"]
+    for line in lines:
+        assert _split(line) == [s.strip() for s in _SENTENCE_END_RE.split(line) if s.strip()], line
+
+
+def test_a_scripted_phrasing_is_the_first_unsaid_one_of_the_shuffle() -> None:
+    import random
+
+    from uxbench.sim.scripted import _pick
+
+    options = ["A {request}", "B {request}", "C {request}"]
+    for used in (frozenset(), frozenset({"A x"}), frozenset({"A x", "B x", "C x"}), frozenset({"B x", "C x"})):
+        for seed in range(6):
+            order = list(options)
+            random.Random(seed).shuffle(order)
+            texts = [o.replace("{request}", "x") for o in order]
+            expected = next((t for t in texts if t not in used), texts[0])
+            assert _pick(options, random.Random(seed), used, request="x") == expected

@@ -106,10 +106,19 @@ _RHETORICAL_RE = re.compile(
 
 def _speaker(line: str) -> bool:
     """A dialogue or labelled line ("Interviewer: ...", "Change orders: ...", "客服：...")."""
+    if ":" not in line and "：" not in line:  # both patterns need one
+        return False
     return bool(_SPEAKER_RE.match(line) or _ZH_SPEAKER_RE.match(line))
 
 
+_END_CHAR_RE = re.compile("[.!?;。！？；\n]")
+
+
 def _split(line: str) -> list[str]:
+    stripped = line.strip()
+    if not _END_CHAR_RE.search(stripped, 0, len(stripped) - 1):
+        # no sentence end before its last character: every split point is in the spaces around it (one sentence)
+        return [stripped] if stripped else []
     return [t for s in _SENTENCE_END_RE.split(line) if (t := s.strip())]
 
 

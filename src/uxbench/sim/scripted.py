@@ -64,8 +64,14 @@ def _pick(options: object, rng: random.Random, used: frozenset[str] = frozenset(
     assert isinstance(options, list)
     order = list(options)
     rng.shuffle(order)
-    texts = [str(o).replace("{request}", values.get("request", "")) for o in order]
-    return next((t for t in texts if t not in used), texts[0])
+    first = None
+    for option in order:  # filled one by one: the first unsaid one is usually the first
+        text = str(option).replace("{request}", values.get("request", ""))
+        if text not in used:
+            return text
+        first = text if first is None else first
+    assert first is not None
+    return first
 
 
 def _facts(facts: tuple[FactView, ...], lang: str) -> list[str]:

@@ -115,11 +115,11 @@ class Ledger:
 
 class _Clock:
     def __init__(self, index: int, reading_cps: float) -> None:
-        self.now = EPOCH + timedelta(hours=index)
+        self.now = (EPOCH + timedelta(hours=index)).replace(tzinfo=None)  # UTC, naive: no offset to format
         self.reading_cps = reading_cps
 
     def stamp(self) -> str:
-        return self.now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        return self.now.isoformat(timespec="milliseconds") + "Z"
 
     def assistant_reply(self, text: str) -> str:
         self.now += timedelta(seconds=2.0 + len(text) / 200.0)

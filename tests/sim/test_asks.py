@@ -198,7 +198,8 @@ def test_a_line_with_no_sentence_end_before_its_last_character_is_split_as_the_p
     from uxbench.sim.asks_sentences import _SENTENCE_END_RE, _split
 
     lines = ["", "   ", ".", "  abc. ", "abc", "abc?  ", "您好。", "您好。 ", "\nabc", "abc\n", "a. b", "a.b",
-             "您好。谢谢", "  Sorry, I am not sure what you mean.", "what? why?", "x;", "x; y", "e.g. this", "\u3000abc\u3000"]
+             "您好。谢谢", "  Sorry, I am not sure what you mean.", "what? why?", "x;", "x; y", "e.g. this",
+             "\u3000abc\u3000"]
     for line in lines:
         assert _split(line) == [s.strip() for s in _SENTENCE_END_RE.split(line) if s.strip()], line
 

@@ -126,3 +126,19 @@ def test_the_assessor_view_made_once_per_persona_and_state_is_the_one_of_that_st
     realiser = project("realiser", SessionView(persona=edited, turns=turns, decision=Decision(
         act="answer", item="refund", state_facts=("order",))))
     assert realiser.state_facts == (FactView("order", "order number", "ZZ-1"),)
+
+
+def test_the_realiser_view_extends_the_sessions_lines_and_reads_as_without_them() -> None:
+    from uxbench.sim.projection import Line, SessionView, project
+    from uxbench.sim.types import SimTurn
+
+    p = persona()
+    turns = [SimTurn(turn_index=0, role="user", text="hi", created_at="t", act="open", item="refund"),
+             SimTurn(turn_index=1, role="assistant", text="what?", created_at="t")]
+    decision = Decision(act="rephrase", item="refund")
+    kept: list[Line] = []
+    first = project("realiser", SessionView(persona=p, turns=turns[:1], decision=decision, lines=kept))
+    assert first.transcript == (Line("user", "hi"),) and kept == [Line("user", "hi")]
+    second = project("realiser", SessionView(persona=p, turns=turns, decision=decision, lines=kept))
+    assert second == project("realiser", SessionView(persona=p, turns=turns, decision=decision))
+    assert kept == [Line("user", "hi"), Line("assistant", "what?")]

@@ -128,6 +128,9 @@ class SessionView:
     reply_turn: int | None = None
     """judge: the turn_index of the reply to rate."""
     extra: dict[str, str] = field(default_factory=dict)
+    lines: list[Line] | None = None
+    """The transcript's lines of `turns` made so far, kept by the session: the realiser's view adds the new turns'
+    lines to it rather than making every line again at each turn (a turn's role and text never change)."""
 
 
 @overload
@@ -149,7 +152,7 @@ def project(party: Party, view: SessionView) -> list[Message] | RealiserView | F
         return _assistant_messages(view)
     user_turn = sum(1 for t in turns if t.role == "user") + 1
     if party in ("realiser", "free"):  # the parties that read the transcript (the assessor, asked every turn, not)
-        transcript = tuple(Line(t.role, t.text) for t in turns)
+        transcript = _transcript(view)
     if party == "realiser":
         decision = view.decision
         if decision is None:
@@ -191,6 +194,14 @@ def project(party: Party, view: SessionView) -> list[Message] | RealiserView | F
         nxt = next((t.text for t in turns if t.turn_index > view.reply_turn and t.role == "user"), None)
         return JudgeView(lang=persona.lang, transcript=upto, next_user=nxt, reply_turn=view.reply_turn)
     raise ValueError(f"unknown party {party!r}")
+
+
+def _transcript(view: SessionView) -> tuple[Line, ...]:
+    lines = view.lines
+    if lines is None:
+        return tuple(Line(t.role, t.text) for t in view.turns)
+    lines.extend(Line(t.role, t.text) for t in view.turns[len(lines):])
+    return tuple(lines)
 
 
 def _assistant_messages(view: SessionView) -> list[Message]:

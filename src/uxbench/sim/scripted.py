@@ -104,16 +104,16 @@ class ScriptedRealiser:
 def scripted_text(view: RealiserView) -> str:
     """The structured-mode message for the view's act (pure; the same view gives the same text)."""
     lang, bank = view.lang, _bank(view.lang)
-    rng = random.Random(f"{view.seed}:{view.turn}:scripted")
     request = (view.request or "").rstrip(" .?!。？！")
     act = view.act
-    if act == "answer":
+    if act == "answer":  # no draw: its random source is not made (seeding one is most of a message's cost)
         parts = _facts(view.state_facts, lang)
         parts += [str(bank["declined"]).format(label=label) for label in view.declined]
         if view.unknown_asked or not parts:
             parts.append(str(bank["unknown"]))
         return _join(parts, lang)
     used = frozenset(line.text for line in view.transcript if line.role == "user")
+    rng = random.Random(f"{view.seed}:{view.turn}:scripted")
     if act == "rephrase" and view.rephrasings:
         text = _pick(list(view.rephrasings), rng, used)
     elif act == "follow_up":

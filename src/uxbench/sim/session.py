@@ -29,7 +29,7 @@ from uxbench.sim import markers
 from uxbench.sim.assess import Assessor, AssessorFailed
 from uxbench.sim.persona import Persona
 from uxbench.sim.policy import PolicyState, initial_state, open_session, react
-from uxbench.sim.projection import AssistantTranscript, SessionView, project
+from uxbench.sim.projection import AssistantTranscript, Line, SessionView, project
 from uxbench.sim.realize import LEAKY, Realiser, repeat_text
 from uxbench.sim.said import facts_said, states_hidden
 from uxbench.sim.store import MUT_ERROR, UNUSABLE
@@ -145,6 +145,7 @@ class _Session:
         self.env = None
         self.steps: list[ToolStep] = []
         self.transcript = AssistantTranscript()
+        self.lines: list[Line] = []
         if plan.task is not None:
             tasks = parties.tasks
             if tasks is None:
@@ -161,7 +162,8 @@ class _Session:
     # -- the parties ----------------------------------------------------------------------
     def view(self, decision: Decision | None = None) -> SessionView:
         return SessionView(persona=self.persona, turns=self.turns, seed=self.plan.seed, decision=decision,
-                           completed=self.completed, disclosed=self.state.disclosed, extra=self.extra)
+                           completed=self.completed, disclosed=self.state.disclosed, extra=self.extra,
+                           lines=self.lines)
 
     async def reply(self) -> str:
         messages = self.transcript.messages(self._turns_view)

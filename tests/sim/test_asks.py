@@ -217,3 +217,21 @@ def test_a_scripted_phrasing_is_the_first_unsaid_one_of_the_shuffle() -> None:
             texts = [o.replace("{request}", "x") for o in order]
             expected = next((t for t in texts if t not in used), texts[0])
             assert _pick(options, random.Random(seed), used, request="x") == expected
+
+
+def test_a_gate_set_says_what_each_of_its_gates_says() -> None:
+    import re
+
+    from uxbench.sim.asks_sentences import _LINE_GATES, _SENTENCE_GATES, GateSet
+    from uxbench.sim.assess import _REPLY_GATES
+    from uxbench.sim.literal_gate import LiteralGate
+
+    shared = GateSet(LiteralGate(re.compile(r"\bplease (tell|give)\b", re.I)), LiteralGate(re.compile(r"tell me")),
+                     LiteralGate(re.compile(r"\w+", re.I)))  # two share a literal's region; one has no literal
+    texts = ["", "Sorry, I am not sure what you mean.", "Please tell me your order number.", "PLEASE GIVE",
+             "Here's the revised email:", "To help you, I need a few details:", "Interview questions to ask:",
+             "Would you like me to contact customer support? I cannot help.", "请提供订单号。", "需要我帮您吗？",
+             "ſorry, pleaſe tell me", "Ｐｌｅａｓｅ ｔｅｌｌ", "transfer you to a human agent", "sorry, but i can't"]
+    for gates in (_LINE_GATES, _SENTENCE_GATES, _REPLY_GATES, shared):
+        for text in texts:
+            assert gates.could(text) == tuple(g.could_match(text) for g in gates.gates), text

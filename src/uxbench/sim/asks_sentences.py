@@ -17,7 +17,37 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from uxbench.sim.literal_gate import LiteralGate
+from ahocorasick_rs import AhoCorasick
+
+from uxbench.sim.literal_gate import _OTHER_CHAR_RE, LiteralGate, _literals
+
+
+class GateSet:
+    """`LiteralGate.could_match` of several patterns from one pass: one Aho-Corasick automaton over all their
+    literals, read once over the lower-cased text (a line is read by three intro patterns, a sentence by two or
+    three, and each gate's own pass cost as much as the pattern it spared on a short text)."""
+
+    def __init__(self, *gates: LiteralGate) -> None:
+        self.gates = gates
+        self._always = tuple(not _literals(g.pattern) for g in gates)  # no literals to test: always searched
+        owners: dict[str, list[int]] = {}
+        for index, gate in enumerate(gates):
+            for literal in sorted(_literals(gate.pattern) or ()):
+                owners.setdefault(literal, []).append(index)
+        self._literals = list(owners)
+        self._owners = [tuple(owners[lit]) for lit in self._literals]
+        self._automaton = AhoCorasick(self._literals) if self._literals else None
+        self._all = (True,) * len(gates)
+
+    def could(self, text: str) -> tuple[bool, ...]:
+        """Per gate, False only where its pattern cannot match `text` (what its `could_match` says)."""
+        if self._automaton is None or _OTHER_CHAR_RE.search(text):
+            return self._all
+        out = list(self._always)
+        for index, _, _ in self._automaton.find_matches_as_indexes(text.lower(), overlapping=True):
+            for owner in self._owners[index]:
+                out[owner] = True
+        return tuple(out)
 
 _CJK_RE = re.compile("[\u3400-\u9fff]")
 _CODE_BLOCK_RE = re.compile(r"```.*?(```|\Z)", re.DOTALL)
@@ -89,6 +119,8 @@ _OWN_VOICE_RE = re.compile(
     r"do you want|is there anything|i('ve| have) (included|added|made|used|kept|tried)|remember)",
     re.IGNORECASE,
 )
+_LINE_GATES = GateSet(_ASK_INTRO_RE, _CONTENT_INTRO_RE, _PROSE_INTRO_RE)
+_SENTENCE_GATES = GateSet(_EN_OFFER_RE, _EN_REQUEST_RE, _ZH_REQUEST_RE)
 FEW_QUESTIONS = 2
 """A direct question with no "you" in it ("Which town is the flat in?") asks the user when the reply asks at
 most this many questions (more are likely content: a quiz, a list of questions to ask)."""
@@ -149,12 +181,13 @@ def _sentences(text: str) -> list[_Sentence]:
             line = lines[i]
             if prose_content and _OWN_VOICE_RE.search(line):
                 prose_content = False
-            context = _context(line)
+            could = _LINE_GATES.could(line)
+            context = _context(line, could)
             parts = _split(line)
             many = context != "ask" and sum(("?" in x or "？" in x) for x in parts) >= LIST_QUESTIONS_AS_CONTENT
             out.extend(_Sentence(s, prose_content or many or _speaker(line) or bool(_PLACEHOLDER_RE.search(s)), i)
                        for s in parts)
-            prose_content = prose_content or bool(_PROSE_INTRO_RE.search(line))
+            prose_content = prose_content or bool(could[2] and _PROSE_INTRO_RE.regex.search(line))
             i += 1
             continue
         block: list[str] = []
@@ -163,9 +196,10 @@ def _sentences(text: str) -> list[_Sentence]:
             i += 1
         start = 0
         for j, item in enumerate([*block, ""]):
-            intro = j == len(block) or _ASK_INTRO_RE.search(item) or _CONTENT_INTRO_RE.search(item)
-            if not intro:
-                continue
+            if j < len(block):  # an introduction (its `_context`) ends a part of the list; so does the list's end
+                could = _LINE_GATES.could(item)
+                if _context(item, could) == "neutral":
+                    continue
             part = block[start:j]
             questions = sum(("?" in x or "？" in x) for x in part)
             content = prose_content or context == "content" or any(_PLACEHOLDER_RE.search(x) for x in part) or \
@@ -175,48 +209,51 @@ def _sentences(text: str) -> list[_Sentence]:
                 out.extend(_Sentence(s, content or labelled, -1, context == "ask") for s in _split(x))
             if j < len(block):
                 out.extend(_Sentence(s, prose_content, i * 1000 + j) for s in _split(block[j]))
-                context = _context(block[j])
+                context = _context(block[j], could)
             start = j + 1
     return out
 
 
-def _context(line: str) -> str:
-    if _ASK_INTRO_RE.search(line):
+def _context(line: str, could: tuple[bool, ...]) -> str:
+    """`could`: the line's `_LINE_GATES` (ask intro, content intro, prose intro)."""
+    if could[0] and _ASK_INTRO_RE.regex.search(line):
         return "ask"
-    if _CONTENT_INTRO_RE.search(line):
+    if could[1] and _CONTENT_INTRO_RE.regex.search(line):
         return "content"
     return "neutral"
 
 
 def is_request(sentence: str) -> bool:
     """The sentence asks the user for something (a question to them, or a request), and is no offer."""
-    return _is_request(_QUOTED_RE.sub(" ", sentence))
+    unquoted = _QUOTED_RE.sub(" ", sentence)
+    return _is_request(unquoted, _SENTENCE_GATES.could(unquoted))
 
 
-def _is_request(unquoted: str) -> bool:
-    """`is_request` of a sentence with its quotes cut out (`_QUOTED_RE`)."""
+def _is_request(unquoted: str, could: tuple[bool, ...]) -> bool:
+    """`is_request` of a sentence with its quotes cut out (`_QUOTED_RE`); `could`: its `_SENTENCE_GATES`."""
     if not unquoted.strip():
         return False
     if _CJK_RE.search(unquoted):
         if _ZH_OFFER_RE.search(unquoted):
             return False
-        if _ZH_REQUEST_RE.search(unquoted):
+        if could[2] and _ZH_REQUEST_RE.regex.search(unquoted):
             return True
         return bool(_ZH_QUESTION_RE.search(unquoted) and (_ZH_YOU_RE.search(unquoted) or "？" in unquoted
                                                            or "?" in unquoted))
     if _RHETORICAL_RE.search(unquoted):
         return False
-    if _EN_OFFER_RE.search(unquoted) and not _EN_REQUEST_RE.search(_EN_OFFER_RE.regex.sub(" ", unquoted)):
+    if could[0] and _EN_OFFER_RE.regex.search(unquoted) and \
+            not _EN_REQUEST_RE.search(_EN_OFFER_RE.regex.sub(" ", unquoted)):
         return False
-    if _EN_REQUEST_RE.search(unquoted):
+    if could[1] and _EN_REQUEST_RE.regex.search(unquoted):
         return True
     return "?" in unquoted and bool(_YOU_RE.search(unquoted))
 
 
-def _question(unquoted: str) -> bool:
+def _question(unquoted: str, could: tuple[bool, ...]) -> bool:
     """A question to the user, of a sentence with its quotes cut out, that is no offer or rhetoric."""
     return ("?" in unquoted or "？" in unquoted) and not _RHETORICAL_RE.search(unquoted) and not \
-        _EN_OFFER_RE.search(unquoted) and not _ZH_OFFER_RE.search(unquoted)
+        (could[0] and _EN_OFFER_RE.regex.search(unquoted)) and not _ZH_OFFER_RE.search(unquoted)
 
 
 def request_sentences(reply: str) -> list[str]:
@@ -225,8 +262,9 @@ def request_sentences(reply: str) -> list[str]:
     ("What subject is it for? What is the target age range?")."""
     sentences = [s for s in _sentences(reply) if not s.in_content]
     unquoted = [_QUOTED_RE.sub(" ", s.text) for s in sentences]  # once for both readings
-    requests = [_is_request(text) for text in unquoted]
-    questions = [_question(text) for text in unquoted]
+    could = [_SENTENCE_GATES.could(text) for text in unquoted]
+    requests = [_is_request(text, gates) for text, gates in zip(unquoted, could, strict=True)]
+    questions = [_question(text, gates) for text, gates in zip(unquoted, could, strict=True)]
     asking = {s.group for s, request in zip(sentences, requests, strict=True) if request and s.group >= 0}
     few = sum(questions) <= FEW_QUESTIONS
     return [s.text for s, request, question in zip(sentences, requests, questions, strict=True) if request or (

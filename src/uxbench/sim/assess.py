@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from uxbench.models.api import GenerateConfig, ModelOutput
 from uxbench.scoring.prompts.files import PackageTemplates
 from uxbench.sim.asks import AskTarget, asked_facts
+from uxbench.sim.asks_sentences import GateSet
 from uxbench.sim.literal_gate import LiteralGate
 from uxbench.sim.markers import content_tokens
 from uxbench.sim.persona import FailureKind
@@ -43,6 +44,8 @@ _HANDOFF_RE = LiteralGate(re.compile(
     r"\btransfer(ring)? you to\b|\bhuman agent\b|转(接)?人工|联系人工|联系客服|拨打客服|转接(到|给)",
     re.IGNORECASE,
 ))
+
+_REPLY_GATES = GateSet(_REFUSAL_RE, _HANDOFF_RE)
 
 
 class Assessor(Protocol):
@@ -113,7 +116,8 @@ def rules_assessment(view: AssessorView) -> Assessment:
     folded = check_fold(reply)
     completed = tuple(g.id for g in view.goal if not g.done and g.check.by_code and check_met(g.check, reply, folded))
     asked = asked_facts(reply, (AskTarget(f.id, f.label, f.patterns) for f in view.facts))
-    handoff = bool(_HANDOFF_RE.search(reply))
+    could = _REPLY_GATES.could(reply)  # (refusal, handoff)
+    handoff = bool(could[1] and _HANDOFF_RE.regex.search(reply))
     if completed:
         return Assessment(completed=completed, asked_facts=asked, note="check met")
     if handoff:
@@ -124,7 +128,7 @@ def rules_assessment(view: AssessorView) -> Assessment:
     failure: FailureKind
     if asked:
         failure, note = "redundant_question", "asks again for a fact already given"
-    elif _REFUSAL_RE.search(reply):
+    elif could[0] and _REFUSAL_RE.regex.search(reply):
         failure, note = "refusal", "declines"
     else:
         pending = [g for g in view.goal if not g.done]

@@ -10,6 +10,8 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from ahocorasick_rs import AhoCorasick
+
 from uxbench.scoring.prompts.files import PackageTemplates
 from uxbench.sim.literal_gate import LiteralGate
 
@@ -169,9 +171,16 @@ def prompt_echo(text: str) -> str | None:
     norm = normalize(text)
     if not norm:
         return None
-    return next((f for f in _fragments_longest_first() if f in norm), None)
+    found = _fragment_automaton().find_matches_as_indexes(norm, overlapping=True)  # every fragment it holds
+    return _fragments_longest_first()[min(i for i, _, _ in found)] if found else None
 
 
 @lru_cache(maxsize=1)
 def _fragments_longest_first() -> tuple[str, ...]:
     return tuple(sorted(prompt_fragments(), key=lambda f: (-len(f), f)))
+
+
+@lru_cache(maxsize=1)
+def _fragment_automaton() -> AhoCorasick:
+    """The fragments in one automaton (one pass over a message, not one `in` per fragment: 81 of them)."""
+    return AhoCorasick(list(_fragments_longest_first()))

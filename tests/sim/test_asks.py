@@ -235,3 +235,14 @@ def test_a_gate_set_says_what_each_of_its_gates_says() -> None:
     for gates in (_LINE_GATES, _SENTENCE_GATES, _REPLY_GATES, shared):
         for text in texts:
             assert gates.could(text) == tuple(g.could_match(text) for g in gates.gates), text
+
+
+def test_a_goal_check_read_once_per_check_meets_replies_as_its_phrases_and_pattern_say() -> None:
+    from uxbench.sim.assess import check_met
+    from uxbench.sim.persona import GoalCheck
+
+    check = GoalCheck(any_of=("Itemised Receipt", "small-claims"), pattern=r"\b\d+ business days\b")
+    assert check_met(check, "an itemized receipt") and check_met(check, "the small claims court")
+    assert check_met(check, "in 5 business days") and not check_met(check, "in five days")
+    edited = check.model_copy(update={"any_of": ("five days",), "pattern": None})
+    assert check_met(edited, "in five days") and not check_met(edited, "in 5 business days")

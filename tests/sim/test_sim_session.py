@@ -142,3 +142,31 @@ def test_the_realiser_view_extends_the_sessions_lines_and_reads_as_without_them(
     second = project("realiser", SessionView(persona=p, turns=turns, decision=decision, lines=kept))
     assert second == project("realiser", SessionView(persona=p, turns=turns, decision=decision))
     assert kept == [Line("user", "hi"), Line("assistant", "what?")]
+
+
+def test_the_ledger_sums_each_call_as_usage_add_would() -> None:
+    from uxbench.models.api import ModelOutput
+    from uxbench.models.api import Usage as Tokens
+    from uxbench.runtime.cost import Price
+    from uxbench.sim.session import Ledger
+    from uxbench.sim.types import Usage
+
+    outs = [ModelOutput(text="a", usage=Tokens(input_tokens=3, output_tokens=5)),
+            ModelOutput(text="b", usage=Tokens(input_tokens=7, output_tokens=1), cached=True),
+            ModelOutput(text="c", usage=Tokens(input_tokens=2, output_tokens=9))]
+    ledger = Ledger({"assistant": Price(0.5, 2.0), "judge": None})
+    for party in ("assistant", "judge", "simulator"):
+        expected = Usage()
+        for out in outs:
+            ledger.add(party, out)
+            price = ledger.prices.get(party)
+            u = out.usage
+            one = Usage(calls=1, cached_calls=1, cached_input_tokens=u.input_tokens,
+                        cached_output_tokens=u.output_tokens) if out.cached else Usage(
+                calls=1, input_tokens=u.input_tokens, output_tokens=u.output_tokens,
+                cost_usd=None if price is None else price.cost(u.input_tokens, u.output_tokens))
+            expected = expected.add(one)
+            assert ledger.usage[party].model_dump_json() == expected.model_dump_json()
+    price = Price(0.5, 2.0)
+    assert ledger.usage["judge"].cost_usd is None
+    assert ledger.usage["assistant"].cost_usd == price.cost(3, 5) + price.cost(2, 9)

@@ -98,9 +98,27 @@ def check_met(view_goal_check: Any, reply: str, folded: str | None = None) -> bo
     `folded`: the reply's `check_fold`, when the caller checks several goals against it."""
     if folded is None:
         folded = check_fold(reply)
-    if any(_folded(phrase) in folded for phrase in view_goal_check.any_of):
-        return True
-    return bool(view_goal_check.pattern and _pattern(view_goal_check.pattern).search(reply))
+    _, phrases, pattern = _check_parts(view_goal_check)
+    for phrase in phrases:
+        if phrase in folded:
+            return True
+    return bool(pattern and pattern.search(reply))
+
+
+_CHECKS: dict[int, tuple[Any, tuple[str, ...], re.Pattern[str] | None]] = {}
+_CHECKS_MAX = 8192
+
+
+def _check_parts(check: Any) -> tuple[Any, tuple[str, ...], re.Pattern[str] | None]:
+    """(the check, its phrases folded, its pattern compiled), made once per check (a persona's `GoalCheck`, frozen;
+    held in the entry, so its id is not reused while the entry lives): each reply is checked against them."""
+    parts = _CHECKS.get(id(check))
+    if parts is None or parts[0] is not check:
+        if len(_CHECKS) >= _CHECKS_MAX:
+            _CHECKS.clear()
+        parts = _CHECKS[id(check)] = (check, tuple(_folded(phrase) for phrase in check.any_of),
+                                      _pattern(check.pattern) if check.pattern else None)
+    return parts
 
 
 class RulesAssessor:

@@ -223,6 +223,8 @@ def _opening_messages(view: SessionView) -> list[Message]:
 
 
 def _turn_messages(turn: SimTurn) -> list[Message]:
+    if not turn.tool_steps:  # a persona session's turn: its text alone
+        return [Message(role=turn.role, content=turn.text)]
     from uxbench.sim.tooltask import step_messages
 
     out: list[Message] = []

@@ -87,6 +87,9 @@ class SessionPlan:
     agent_prompt: AgentPrompt = "policy"
 
 
+_NOTHING = Usage()
+
+
 class Ledger:
     """Calls and tokens per party for one session."""
 
@@ -102,15 +105,23 @@ class Ledger:
 
     def add(self, party: str, out: ModelOutput) -> None:
         u = out.usage
+        held = self.usage.get(party)
+        if held is None:
+            held = _NOTHING  # Usage().add(one) is one
+        cost: float | None = 0.0
         if out.cached:
-            one = Usage(calls=1, cached_calls=1, cached_input_tokens=u.input_tokens,
-                        cached_output_tokens=u.output_tokens)
+            cached_in, cached_out, fresh_in, fresh_out = u.input_tokens, u.output_tokens, 0, 0
         else:
+            cached_in, cached_out, fresh_in, fresh_out = 0, 0, u.input_tokens, u.output_tokens
             price = self.prices.get(party)
             cost = None if price is None else price.cost(u.input_tokens, u.output_tokens)
-            one = Usage(calls=1, input_tokens=u.input_tokens, output_tokens=u.output_tokens, cost_usd=cost)
-        held = self.usage.get(party)
-        self.usage[party] = one if held is None else held.add(one)  # Usage().add(one) equals one
+        # Usage.add of the call's own Usage, summed here: one Usage made per call, not two
+        self.usage[party] = Usage(
+            calls=held.calls + 1, cached_calls=held.cached_calls + (1 if out.cached else 0),
+            input_tokens=held.input_tokens + fresh_in, output_tokens=held.output_tokens + fresh_out,
+            cached_input_tokens=held.cached_input_tokens + cached_in,
+            cached_output_tokens=held.cached_output_tokens + cached_out,
+            cost_usd=None if held.cost_usd is None or cost is None else held.cost_usd + cost)
 
 
 class _Clock:

@@ -142,6 +142,9 @@ def test_the_realiser_view_extends_the_sessions_lines_and_reads_as_without_them(
     second = project("realiser", SessionView(persona=p, turns=turns, decision=decision, lines=kept))
     assert second == project("realiser", SessionView(persona=p, turns=turns, decision=decision))
     assert kept == [Line("user", "hi"), Line("assistant", "what?")]
+    counted = SessionView(persona=p, turns=turns, decision=decision, user_messages=1)
+    assert project("realiser", counted) == second and second.turn == 2
+    assert project("assessor", counted) == project("assessor", SessionView(persona=p, turns=turns))
 
 
 def test_the_ledger_sums_each_call_as_usage_add_would() -> None:

@@ -78,7 +78,9 @@ def check_fold(text: str) -> str:
     """A text as goal checks compare it: NFKC, case-folded, spaces between Chinese characters dropped, runs of
     spaces, hyphens and slashes as one space, -ise spellings as -ize ("small-claims" = "small claims",
     "itemised" = "itemized", "押 金" = "押金")."""
-    folded = _CJK_SPACE_RE.sub("", fold(text))
+    folded = fold(text)
+    if not folded.isascii():  # the spaces dropped are between Chinese characters
+        folded = _CJK_SPACE_RE.sub("", folded)
     return _ISE_RE.sub(r"iz\1", _SEPARATORS_RE.sub(" ", folded)).strip()
 
 

@@ -169,13 +169,14 @@ def _failure(persona: Persona, state: PolicyState, failure: FailureKind, draws: 
     chain = state.chain or Chain(start_turn=reply_turn)
     if state.chain is not None:
         chain = replaced(chain, {"retries": chain.retries + 1, "actions": (*chain.actions, "retry")})
-    state = replaced(state, {
-        "patience_left": state.patience_left - cost, "item_cost": item_cost, "chain": chain,
-        "satisfaction": _clamp(state.satisfaction - LOSS_PER_COST * cost),
-    })
+    patience_left = state.patience_left - cost
+    # the failure's own changes, applied with the next step's (one copy of the state, not three)
+    update: dict[str, Any] = {"patience_left": patience_left, "item_cost": item_cost, "chain": chain,
+                              "satisfaction": _clamp(state.satisfaction - LOSS_PER_COST * cost)}
     feedback: Feedback | None = "dislike" if draws["feedback"] < persona.reactions.dislike else None
     reactions = persona.reactions
-    if state.patience_left < 0:
+    if patience_left < 0:
+        state = replaced(state, update)
         closing = reactions.exhausted
         act: Act = "dismiss" if draws["close"] * (closing.dismiss + closing.leave) < closing.dismiss else "leave"
         return _end(state, Decision(act=act, item=item, feedback=feedback, skim=skim, end="patience_exhausted",
@@ -187,21 +188,22 @@ def _failure(persona: Persona, state: PolicyState, failure: FailureKind, draws: 
         choice = "abandon"
     else:
         budget = persona.patience.session
-        share = state.patience_left / budget if budget > 0 else 0.0
+        share = patience_left / budget if budget > 0 else 0.0
         weights = (reactions.failure_low if share < reactions.low_below else reactions.failure).items()
         choice = _draw(weights, draws["act"])
+    if choice in ("dismiss", "abandon"):
+        state = replaced(state, update)
     if choice == "dismiss":
         return _end(state, Decision(act="dismiss", item=item, feedback=feedback, skim=skim, end="patience_exhausted",
                                     allowed_facts=_allowed(persona, state, (), turn)),
                     _close(_acted(chain, "dismiss"), "user_gave_up"))
     if choice == "abandon":
         return _abandon(persona, state, _acted(chain, "abandon_topic"), feedback, skim, turn, replies, max_turns)
-    chain = _acted(chain, choice)
-    state = replaced(state, {"chain": chain})
+    update["chain"] = _acted(chain, choice)
     act = "repeat" if choice == "repeat" else "rephrase" if choice == "rephrase" else "complain"
     decision = Decision(act=act, item=item, feedback=feedback, skim=skim,
-                        allowed_facts=_allowed(persona, state, (), turn))
-    return _finish(state, decision, replies, max_turns)
+                        allowed_facts=_allowed(persona, state, (), turn))  # reads state.disclosed: not in update
+    return _finish(state, decision, replies, max_turns, update=update)
 
 
 def _abandon(persona: Persona, state: PolicyState, chain: Chain, feedback: Feedback | None, skim: bool, turn: int,
@@ -222,15 +224,18 @@ def _abandon(persona: Persona, state: PolicyState, chain: Chain, feedback: Feedb
 
 
 def _finish(state: PolicyState, decision: Decision, replies: int, max_turns: int,
-            raised: str | None = None) -> tuple[PolicyState, Decision]:
-    """Apply a non-final decision, unless this reply was the last one allowed (then: `max_turns`)."""
+            raised: str | None = None, update: dict[str, Any] | None = None) -> tuple[PolicyState, Decision]:
+    """Apply a non-final decision, unless this reply was the last one allowed (then: `max_turns`). `update`: changes
+    to the state not applied yet (none of the fields `_advance` sets)."""
     if replies >= max_turns:
+        if update:
+            state = replaced(state, update)
         chain = state.chain
         outcome: ChainOutcome = "failed_recovery" if chain is not None and chain.retries else "no_recovery"
         ending = Decision(act="leave", item=state.active, feedback=decision.feedback, skim=decision.skim,
                           end="max_turns")
         return _end(state, ending, _close(chain, outcome) if chain is not None else None)
-    return _advance(state, decision, raised=raised), decision
+    return _advance(state, decision, raised=raised, update=update), decision
 
 
 def _end(state: PolicyState, decision: Decision, closed: Chain | None = None) -> tuple[PolicyState, Decision]:
@@ -239,15 +244,15 @@ def _end(state: PolicyState, decision: Decision, closed: Chain | None = None) ->
     return replaced(_advance(state, decision), {"ended": decision.end}), decision
 
 
-def _advance(state: PolicyState, decision: Decision, raised: str | None = None) -> PolicyState:
-    update: dict[str, Any] = {
-        "user_turns": state.user_turns + (0 if decision.act == "leave" else 1),
-        "disclosed": _union(state.disclosed, decision.state_facts),
-    }
+def _advance(state: PolicyState, decision: Decision, raised: str | None = None,
+             update: dict[str, Any] | None = None) -> PolicyState:
+    changes: dict[str, Any] = dict(update) if update else {}
+    changes["user_turns"] = state.user_turns + (0 if decision.act == "leave" else 1)
+    changes["disclosed"] = _union(state.disclosed, decision.state_facts)
     if raised is not None:
-        update["raised"] = _union(state.raised, (raised,))
-        update["active"] = raised
-    return replaced(state, update)
+        changes["raised"] = _union(state.raised, (raised,))
+        changes["active"] = raised
+    return replaced(state, changes)
 
 
 def _acted(chain: Chain, act: str) -> Chain:

@@ -128,6 +128,8 @@ class SessionView:
     reply_turn: int | None = None
     """judge: the turn_index of the reply to rate."""
     extra: dict[str, str] = field(default_factory=dict)
+    user_messages: int | None = None
+    """How many of `turns` are the user's, when the session counts them (else they are counted here)."""
     lines: list[Line] | None = None
     """The transcript's lines of `turns` made so far, kept by the session: the realiser's view adds the new turns'
     lines to it rather than making every line again at each turn (a turn's role and text never change)."""
@@ -150,7 +152,8 @@ def project(party: Party, view: SessionView) -> list[Message] | RealiserView | F
     persona, turns = view.persona, view.turns
     if party == "assistant":  # asked at every reply: nothing else is built for it
         return _assistant_messages(view)
-    user_turn = sum(1 for t in turns if t.role == "user") + 1
+    users = view.user_messages
+    user_turn = (sum(1 for t in turns if t.role == "user") if users is None else users) + 1
     if party in ("realiser", "free"):  # the parties that read the transcript (the assessor, asked every turn, not)
         transcript = _transcript(view)
     if party == "realiser":

@@ -157,6 +157,7 @@ class _Session:
         self.steps: list[ToolStep] = []
         self.transcript = AssistantTranscript()
         self.lines: list[Line] = []
+        self.user_messages = 0
         if plan.task is not None:
             tasks = parties.tasks
             if tasks is None:
@@ -174,7 +175,7 @@ class _Session:
     def view(self, decision: Decision | None = None) -> SessionView:
         return SessionView(persona=self.persona, turns=self.turns, seed=self.plan.seed, decision=decision,
                            completed=self.completed, disclosed=self.state.disclosed, extra=self.extra,
-                           lines=self.lines)
+                           user_messages=self.user_messages, lines=self.lines)
 
     async def reply(self) -> str:
         messages = self.transcript.messages(self._turns_view)
@@ -244,6 +245,7 @@ class _Session:
             kept = tuple(f for f in self.state.disclosed if f not in decision.state_facts or f in stated)
             self.state = replaced(self.state, {"disclosed": tuple(dict.fromkeys(kept + stated))})
         free = decision is None
+        self.user_messages += 1
         self.turns.append(SimTurn(
             turn_index=len(self.turns), role="user", text=text, created_at=stamp,
             act="free" if decision is None else decision.act, item=None if decision is None else decision.item,

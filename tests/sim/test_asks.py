@@ -225,14 +225,16 @@ def test_a_gate_set_says_what_each_of_its_gates_says() -> None:
     from uxbench.sim.asks_sentences import _LINE_GATES, _SENTENCE_GATES, GateSet
     from uxbench.sim.assess import _REPLY_GATES
     from uxbench.sim.literal_gate import LiteralGate
+    from uxbench.sim.markers import _OUTPUT_GATES
 
     shared = GateSet(LiteralGate(re.compile(r"\bplease (tell|give)\b", re.I)), LiteralGate(re.compile(r"tell me")),
                      LiteralGate(re.compile(r"\w+", re.I)))  # two share a literal's region; one has no literal
     texts = ["", "Sorry, I am not sure what you mean.", "Please tell me your order number.", "PLEASE GIVE",
              "Here's the revised email:", "To help you, I need a few details:", "Interview questions to ask:",
              "Would you like me to contact customer support? I cannot help.", "请提供订单号。", "需要我帮您吗？",
-             "ſorry, pleaſe tell me", "Ｐｌｅａｓｅ ｔｅｌｌ", "transfer you to a human agent", "sorry, but i can't"]
-    for gates in (_LINE_GATES, _SENTENCE_GATES, _REPLY_GATES, shared):
+             "ſorry, pleaſe tell me", "Ｐｌｅａｓｅ ｔｅｌｌ", "transfer you to a human agent", "sorry, but i can't",
+             "Thought: ask again", "<think>no</think> hi", "act: complain", "满意度：3", "Your tone: blunt"]
+    for gates in (_LINE_GATES, _SENTENCE_GATES, _REPLY_GATES, _OUTPUT_GATES, shared):
         for text in texts:
             assert gates.could(text) == tuple(g.could_match(text) for g in gates.gates), text
 

@@ -304,8 +304,9 @@ class _Session:
                 return self.record("error", str(err))
             reply = self.turns[-1]
             reply.assessment = assessment
-            self.completed = tuple(dict.fromkeys(self.completed + tuple(
-                i for i in assessment.completed if i in {g.id for g in persona.goal})))
+            if assessment.completed:  # else the same items (self.completed holds each once)
+                self.completed = tuple(dict.fromkeys(self.completed + tuple(
+                    i for i in assessment.completed if i in {g.id for g in persona.goal})))
             self.state, decision = react(persona, self.state, assessment, plan.seed, reply_turn=reply.turn_index,
                                          replies=replies, max_turns=plan.max_turns)
             reply.feedback = decision.feedback

@@ -49,6 +49,7 @@ class GateSet:
                 out[owner] = True
         return tuple(out)
 
+
 _CJK_RE = re.compile("[\u3400-\u9fff]")
 _CODE_BLOCK_RE = re.compile(r"```.*?(```|\Z)", re.DOTALL)
 _INLINE_CODE_RE = re.compile(r"`[^`\n]*`")

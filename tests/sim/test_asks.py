@@ -192,3 +192,59 @@ def test_refusing_a_plainly_asked_question_is_a_violation() -> None:
     by = {r.item: r for r in code_results(record, tenant)}
     assert by["fact_accuracy:city"].status == "violated"
     assert by["premature_disclosure:city"].status == "satisfied"
+
+
+def test_a_line_with_no_sentence_end_before_its_last_character_is_split_as_the_pattern_splits_it() -> None:
+    from uxbench.sim.asks_sentences import _SENTENCE_END_RE, _split
+
+    lines = ["", "   ", ".", "  abc. ", "abc", "abc?  ", "您好。", "您好。 ", "\nabc", "abc\n", "a. b", "a.b",
+             "您好。谢谢", "  Sorry, I am not sure what you mean.", "what? why?", "x;", "x; y", "e.g. this",
+             "\u3000abc\u3000"]
+    for line in lines:
+        assert _split(line) == [s.strip() for s in _SENTENCE_END_RE.split(line) if s.strip()], line
+
+
+def test_a_scripted_phrasing_is_the_first_unsaid_one_of_the_shuffle() -> None:
+    import random
+
+    from uxbench.sim.scripted import _pick
+
+    options = ["A {request}", "B {request}", "C {request}"]
+    for used in (frozenset(), frozenset({"A x"}), frozenset({"A x", "B x", "C x"}), frozenset({"B x", "C x"})):
+        for seed in range(6):
+            order = list(options)
+            random.Random(seed).shuffle(order)
+            texts = [o.replace("{request}", "x") for o in order]
+            expected = next((t for t in texts if t not in used), texts[0])
+            assert _pick(options, random.Random(seed), used, request="x") == expected
+
+
+def test_a_gate_set_says_what_each_of_its_gates_says() -> None:
+    import re
+
+    from uxbench.sim.asks_sentences import _LINE_GATES, _SENTENCE_GATES, GateSet
+    from uxbench.sim.assess import _REPLY_GATES
+    from uxbench.sim.literal_gate import LiteralGate
+    from uxbench.sim.markers import _OUTPUT_GATES
+
+    shared = GateSet(LiteralGate(re.compile(r"\bplease (tell|give)\b", re.I)), LiteralGate(re.compile(r"tell me")),
+                     LiteralGate(re.compile(r"\w+", re.I)))  # two share a literal's region; one has no literal
+    texts = ["", "Sorry, I am not sure what you mean.", "Please tell me your order number.", "PLEASE GIVE",
+             "Here's the revised email:", "To help you, I need a few details:", "Interview questions to ask:",
+             "Would you like me to contact customer support? I cannot help.", "请提供订单号。", "需要我帮您吗？",
+             "ſorry, pleaſe tell me", "Ｐｌｅａｓｅ ｔｅｌｌ", "transfer you to a human agent", "sorry, but i can't",
+             "Thought: ask again", "<think>no</think> hi", "act: complain", "满意度：3", "Your tone: blunt"]
+    for gates in (_LINE_GATES, _SENTENCE_GATES, _REPLY_GATES, _OUTPUT_GATES, shared):
+        for text in texts:
+            assert gates.could(text) == tuple(g.could_match(text) for g in gates.gates), text
+
+
+def test_a_goal_check_read_once_per_check_meets_replies_as_its_phrases_and_pattern_say() -> None:
+    from uxbench.sim.assess import check_met
+    from uxbench.sim.persona import GoalCheck
+
+    check = GoalCheck(any_of=("Itemised Receipt", "small-claims"), pattern=r"\b\d+ business days\b")
+    assert check_met(check, "an itemized receipt") and check_met(check, "the small claims court")
+    assert check_met(check, "in 5 business days") and not check_met(check, "in five days")
+    edited = check.model_copy(update={"any_of": ("five days",), "pattern": None})
+    assert check_met(edited, "in five days") and not check_met(edited, "in 5 business days")

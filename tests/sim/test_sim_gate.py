@@ -178,3 +178,24 @@ def test_flags_found_as_sessions_end_are_those_the_store_gives(tmp_path: Path) -
     store.close()
     assert {k: v for k, v in result.summary.items() if k != "invocation"} == again
     assert (result.run_dir / "acts.jsonl").read_bytes() == acts
+
+
+def test_prompt_echo_finds_the_longest_fragment_a_message_holds_as_a_scan_of_every_fragment_does() -> None:
+    import random
+
+    from uxbench.sim import markers
+
+    fragments = markers._fragments_longest_first()
+
+    def scanned(text: str) -> str | None:
+        norm = markers.normalize(text)
+        return next((f for f in fragments if f in norm), None) if norm else None
+
+    rng = random.Random(1)
+    for _ in range(2000):
+        parts = [rng.choice(["hello", "refund", "I need", "  ", "。", "谢谢"]) for _ in range(rng.randint(0, 3))]
+        for _ in range(rng.randint(0, 3)):
+            fragment = rng.choice(fragments)
+            parts.insert(rng.randint(0, len(parts)), fragment[rng.randint(0, 3):])
+        text = " ".join(parts)
+        assert markers.prompt_echo(text) == scanned(text), text

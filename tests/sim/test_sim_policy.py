@@ -94,3 +94,21 @@ def test_handoff_is_out_of_scope_and_per_item_budget_abandons_the_item() -> None
     assert acts == ["open", "rephrase", "abandon_topic", "leave"]
     assert state.abandoned == ("a",) and decisions[2].item == "b"
     assert decisions[-1].end == "patience_exhausted"  # an item was given up on: not goal_complete
+
+
+def test_replaced_is_model_copy_with_an_update() -> None:
+    from uxbench.sim.policy import PolicyState
+    from uxbench.sim.types import Chain, replaced
+
+    state = PolicyState(patience_left=2.0, disclosed=("order",))
+    chain = Chain(start_turn=3, actions=("repeat",))
+    for model, update in [(state, {"satisfaction": 2.5, "chain": chain}), (state, {}),
+                          (chain, {"outcome": "recovered", "retries": 1})]:
+        mine, theirs = replaced(model, update), model.model_copy(update=update)
+        assert type(mine) is type(theirs) and mine == theirs
+        assert list(mine.__dict__.items()) == list(theirs.__dict__.items())  # field order kept
+        assert mine.model_fields_set == theirs.model_fields_set
+        assert mine.__pydantic_extra__ is theirs.__pydantic_extra__ is None
+        assert mine.__pydantic_private__ is theirs.__pydantic_private__ is None
+        assert mine.model_dump_json() == theirs.model_dump_json()
+    assert replaced(state, {"satisfaction": 1.0}).satisfaction == 1.0 and state.satisfaction == 3.0

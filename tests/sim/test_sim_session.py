@@ -15,6 +15,7 @@ from uxbench.sim.assess import RulesAssessor
 from uxbench.sim.realize import ModelRealiser
 from uxbench.sim.scripted import ScriptedRealiser
 from uxbench.sim.session import Parties, SessionPlan, run_session
+from uxbench.sim.types import Decision
 from uxbench.testing.loopback import LoopbackConfig, LoopbackServer
 
 
@@ -103,3 +104,72 @@ def test_the_assistant_reads_at_each_reply_the_projection_of_the_turns_so_far(tm
         upto = [t for t in record.turns][: len(messages)]
         assert messages == project("assistant", SessionView(persona=p, turns=upto))
         assert [m.role for m in messages][-1] == "user"
+
+
+def test_the_assessor_view_made_once_per_persona_and_state_is_the_one_of_that_state() -> None:
+    """Its goal items and facts are kept per persona and (completed, disclosed): each state still gets its own
+    values, an edited persona (another object) its own facts, and a fact without patterns its label escaped."""
+    from uxbench.sim.projection import FactView, SessionView, project
+
+    p = persona(facts=[*REFUND["facts"], {"id": "city", "label": "city (home)", "value": "Leeds"}])
+    turns: list[Any] = []
+    before = project("assessor", SessionView(persona=p, turns=turns))
+    said = project("assessor", SessionView(persona=p, turns=turns, completed=("refund",), disclosed=("order",)))
+    again = project("assessor", SessionView(persona=p, turns=turns))
+    assert before == again and [f.value for f in before.facts] == [None, None, None]
+    assert [f.value for f in said.facts] == ["KX-99173", None, None]
+    assert [g.done for g in said.goal] == [True, False] and [g.done for g in before.goal] == [False, False]
+    assert said.facts[2] == FactView("city", "city (home)", None, patterns=(re.escape("city (home)"),))
+    edited = p.model_copy(update={"facts": (p.facts[0].model_copy(update={"value": "ZZ-1"}),)})
+    shown = project("assessor", SessionView(persona=edited, turns=turns, disclosed=("order",)))
+    assert [f.value for f in shown.facts] == ["ZZ-1"]
+    realiser = project("realiser", SessionView(persona=edited, turns=turns, decision=Decision(
+        act="answer", item="refund", state_facts=("order",))))
+    assert realiser.state_facts == (FactView("order", "order number", "ZZ-1"),)
+
+
+def test_the_realiser_view_extends_the_sessions_lines_and_reads_as_without_them() -> None:
+    from uxbench.sim.projection import Line, SessionView, project
+    from uxbench.sim.types import SimTurn
+
+    p = persona()
+    turns = [SimTurn(turn_index=0, role="user", text="hi", created_at="t", act="open", item="refund"),
+             SimTurn(turn_index=1, role="assistant", text="what?", created_at="t")]
+    decision = Decision(act="rephrase", item="refund")
+    kept: list[Line] = []
+    first = project("realiser", SessionView(persona=p, turns=turns[:1], decision=decision, lines=kept))
+    assert first.transcript == (Line("user", "hi"),) and kept == [Line("user", "hi")]
+    second = project("realiser", SessionView(persona=p, turns=turns, decision=decision, lines=kept))
+    assert second == project("realiser", SessionView(persona=p, turns=turns, decision=decision))
+    assert kept == [Line("user", "hi"), Line("assistant", "what?")]
+    counted = SessionView(persona=p, turns=turns, decision=decision, user_messages=1)
+    assert project("realiser", counted) == second and second.turn == 2
+    assert project("assessor", counted) == project("assessor", SessionView(persona=p, turns=turns))
+
+
+def test_the_ledger_sums_each_call_as_usage_add_would() -> None:
+    from uxbench.models.api import ModelOutput
+    from uxbench.models.api import Usage as Tokens
+    from uxbench.runtime.cost import Price
+    from uxbench.sim.session import Ledger
+    from uxbench.sim.types import Usage
+
+    outs = [ModelOutput(text="a", usage=Tokens(input_tokens=3, output_tokens=5)),
+            ModelOutput(text="b", usage=Tokens(input_tokens=7, output_tokens=1), cached=True),
+            ModelOutput(text="c", usage=Tokens(input_tokens=2, output_tokens=9))]
+    ledger = Ledger({"assistant": Price(0.5, 2.0), "judge": None})
+    for party in ("assistant", "judge", "simulator"):
+        expected = Usage()
+        for out in outs:
+            ledger.add(party, out)
+            price = ledger.prices.get(party)
+            u = out.usage
+            one = Usage(calls=1, cached_calls=1, cached_input_tokens=u.input_tokens,
+                        cached_output_tokens=u.output_tokens) if out.cached else Usage(
+                calls=1, input_tokens=u.input_tokens, output_tokens=u.output_tokens,
+                cost_usd=None if price is None else price.cost(u.input_tokens, u.output_tokens))
+            expected = expected.add(one)
+            assert ledger.usage[party].model_dump_json() == expected.model_dump_json()
+    price = Price(0.5, 2.0)
+    assert ledger.usage["judge"].cost_usd is None
+    assert ledger.usage["assistant"].cost_usd == price.cost(3, 5) + price.cost(2, 9)

@@ -25,6 +25,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from uxbench.models.api import GenerateConfig, ModelOutput
 from uxbench.scoring.prompts.files import PackageTemplates
 from uxbench.sim.asks import AskTarget, asked_facts
+from uxbench.sim.asks_sentences import GateSet
+from uxbench.sim.literal_gate import LiteralGate
 from uxbench.sim.markers import content_tokens
 from uxbench.sim.persona import FailureKind
 from uxbench.sim.projection import AssessorView
@@ -32,16 +34,18 @@ from uxbench.sim.types import Assessment
 
 TEMPLATES = PackageTemplates("uxbench.sim", "Simulator")
 
-_REFUSAL_RE = re.compile(
+_REFUSAL_RE = LiteralGate(re.compile(
     r"\bi (can ?not|can't|am unable to|won't|am not able to)\b|\bi'm (unable|not able) to\b|\bunable to help\b|"
     r"\bsorry, (but )?i can|无法(帮|为|处理|提供|回答)|不能(帮|为|处理|提供|回答)|抱歉，?我(不能|无法|没办法)|我没办法",
     re.IGNORECASE,
-)
-_HANDOFF_RE = re.compile(
+))
+_HANDOFF_RE = LiteralGate(re.compile(
     r"\b(contact|call|reach out to) (our |the )?(customer (service|support)|support team|a human|an agent)\b|"
     r"\btransfer(ring)? you to\b|\bhuman agent\b|转(接)?人工|联系人工|联系客服|拨打客服|转接(到|给)",
     re.IGNORECASE,
-)
+))
+
+_REPLY_GATES = GateSet(_REFUSAL_RE, _HANDOFF_RE)
 
 
 class Assessor(Protocol):
@@ -74,7 +78,9 @@ def check_fold(text: str) -> str:
     """A text as goal checks compare it: NFKC, case-folded, spaces between Chinese characters dropped, runs of
     spaces, hyphens and slashes as one space, -ise spellings as -ize ("small-claims" = "small claims",
     "itemised" = "itemized", "押 金" = "押金")."""
-    folded = _CJK_SPACE_RE.sub("", fold(text))
+    folded = fold(text)
+    if not folded.isascii():  # the spaces dropped are between Chinese characters
+        folded = _CJK_SPACE_RE.sub("", folded)
     return _ISE_RE.sub(r"iz\1", _SEPARATORS_RE.sub(" ", folded)).strip()
 
 
@@ -94,9 +100,27 @@ def check_met(view_goal_check: Any, reply: str, folded: str | None = None) -> bo
     `folded`: the reply's `check_fold`, when the caller checks several goals against it."""
     if folded is None:
         folded = check_fold(reply)
-    if any(_folded(phrase) in folded for phrase in view_goal_check.any_of):
-        return True
-    return bool(view_goal_check.pattern and _pattern(view_goal_check.pattern).search(reply))
+    _, phrases, pattern = _check_parts(view_goal_check)
+    for phrase in phrases:
+        if phrase in folded:
+            return True
+    return bool(pattern and pattern.search(reply))
+
+
+_CHECKS: dict[int, tuple[Any, tuple[str, ...], re.Pattern[str] | None]] = {}
+_CHECKS_MAX = 8192
+
+
+def _check_parts(check: Any) -> tuple[Any, tuple[str, ...], re.Pattern[str] | None]:
+    """(the check, its phrases folded, its pattern compiled), made once per check (a persona's `GoalCheck`, frozen;
+    held in the entry, so its id is not reused while the entry lives): each reply is checked against them."""
+    parts = _CHECKS.get(id(check))
+    if parts is None or parts[0] is not check:
+        if len(_CHECKS) >= _CHECKS_MAX:
+            _CHECKS.clear()
+        parts = _CHECKS[id(check)] = (check, tuple(_folded(phrase) for phrase in check.any_of),
+                                      _pattern(check.pattern) if check.pattern else None)
+    return parts
 
 
 class RulesAssessor:
@@ -112,7 +136,8 @@ def rules_assessment(view: AssessorView) -> Assessment:
     folded = check_fold(reply)
     completed = tuple(g.id for g in view.goal if not g.done and g.check.by_code and check_met(g.check, reply, folded))
     asked = asked_facts(reply, (AskTarget(f.id, f.label, f.patterns) for f in view.facts))
-    handoff = bool(_HANDOFF_RE.search(reply))
+    could = _REPLY_GATES.could(reply)  # (refusal, handoff)
+    handoff = bool(could[1] and _HANDOFF_RE.regex.search(reply))
     if completed:
         return Assessment(completed=completed, asked_facts=asked, note="check met")
     if handoff:
@@ -123,7 +148,7 @@ def rules_assessment(view: AssessorView) -> Assessment:
     failure: FailureKind
     if asked:
         failure, note = "redundant_question", "asks again for a fact already given"
-    elif _REFUSAL_RE.search(reply):
+    elif could[0] and _REFUSAL_RE.regex.search(reply):
         failure, note = "refusal", "declines"
     else:
         pending = [g for g in view.goal if not g.done]

@@ -10,7 +10,10 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from ahocorasick_rs import AhoCorasick
+
 from uxbench.scoring.prompts.files import PackageTemplates
+from uxbench.sim.asks_sentences import GateSet
 from uxbench.sim.literal_gate import LiteralGate
 
 STOP = "###STOP###"
@@ -99,15 +102,19 @@ def marker_meaning(marker: str) -> str | None:
     return None
 
 
+_OUTPUT_GATES = GateSet(REASONING_RE, POLICY_RE)
+
+
 def output_problem(text: str, *, allow_markers: bool = False) -> str | None:
     """Why a simulator output must be discarded and regenerated (never edited), or None when it may be sent."""
     if not text.strip():
         return "empty"
-    if REASONING_RE.search(text):
+    could = _OUTPUT_GATES.could(text)  # (reasoning, policy): one pass for both gates
+    if could[0] and REASONING_RE.regex.search(text):
         return "reasoning text"
     if not allow_markers and MARKER_RE.search(text):
         return "stop marker in a structured-mode message"
-    if POLICY_RE.search(text):
+    if could[1] and POLICY_RE.regex.search(text):
         return "simulator state in the message"
     if prompt_echo(text):
         return "the simulator's prompt in the message"
@@ -169,9 +176,16 @@ def prompt_echo(text: str) -> str | None:
     norm = normalize(text)
     if not norm:
         return None
-    return next((f for f in _fragments_longest_first() if f in norm), None)
+    found = _fragment_automaton().find_matches_as_indexes(norm, overlapping=True)  # every fragment it holds
+    return _fragments_longest_first()[min(i for i, _, _ in found)] if found else None
 
 
 @lru_cache(maxsize=1)
 def _fragments_longest_first() -> tuple[str, ...]:
     return tuple(sorted(prompt_fragments(), key=lambda f: (-len(f), f)))
+
+
+@lru_cache(maxsize=1)
+def _fragment_automaton() -> AhoCorasick:
+    """The fragments in one automaton (one pass over a message, not one `in` per fragment: 81 of them)."""
+    return AhoCorasick(list(_fragments_longest_first()))

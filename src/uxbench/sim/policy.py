@@ -30,7 +30,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from uxbench.sim.persona import FailureKind, Persona
-from uxbench.sim.types import Act, Assessment, Chain, ChainOutcome, Decision, Feedback, Reason
+from uxbench.sim.types import Act, Assessment, Chain, ChainOutcome, Decision, Feedback, Reason, replaced
 
 START_SATISFACTION = 3.0
 GAIN_ITEM = 0.75
@@ -113,7 +113,7 @@ def react(persona: Persona, state: PolicyState, assessment: Assessment, seed: in
     if failure is not None:
         return _failure(persona, state, failure, draws, skim, turn, reply_turn, replies, max_turns)
     # partial progress: keep going on the same item
-    state = state.model_copy(update={"satisfaction": _clamp(state.satisfaction + GAIN_PROGRESS)})
+    state = replaced(state, {"satisfaction": _clamp(state.satisfaction + GAIN_PROGRESS)})
     stated = _volunteered(persona, state.active, state.disclosed, turn)
     decision = Decision(act="follow_up", item=state.active, state_facts=stated, skim=skim,
                         allowed_facts=_allowed(persona, state, stated, turn))
@@ -126,11 +126,11 @@ def _progress(persona: Persona, state: PolicyState, assessment: Assessment, new_
     gain = GAIN_ITEM * len(new_items) + (GAIN_RECOVERY if state.chain is not None else 0.0)
     chains = state.chains + ((_close(state.chain, "recovered"),) if state.chain is not None else ())
     completed = state.completed + new_items
-    state = state.model_copy(update={"satisfaction": _clamp(state.satisfaction + gain), "chain": None,
+    state = replaced(state, {"satisfaction": _clamp(state.satisfaction + gain), "chain": None,
                                       "chains": chains, "completed": completed})
     feedback: Feedback | None = "like" if draws["feedback"] < persona.reactions.like else None
     abandoned = _cascade(persona, completed, state.abandoned)
-    state = state.model_copy(update={"abandoned": abandoned})
+    state = replaced(state, {"abandoned": abandoned})
     nxt = _next_item(persona, completed, abandoned)
     if nxt is None:
         if set(completed) >= _ids(persona):
@@ -142,13 +142,13 @@ def _progress(persona: Persona, state: PolicyState, assessment: Assessment, new_
     decision = Decision(act="follow_up", item=nxt, state_facts=stated, feedback=feedback, skim=skim,
                         allowed_facts=_allowed(persona, state, stated, turn),
                         declined_facts=_declined(persona, assessment.asked_facts))
-    state = state.model_copy(update={"requested": _union(state.requested, assessment.asked_facts)})
+    state = replaced(state, {"requested": _union(state.requested, assessment.asked_facts)})
     return _finish(state, decision, replies, max_turns, raised=nxt)
 
 
 def _answer(persona: Persona, state: PolicyState, assessment: Assessment, fresh: tuple[str, ...], skim: bool,
             turn: int, replies: int, max_turns: int) -> tuple[PolicyState, Decision]:
-    state = state.model_copy(update={"requested": _union(state.requested, fresh),
+    state = replaced(state, {"requested": _union(state.requested, fresh),
                                      "satisfaction": _clamp(state.satisfaction + GAIN_PROGRESS)})
     sayable = tuple(f for f in fresh if _sayable(persona, f, turn))
     declined = _declined(persona, fresh)
@@ -168,14 +168,15 @@ def _failure(persona: Persona, state: PolicyState, failure: FailureKind, draws: 
         item_cost[item] = item_cost.get(item, 0.0) + cost
     chain = state.chain or Chain(start_turn=reply_turn)
     if state.chain is not None:
-        chain = chain.model_copy(update={"retries": chain.retries + 1, "actions": (*chain.actions, "retry")})
-    state = state.model_copy(update={
-        "patience_left": state.patience_left - cost, "item_cost": item_cost, "chain": chain,
-        "satisfaction": _clamp(state.satisfaction - LOSS_PER_COST * cost),
-    })
+        chain = replaced(chain, {"retries": chain.retries + 1, "actions": (*chain.actions, "retry")})
+    patience_left = state.patience_left - cost
+    # the failure's own changes, applied with the next step's (one copy of the state, not three)
+    update: dict[str, Any] = {"patience_left": patience_left, "item_cost": item_cost, "chain": chain,
+                              "satisfaction": _clamp(state.satisfaction - LOSS_PER_COST * cost)}
     feedback: Feedback | None = "dislike" if draws["feedback"] < persona.reactions.dislike else None
     reactions = persona.reactions
-    if state.patience_left < 0:
+    if patience_left < 0:
+        state = replaced(state, update)
         closing = reactions.exhausted
         act: Act = "dismiss" if draws["close"] * (closing.dismiss + closing.leave) < closing.dismiss else "leave"
         return _end(state, Decision(act=act, item=item, feedback=feedback, skim=skim, end="patience_exhausted",
@@ -187,21 +188,22 @@ def _failure(persona: Persona, state: PolicyState, failure: FailureKind, draws: 
         choice = "abandon"
     else:
         budget = persona.patience.session
-        share = state.patience_left / budget if budget > 0 else 0.0
+        share = patience_left / budget if budget > 0 else 0.0
         weights = (reactions.failure_low if share < reactions.low_below else reactions.failure).items()
         choice = _draw(weights, draws["act"])
+    if choice in ("dismiss", "abandon"):
+        state = replaced(state, update)
     if choice == "dismiss":
         return _end(state, Decision(act="dismiss", item=item, feedback=feedback, skim=skim, end="patience_exhausted",
                                     allowed_facts=_allowed(persona, state, (), turn)),
                     _close(_acted(chain, "dismiss"), "user_gave_up"))
     if choice == "abandon":
         return _abandon(persona, state, _acted(chain, "abandon_topic"), feedback, skim, turn, replies, max_turns)
-    chain = _acted(chain, choice)
-    state = state.model_copy(update={"chain": chain})
+    update["chain"] = _acted(chain, choice)
     act = "repeat" if choice == "repeat" else "rephrase" if choice == "rephrase" else "complain"
     decision = Decision(act=act, item=item, feedback=feedback, skim=skim,
-                        allowed_facts=_allowed(persona, state, (), turn))
-    return _finish(state, decision, replies, max_turns)
+                        allowed_facts=_allowed(persona, state, (), turn))  # reads state.disclosed: not in update
+    return _finish(state, decision, replies, max_turns, update=update)
 
 
 def _abandon(persona: Persona, state: PolicyState, chain: Chain, feedback: Feedback | None, skim: bool, turn: int,
@@ -209,12 +211,12 @@ def _abandon(persona: Persona, state: PolicyState, chain: Chain, feedback: Feedb
     abandoned = state.abandoned + ((state.active,) if state.active and state.active not in state.abandoned else ())
     abandoned = _cascade(persona, state.completed, abandoned)
     closed = _close(chain, "user_gave_up")
-    state = state.model_copy(update={"abandoned": abandoned})
+    state = replaced(state, {"abandoned": abandoned})
     nxt = _next_item(persona, state.completed, abandoned)
     if nxt is None:
         return _end(state, Decision(act="leave", item=state.active, feedback=feedback, skim=skim,
                                     end="patience_exhausted"), closed)
-    state = state.model_copy(update={"chain": None, "chains": (*state.chains, closed)})
+    state = replaced(state, {"chain": None, "chains": (*state.chains, closed)})
     stated = _volunteered(persona, nxt, state.disclosed, turn)
     decision = Decision(act="abandon_topic", item=nxt, state_facts=stated, feedback=feedback, skim=skim,
                         allowed_facts=_allowed(persona, state, stated, turn))
@@ -222,41 +224,44 @@ def _abandon(persona: Persona, state: PolicyState, chain: Chain, feedback: Feedb
 
 
 def _finish(state: PolicyState, decision: Decision, replies: int, max_turns: int,
-            raised: str | None = None) -> tuple[PolicyState, Decision]:
-    """Apply a non-final decision, unless this reply was the last one allowed (then: `max_turns`)."""
+            raised: str | None = None, update: dict[str, Any] | None = None) -> tuple[PolicyState, Decision]:
+    """Apply a non-final decision, unless this reply was the last one allowed (then: `max_turns`). `update`: changes
+    to the state not applied yet (none of the fields `_advance` sets)."""
     if replies >= max_turns:
+        if update:
+            state = replaced(state, update)
         chain = state.chain
         outcome: ChainOutcome = "failed_recovery" if chain is not None and chain.retries else "no_recovery"
         ending = Decision(act="leave", item=state.active, feedback=decision.feedback, skim=decision.skim,
                           end="max_turns")
         return _end(state, ending, _close(chain, outcome) if chain is not None else None)
-    return _advance(state, decision, raised=raised), decision
+    return _advance(state, decision, raised=raised, update=update), decision
 
 
 def _end(state: PolicyState, decision: Decision, closed: Chain | None = None) -> tuple[PolicyState, Decision]:
     chains = state.chains + ((closed,) if closed is not None else ())
-    state = state.model_copy(update={"chain": None, "chains": chains})
-    return _advance(state, decision).model_copy(update={"ended": decision.end}), decision
+    state = replaced(state, {"chain": None, "chains": chains})
+    return replaced(_advance(state, decision), {"ended": decision.end}), decision
 
 
-def _advance(state: PolicyState, decision: Decision, raised: str | None = None) -> PolicyState:
-    update: dict[str, Any] = {
-        "user_turns": state.user_turns + (0 if decision.act == "leave" else 1),
-        "disclosed": _union(state.disclosed, decision.state_facts),
-    }
+def _advance(state: PolicyState, decision: Decision, raised: str | None = None,
+             update: dict[str, Any] | None = None) -> PolicyState:
+    changes: dict[str, Any] = dict(update) if update else {}
+    changes["user_turns"] = state.user_turns + (0 if decision.act == "leave" else 1)
+    changes["disclosed"] = _union(state.disclosed, decision.state_facts)
     if raised is not None:
-        update["raised"] = _union(state.raised, (raised,))
-        update["active"] = raised
-    return state.model_copy(update=update)
+        changes["raised"] = _union(state.raised, (raised,))
+        changes["active"] = raised
+    return replaced(state, changes)
 
 
 def _acted(chain: Chain, act: str) -> Chain:
-    return chain.model_copy(update={"actions": (*chain.actions, act)})
+    return replaced(chain, {"actions": (*chain.actions, act)})
 
 
 def _close(chain: Chain | None, outcome: ChainOutcome) -> Chain:
     assert chain is not None
-    return chain.model_copy(update={"outcome": outcome})
+    return replaced(chain, {"outcome": outcome})
 
 
 def _draw(weights: dict[Any, float], u: float) -> str:

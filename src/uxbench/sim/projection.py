@@ -16,12 +16,13 @@ user's own first message cannot drop out of its context (Toloka/tolokaforge#611,
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, overload
 
 from uxbench.data.schema import Message
-from uxbench.sim.persona import Fact, GoalCheck, Persona, Profile
+from uxbench.sim.persona import GoalCheck, Persona, Profile
 from uxbench.sim.types import Act, Decision, SimTurn
 
 Party = Literal["assistant", "realiser", "free", "assessor", "judge"]
@@ -127,6 +128,11 @@ class SessionView:
     reply_turn: int | None = None
     """judge: the turn_index of the reply to rate."""
     extra: dict[str, str] = field(default_factory=dict)
+    user_messages: int | None = None
+    """How many of `turns` are the user's, when the session counts them (else they are counted here)."""
+    lines: list[Line] | None = None
+    """The transcript's lines of `turns` made so far, kept by the session: the realiser's view adds the new turns'
+    lines to it rather than making every line again at each turn (a turn's role and text never change)."""
 
 
 @overload
@@ -146,17 +152,18 @@ def project(party: Party, view: SessionView) -> list[Message] | RealiserView | F
     persona, turns = view.persona, view.turns
     if party == "assistant":  # asked at every reply: nothing else is built for it
         return _assistant_messages(view)
-    user_turn = sum(1 for t in turns if t.role == "user") + 1
+    users = view.user_messages
+    user_turn = (sum(1 for t in turns if t.role == "user") if users is None else users) + 1
     if party in ("realiser", "free"):  # the parties that read the transcript (the assessor, asked every turn, not)
-        transcript = tuple(Line(t.role, t.text) for t in turns)
+        transcript = _transcript(view)
     if party == "realiser":
         decision = view.decision
         if decision is None:
             raise ValueError("the realiser's view needs the policy's decision")
-        facts = {f.id: f for f in persona.facts}
+        facts = _persona_parts(persona).fact_views
         allowed = set(decision.allowed_facts) | set(decision.state_facts)
-        state = tuple(_fact(facts[f]) for f in decision.state_facts)
-        may = tuple(_fact(facts[f]) for f in decision.allowed_facts if f not in decision.state_facts)
+        state = tuple(facts[f] for f in decision.state_facts)
+        may = tuple(facts[f] for f in decision.allowed_facts if f not in decision.state_facts)
         assert all(f.id in allowed for f in state + may)
         item = persona.goal_item(decision.item) if decision.item is not None else None
         previous = next((t.text for t in reversed(turns) if t.role == "user" and t.item == decision.item
@@ -180,13 +187,9 @@ def project(party: Party, view: SessionView) -> list[Message] | RealiserView | F
     if party == "assessor":
         last_user = next((t.text for t in reversed(turns) if t.role == "user"), "")
         reply = turns[-1].text if turns and turns[-1].role == "assistant" else ""
-        return AssessorView(
-            lang=persona.lang,
-            goal=tuple(GoalView(g.id, g.request, g.check, g.id in view.completed) for g in persona.goal),
-            facts=tuple(FactView(f.id, f.label, f.value if f.id in view.disclosed else None,
-                                 patterns=f.ask_patterns or (_literal(f.label),)) for f in persona.facts),
-            last_user=last_user, reply=reply, turn=user_turn,
-        )
+        goal, known = _assessor_parts(persona, view.completed, view.disclosed)
+        return AssessorView(lang=persona.lang, goal=goal, facts=known, last_user=last_user, reply=reply,
+                            turn=user_turn)
     if party == "judge":
         if view.reply_turn is None:
             raise ValueError("the judge's view needs the reply to rate")
@@ -194,6 +197,14 @@ def project(party: Party, view: SessionView) -> list[Message] | RealiserView | F
         nxt = next((t.text for t in turns if t.turn_index > view.reply_turn and t.role == "user"), None)
         return JudgeView(lang=persona.lang, transcript=upto, next_user=nxt, reply_turn=view.reply_turn)
     raise ValueError(f"unknown party {party!r}")
+
+
+def _transcript(view: SessionView) -> tuple[Line, ...]:
+    lines = view.lines
+    if lines is None:
+        return tuple(Line(t.role, t.text) for t in view.turns)
+    lines.extend(Line(t.role, t.text) for t in view.turns[len(lines):])
+    return tuple(lines)
 
 
 def _assistant_messages(view: SessionView) -> list[Message]:
@@ -215,6 +226,8 @@ def _opening_messages(view: SessionView) -> list[Message]:
 
 
 def _turn_messages(turn: SimTurn) -> list[Message]:
+    if not turn.tool_steps:  # a persona session's turn: its text alone
+        return [Message(role=turn.role, content=turn.text)]
     from uxbench.sim.tooltask import step_messages
 
     out: list[Message] = []
@@ -242,14 +255,50 @@ class AssistantTranscript:
         return list(self._messages)
 
 
-def _literal(text: str) -> str:
-    import re
+@dataclass
+class _PersonaParts:
+    """What the views take from a persona alone, made once per persona (they are made at every reply)."""
 
-    return re.escape(text)
+    persona: Persona
+    """Held, so that its id (the cache's key) is not reused while the entry lives."""
+    fact_views: dict[str, FactView]
+    """Fact id -> the fact with its value (the realiser's view of a fact it may mention)."""
+    patterns: tuple[tuple[str, ...], ...]
+    """Per fact, how the assistant asks for it: `ask_patterns`, else the label as a literal."""
+    assessor: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[tuple[GoalView, ...], tuple[FactView, ...]]] = \
+        field(default_factory=dict)
+    """(completed, disclosed) -> the assessor's goal and facts (a session passes through a few of these states)."""
 
 
-def _fact(fact: Fact) -> FactView:
-    return FactView(fact.id, fact.label, fact.value)
+_PARTS: dict[int, _PersonaParts] = {}
+_PARTS_MAX = 4096
+_STATES_MAX = 256
+
+
+def _persona_parts(persona: Persona) -> _PersonaParts:
+    parts = _PARTS.get(id(persona))
+    if parts is None or parts.persona is not persona:
+        if len(_PARTS) >= _PARTS_MAX:
+            _PARTS.clear()
+        parts = _PARTS[id(persona)] = _PersonaParts(
+            persona, {f.id: FactView(f.id, f.label, f.value) for f in persona.facts},
+            tuple(f.ask_patterns or (re.escape(f.label),) for f in persona.facts))
+    return parts
+
+
+def _assessor_parts(persona: Persona, completed: tuple[str, ...],
+                    disclosed: tuple[str, ...]) -> tuple[tuple[GoalView, ...], tuple[FactView, ...]]:
+    """The assessor's goal items and facts: the same for the same persona, completed items and facts said."""
+    parts = _persona_parts(persona)
+    made = parts.assessor.get((completed, disclosed))
+    if made is None:
+        if len(parts.assessor) >= _STATES_MAX:
+            parts.assessor.clear()
+        made = parts.assessor[(completed, disclosed)] = (
+            tuple(GoalView(g.id, g.request, g.check, g.id in completed) for g in persona.goal),
+            tuple(FactView(f.id, f.label, f.value if f.id in disclosed else None, patterns=patterns)
+                  for f, patterns in zip(persona.facts, parts.patterns, strict=True)))
+    return made
 
 
 def render_transcript(lines: Sequence[Line], lang: str, *, mark_last: bool = False) -> str:

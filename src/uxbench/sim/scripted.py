@@ -64,8 +64,14 @@ def _pick(options: object, rng: random.Random, used: frozenset[str] = frozenset(
     assert isinstance(options, list)
     order = list(options)
     rng.shuffle(order)
-    texts = [str(o).replace("{request}", values.get("request", "")) for o in order]
-    return next((t for t in texts if t not in used), texts[0])
+    first = None
+    for option in order:  # filled one by one: the first unsaid one is usually the first
+        text = str(option).replace("{request}", values.get("request", ""))
+        if text not in used:
+            return text
+        first = text if first is None else first
+    assert first is not None
+    return first
 
 
 def _facts(facts: tuple[FactView, ...], lang: str) -> list[str]:
@@ -98,16 +104,16 @@ class ScriptedRealiser:
 def scripted_text(view: RealiserView) -> str:
     """The structured-mode message for the view's act (pure; the same view gives the same text)."""
     lang, bank = view.lang, _bank(view.lang)
-    rng = random.Random(f"{view.seed}:{view.turn}:scripted")
     request = (view.request or "").rstrip(" .?!。？！")
     act = view.act
-    if act == "answer":
+    if act == "answer":  # no draw: its random source is not made (seeding one is most of a message's cost)
         parts = _facts(view.state_facts, lang)
         parts += [str(bank["declined"]).format(label=label) for label in view.declined]
         if view.unknown_asked or not parts:
             parts.append(str(bank["unknown"]))
         return _join(parts, lang)
     used = frozenset(line.text for line in view.transcript if line.role == "user")
+    rng = random.Random(f"{view.seed}:{view.turn}:scripted")
     if act == "rephrase" and view.rephrasings:
         text = _pick(list(view.rephrasings), rng, used)
     elif act == "follow_up":

@@ -29,12 +29,12 @@ from uxbench.sim import markers
 from uxbench.sim.assess import Assessor, AssessorFailed
 from uxbench.sim.persona import Persona
 from uxbench.sim.policy import PolicyState, initial_state, open_session, react
-from uxbench.sim.projection import AssistantTranscript, SessionView, project
+from uxbench.sim.projection import AssistantTranscript, Line, SessionView, project
 from uxbench.sim.realize import LEAKY, Realiser, repeat_text
 from uxbench.sim.said import facts_said, states_hidden
 from uxbench.sim.store import MUT_ERROR, UNUSABLE
 from uxbench.sim.tooltask import AgentPrompt, Ending, TaskSource, ToolStep, ToolTask
-from uxbench.sim.types import Assessment, Decision, Mode, Reason, SessionRecord, SimTurn, Termination, Usage
+from uxbench.sim.types import Assessment, Decision, Mode, Reason, SessionRecord, SimTurn, Termination, Usage, replaced
 
 EPOCH = datetime(2025, 1, 6, 9, 0, tzinfo=timezone.utc)
 """The synthetic clock's start; session i starts i hours later (timestamps are synthetic, marked so)."""
@@ -87,6 +87,9 @@ class SessionPlan:
     agent_prompt: AgentPrompt = "policy"
 
 
+_NOTHING = Usage()
+
+
 class Ledger:
     """Calls and tokens per party for one session."""
 
@@ -102,23 +105,32 @@ class Ledger:
 
     def add(self, party: str, out: ModelOutput) -> None:
         u = out.usage
+        held = self.usage.get(party)
+        if held is None:
+            held = _NOTHING  # Usage().add(one) is one
+        cost: float | None = 0.0
         if out.cached:
-            one = Usage(calls=1, cached_calls=1, cached_input_tokens=u.input_tokens,
-                        cached_output_tokens=u.output_tokens)
+            cached_in, cached_out, fresh_in, fresh_out = u.input_tokens, u.output_tokens, 0, 0
         else:
+            cached_in, cached_out, fresh_in, fresh_out = 0, 0, u.input_tokens, u.output_tokens
             price = self.prices.get(party)
             cost = None if price is None else price.cost(u.input_tokens, u.output_tokens)
-            one = Usage(calls=1, input_tokens=u.input_tokens, output_tokens=u.output_tokens, cost_usd=cost)
-        self.usage[party] = self.usage.get(party, Usage()).add(one)
+        # Usage.add of the call's own Usage, summed here: one Usage made per call, not two
+        self.usage[party] = Usage(
+            calls=held.calls + 1, cached_calls=held.cached_calls + (1 if out.cached else 0),
+            input_tokens=held.input_tokens + fresh_in, output_tokens=held.output_tokens + fresh_out,
+            cached_input_tokens=held.cached_input_tokens + cached_in,
+            cached_output_tokens=held.cached_output_tokens + cached_out,
+            cost_usd=None if held.cost_usd is None or cost is None else held.cost_usd + cost)
 
 
 class _Clock:
     def __init__(self, index: int, reading_cps: float) -> None:
-        self.now = EPOCH + timedelta(hours=index)
+        self.now = (EPOCH + timedelta(hours=index)).replace(tzinfo=None)  # UTC, naive: no offset to format
         self.reading_cps = reading_cps
 
     def stamp(self) -> str:
-        return self.now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        return self.now.isoformat(timespec="milliseconds") + "Z"
 
     def assistant_reply(self, text: str) -> str:
         self.now += timedelta(seconds=2.0 + len(text) / 200.0)
@@ -144,6 +156,8 @@ class _Session:
         self.env = None
         self.steps: list[ToolStep] = []
         self.transcript = AssistantTranscript()
+        self.lines: list[Line] = []
+        self.user_messages = 0
         if plan.task is not None:
             tasks = parties.tasks
             if tasks is None:
@@ -154,14 +168,17 @@ class _Session:
             if plan.mode == "free":
                 self.extra["user_system"] = tasks.user_prompt(plan.task)
             self.extra = {k: v for k, v in self.extra.items() if v}
+        # the transcript reads only the turns (this list, extended) and the extras: one view for the session
+        self._turns_view = SessionView(persona=self.persona, turns=self.turns, extra=self.extra)
 
     # -- the parties ----------------------------------------------------------------------
     def view(self, decision: Decision | None = None) -> SessionView:
         return SessionView(persona=self.persona, turns=self.turns, seed=self.plan.seed, decision=decision,
-                           completed=self.completed, disclosed=self.state.disclosed, extra=self.extra)
+                           completed=self.completed, disclosed=self.state.disclosed, extra=self.extra,
+                           user_messages=self.user_messages, lines=self.lines)
 
     async def reply(self) -> str:
-        messages = self.transcript.messages(self.view())
+        messages = self.transcript.messages(self._turns_view)
         if self.env is not None:
             from uxbench.sim.tool_turns import agent_turn
 
@@ -226,8 +243,9 @@ class _Session:
         stated = facts_said(text, self.persona.facts)
         if decision is not None:  # what the text says, not what the policy asked it to say, counts as said
             kept = tuple(f for f in self.state.disclosed if f not in decision.state_facts or f in stated)
-            self.state = self.state.model_copy(update={"disclosed": tuple(dict.fromkeys(kept + stated))})
+            self.state = replaced(self.state, {"disclosed": tuple(dict.fromkeys(kept + stated))})
         free = decision is None
+        self.user_messages += 1
         self.turns.append(SimTurn(
             turn_index=len(self.turns), role="user", text=text, created_at=stamp,
             act="free" if decision is None else decision.act, item=None if decision is None else decision.item,
@@ -286,8 +304,9 @@ class _Session:
                 return self.record("error", str(err))
             reply = self.turns[-1]
             reply.assessment = assessment
-            self.completed = tuple(dict.fromkeys(self.completed + tuple(
-                i for i in assessment.completed if i in {g.id for g in persona.goal})))
+            if assessment.completed:  # else the same items (self.completed holds each once)
+                self.completed = tuple(dict.fromkeys(self.completed + tuple(
+                    i for i in assessment.completed if i in {g.id for g in persona.goal})))
             self.state, decision = react(persona, self.state, assessment, plan.seed, reply_turn=reply.turn_index,
                                          replies=replies, max_turns=plan.max_turns)
             reply.feedback = decision.feedback

@@ -222,9 +222,9 @@ def test_a_scripted_phrasing_is_the_first_unsaid_one_of_the_shuffle() -> None:
 def test_a_gate_set_says_what_each_of_its_gates_says() -> None:
     import re
 
-    from uxbench.sim.asks_sentences import _LINE_GATES, _SENTENCE_GATES, GateSet
+    from uxbench.sim.asks_sentences import _LINE_GATES, _SENTENCE_GATES
     from uxbench.sim.assess import _REPLY_GATES
-    from uxbench.sim.literal_gate import LiteralGate
+    from uxbench.sim.literal_gate import GateSet, LiteralGate
     from uxbench.sim.markers import _OUTPUT_GATES
 
     shared = GateSet(LiteralGate(re.compile(r"\bplease (tell|give)\b", re.I)), LiteralGate(re.compile(r"tell me")),

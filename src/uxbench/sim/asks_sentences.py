@@ -17,38 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ahocorasick_rs import AhoCorasick
-
-from uxbench.sim.literal_gate import _OTHER_CHAR_RE, LiteralGate, _literals
-
-
-class GateSet:
-    """`LiteralGate.could_match` of several patterns from one pass: one Aho-Corasick automaton over all their
-    literals, read once over the lower-cased text (a line is read by three intro patterns, a sentence by two or
-    three, and each gate's own pass cost as much as the pattern it spared on a short text)."""
-
-    def __init__(self, *gates: LiteralGate) -> None:
-        self.gates = gates
-        self._always = tuple(not _literals(g.pattern) for g in gates)  # no literals to test: always searched
-        owners: dict[str, list[int]] = {}
-        for index, gate in enumerate(gates):
-            for literal in sorted(_literals(gate.pattern) or ()):
-                owners.setdefault(literal, []).append(index)
-        self._literals = list(owners)
-        self._owners = [tuple(owners[lit]) for lit in self._literals]
-        self._automaton = AhoCorasick(self._literals) if self._literals else None
-        self._all = (True,) * len(gates)
-
-    def could(self, text: str) -> tuple[bool, ...]:
-        """Per gate, False only where its pattern cannot match `text` (what its `could_match` says)."""
-        if self._automaton is None or _OTHER_CHAR_RE.search(text):
-            return self._all
-        out = list(self._always)
-        for index, _, _ in self._automaton.find_matches_as_indexes(text.lower(), overlapping=True):
-            for owner in self._owners[index]:
-                out[owner] = True
-        return tuple(out)
-
+from uxbench.sim.literal_gate import GateSet, LiteralGate
 
 _CJK_RE = re.compile("[\u3400-\u9fff]")
 _CODE_BLOCK_RE = re.compile(r"```.*?(```|\Z)", re.DOTALL)

@@ -25,8 +25,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from uxbench.models.api import GenerateConfig, ModelOutput
 from uxbench.scoring.prompts.files import PackageTemplates
 from uxbench.sim.asks import AskTarget, asked_facts
-from uxbench.sim.asks_sentences import GateSet
-from uxbench.sim.literal_gate import LiteralGate
+from uxbench.sim.literal_gate import GateSet, LiteralGate
 from uxbench.sim.markers import content_tokens
 from uxbench.sim.persona import FailureKind
 from uxbench.sim.projection import AssessorView

@@ -66,3 +66,31 @@ def _literals(pattern: str) -> set[str] | None:
             return None
         out |= max(sets, key=lambda found: (min(map(len, found)), -len(found)))
     return out
+
+
+class GateSet:
+    """`LiteralGate.could_match` of several patterns from one pass: one Aho-Corasick automaton over all their
+    literals, read once over the lower-cased text (a line is read by three intro patterns, a sentence by two or
+    three, and each gate's own pass cost as much as the pattern it spared on a short text)."""
+
+    def __init__(self, *gates: LiteralGate) -> None:
+        self.gates = gates
+        self._always = tuple(not _literals(g.pattern) for g in gates)  # no literals to test: always searched
+        owners: dict[str, list[int]] = {}
+        for index, gate in enumerate(gates):
+            for literal in sorted(_literals(gate.pattern) or ()):
+                owners.setdefault(literal, []).append(index)
+        self._literals = list(owners)
+        self._owners = [tuple(owners[lit]) for lit in self._literals]
+        self._automaton = AhoCorasick(self._literals) if self._literals else None
+        self._all = (True,) * len(gates)
+
+    def could(self, text: str) -> tuple[bool, ...]:
+        """Per gate, False only where its pattern cannot match `text` (what its `could_match` says)."""
+        if self._automaton is None or _OTHER_CHAR_RE.search(text):
+            return self._all
+        out = list(self._always)
+        for index, _, _ in self._automaton.find_matches_as_indexes(text.lower(), overlapping=True):
+            for owner in self._owners[index]:
+                out[owner] = True
+        return tuple(out)

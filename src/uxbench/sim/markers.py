@@ -13,8 +13,7 @@ from functools import lru_cache
 from ahocorasick_rs import AhoCorasick
 
 from uxbench.scoring.prompts.files import PackageTemplates
-from uxbench.sim.asks_sentences import GateSet
-from uxbench.sim.literal_gate import LiteralGate
+from uxbench.sim.literal_gate import GateSet, LiteralGate
 
 STOP = "###STOP###"
 LEAVE = "###LEAVE###"

@@ -160,11 +160,12 @@ def _role(value: Any, field: str) -> Literal["user", "assistant"] | None:
     raise DataError("must be user or assistant (system and tool rows are skipped)", field=field)
 
 
-def parse_canonical(row: Mapping[str, Any]) -> list[Turn]:
-    """One canonical row -> one Turn (none for a system / tool row)."""
+def canonical_fields(row: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A canonical row's `Turn` fields, each checked and of its field's type (None for a system / tool row): what
+    `parse_canonical` makes its Turn of, for a caller that only writes the turn out (`sessions.fields_line`)."""
     role = _role(row.get("role"), "role")
     if role is None:
-        return []
+        return None
     if "content" not in row:
         raise DataError("is required", field="content")
     regenerated = row.get("regenerated")
@@ -177,15 +178,23 @@ def parse_canonical(row: Mapping[str, Any]) -> list[Turn]:
             raise DataError("must be an object", field=name)
     if regenerated:
         meta = {**meta, "regenerated": True}
-    return [Turn(
-        conversation_id=_id(row.get("conversation_id"), "conversation_id"),
-        turn_index=_int(row.get("turn_index"), "turn_index"), role=role,
-        content=_text(row["content"], "content"),
-        created_at=parse_timestamp(row.get("created_at"), "created_at"),
-        feedback=normalize_feedback(row.get("feedback")), regeneration_index=regen,
-        message_id=_opt_id(row, "message_id"), meta=meta,
-        counters={str(k): _int(v, f"counters.{k}", default=0) for k, v in counters.items()},
-    )]
+    # Turn's field order (the serializer's); the checks run in the order they always have (the first error wins)
+    return {
+        "conversation_id": _id(row.get("conversation_id"), "conversation_id"),
+        "turn_index": _int(row.get("turn_index"), "turn_index"), "role": role,
+        "content": _text(row["content"], "content"),
+        "created_at": parse_timestamp(row.get("created_at"), "created_at"),
+        "feedback": normalize_feedback(row.get("feedback")), "regeneration_index": regen,
+        "message_id": _opt_id(row, "message_id"),
+        "counters": {str(k): _int(v, f"counters.{k}", default=0) for k, v in counters.items()},
+        "meta": meta,
+    }
+
+
+def parse_canonical(row: Mapping[str, Any]) -> list[Turn]:
+    """One canonical row -> one Turn (none for a system / tool row)."""
+    fields = canonical_fields(row)
+    return [] if fields is None else [Turn(**fields)]
 
 
 def parse_product(row: Mapping[str, Any]) -> list[Turn]:
@@ -301,13 +310,36 @@ def check_format(fmt: str) -> str:
     return fmt
 
 
-def parse_row(row: Any, fmt: str = "auto") -> list[Turn]:
-    """Any supported row -> Turns, with the format detected per row unless ``fmt`` names one."""
+def _invalid_value(exc: ValidationError) -> DataError:
+    """A backstop for a value our adapters let through and Turn refuses; it names the field, never the value."""
+    loc = ".".join(str(p) for p in exc.errors()[0]["loc"]) if exc.errors() else None
+    return DataError("has an invalid value", field=loc or None)
+
+
+def turn_of_fields(fields: dict[str, Any]) -> Turn:
+    """The Turn of `canonical_fields`, with `parse_row`'s errors."""
+    try:
+        return Turn(**fields)
+    except ValidationError as exc:
+        raise _invalid_value(exc) from None
+
+
+def parse_row_fields(row: Any, fmt: str = "auto") -> list[Turn] | dict[str, Any] | None:
+    """`parse_row`, except that a canonical row gives its `canonical_fields` (None for a skipped row) and no Turn."""
     if not isinstance(row, dict):
         raise DataError(f"a row must be a JSON object, got {type(row).__name__}")
     name = detect_format(row) if check_format(fmt) == "auto" else fmt
+    if name == "canonical":
+        return canonical_fields(row)
     try:
         return ADAPTERS[name](row)
     except ValidationError as exc:  # our adapters check types first; this is a backstop without values
-        loc = ".".join(str(p) for p in exc.errors()[0]["loc"]) if exc.errors() else None
-        raise DataError("has an invalid value", field=loc or None) from None
+        raise _invalid_value(exc) from None
+
+
+def parse_row(row: Any, fmt: str = "auto") -> list[Turn]:
+    """Any supported row -> Turns, with the format detected per row unless ``fmt`` names one."""
+    parsed = parse_row_fields(row, fmt)
+    if isinstance(parsed, dict):
+        return [turn_of_fields(parsed)]
+    return [] if parsed is None else parsed

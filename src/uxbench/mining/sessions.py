@@ -57,9 +57,13 @@ _ROLE_RANK = {"user": 0, "assistant": 1}
 _SPACES = re.compile(r"\s+")
 
 
+_NO_TIME = float("-inf")
+"""`_ts` of a turn without a time: before every time."""
+
+
 def _ts(moment: datetime | None) -> float:
     if moment is None:
-        return float("-inf")
+        return _NO_TIME
     return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp()
 
 
@@ -132,7 +136,8 @@ def build_session(conversation_id: str, turns: Sequence[Turn]) -> Session:
         if turn.conversation_id != conversation_id:
             raise DataError("a session was given turns of another conversation", field="conversation_id")
     unique, dropped, other_text, reused_ids = dedupe_turns(turns)
-    order = sorted([(turn.turn_index, _ROLE_RANK[turn.role], turn.regeneration_index, _ts(turn.created_at), i)
+    order = sorted([(turn.turn_index, _ROLE_RANK[turn.role], turn.regeneration_index,
+                     _NO_TIME if turn.created_at is None else _ts(turn.created_at), i)
                     for i, turn in enumerate(unique)])  # i last: unique, so the turns are never compared
     out: list[Turn] = []
     regenerated: list[Turn] = []
@@ -149,7 +154,8 @@ def build_session(conversation_id: str, turns: Sequence[Turn]) -> Session:
                     edited_prompts += 1
                     out[-1] = turn
             continue
-        if last is not None and is_regeneration(turn):
+        if last is not None and turn.role == "assistant" and (  # `is_regeneration`, inline (a call per turn)
+                turn.regeneration_index > 0 or turn.meta.get("regenerated") is True):
             if last.role == "assistant":
                 regenerated.append(out.pop())
             elif (len(out) >= 3 and out[-2].role == "assistant" and out[-3].role == "user"

@@ -103,3 +103,17 @@ def test_load_file_reads_by_suffix(tmp_path: Path) -> None:
     assert load_file(tmp_path / "t.json") == load_file(tmp_path / "t.yaml") == {"a": [1]}
     (tmp_path / "bad.yaml").write_bytes(b"a: \xff\n")
     _refused(lambda: load_file(tmp_path / "bad.yaml"), "bad.yaml, line 1", "not UTF-8")
+
+
+class _Dict(dict[str, object]):
+    pass
+
+
+@pytest.mark.parametrize(("value", "depth"), [
+    ({}, 1), ({"a": "x", "b": 1, "c": 1.5, "d": True, "e": None}, 1), ({"a": []}, 2), ({"a": {"b": [1]}}, 3),
+    ({"a": _Dict(b=[1])}, 3), (_Dict(a="x"), 1), ([], 1), ("x", 0),
+])
+def test_depth_of_flat_rows_and_nested_ones(value: object, depth: int) -> None:
+    """A mapping of scalars (the common row) is settled by the types of its values; anything else is walked."""
+    assert user_files.depth_exceeds(value, depth - 1) == (depth > 0)
+    assert not user_files.depth_exceeds(value, depth)

@@ -99,6 +99,10 @@ def _deep_line(data: bytes, depth: int) -> int | None:
     return None
 
 
+_LEAVES = frozenset((str, int, float, bool, type(None)))
+"""The types of JSON's scalars, exactly (a subclass of dict or list is not among them)."""
+
+
 def _flat(container: Any) -> bool:
     for item in (container.values() if isinstance(container, dict) else container):
         if isinstance(item, (dict, list)):
@@ -109,6 +113,8 @@ def _flat(container: Any) -> bool:
 def depth_exceeds(value: Any, max_depth: int) -> bool:
     """Whether lists and mappings nest deeper than `max_depth` (a walk without recursion; a flat row, the common
     case, is settled by one look at its values)."""
+    if type(value) is dict and _LEAVES.issuperset(map(type, value.values())):  # the common row, in two C calls
+        return max_depth < 1
     if isinstance(value, dict):
         top: Any = value.values()
     elif isinstance(value, list):

@@ -73,6 +73,9 @@ _NO_FEEDBACK = {"", "0", "none", "null", "neutral"}
 _USER_ROLES = {"user", "human", "prompter"}
 _ASSISTANT_ROLES = {"assistant", "gpt", "bot", "model", "chatgpt", "ai", "bard", "bing"}
 _SKIPPED_ROLES = {"system", "tool", "function", "developer", "observation"}
+_ROLE_OF: dict[str, Literal["user", "assistant"]] = {
+    **dict.fromkeys(_USER_ROLES, "user"), **dict.fromkeys(_ASSISTANT_ROLES, "assistant"),
+}
 _PRODUCT_META_KEYS = (
     "atom_ability", "real_ability", "output_category1", "output_category2", "output_category3", "mas_intent",
     "mas_1nd_intent", "mas_1nd_sub_intent", "mas_intent_v2_1st", "mas_intent_v2_2nd", "badcase_type",
@@ -103,6 +106,8 @@ def normalize_feedback(value: Any, field: str = "feedback") -> Feedback | None:
 
 
 def _int(value: Any, field: str, *, default: int | None = None) -> int:
+    if type(value) is int and value >= 0:  # the common value, settled first (not a bool: type, not isinstance)
+        return value
     if value is None or value == "":
         if default is None:
             raise DataError("is required", field=field)
@@ -121,6 +126,10 @@ def _int(value: Any, field: str, *, default: int | None = None) -> int:
 
 
 def _id(value: Any, field: str) -> str:
+    if type(value) is str:  # the common value, settled first
+        stripped = value.strip()
+        if stripped:
+            return stripped
     if isinstance(value, float):
         # JSON integers beyond 64 bits arrive as floats: two ids could collapse into one, so refuse them.
         raise DataError("is a number but not an exact integer (a fraction, or an integer above 2^64, whose "
@@ -141,10 +150,10 @@ def _opt_id(row: Mapping[str, Any], *keys: str) -> str | None:
 
 
 def _text(value: Any, field: str) -> str:
-    if value is None:
-        return ""
     if isinstance(value, str):
         return value[:MAX_TEXT_CHARS]
+    if value is None:
+        return ""
     if isinstance(value, list):  # OpenAI content parts; images and other parts carry no text
         parts = [p.get("text") if isinstance(p, dict) else p for p in value]
         return "\n".join(p for p in parts if isinstance(p, str))[:MAX_TEXT_CHARS]
@@ -152,6 +161,8 @@ def _text(value: Any, field: str) -> str:
 
 
 def _role(value: Any, field: str) -> Literal["user", "assistant"] | None:
+    if type(value) is str and value in _ROLE_OF:  # a role written as the list spells it, settled first
+        return _ROLE_OF[value]
     key = value.strip().lower() if isinstance(value, str) else ""
     if key in _USER_ROLES or key in _ASSISTANT_ROLES:
         return "user" if key in _USER_ROLES else "assistant"
@@ -160,11 +171,12 @@ def _role(value: Any, field: str) -> Literal["user", "assistant"] | None:
     raise DataError("must be user or assistant (system and tool rows are skipped)", field=field)
 
 
-def parse_canonical(row: Mapping[str, Any]) -> list[Turn]:
-    """One canonical row -> one Turn (none for a system / tool row)."""
+def canonical_fields(row: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A canonical row's `Turn` fields, each checked and of its field's type (None for a system / tool row): what
+    `parse_canonical` makes its Turn of, for a caller that only writes the turn out (`sessions.fields_line`)."""
     role = _role(row.get("role"), "role")
     if role is None:
-        return []
+        return None
     if "content" not in row:
         raise DataError("is required", field="content")
     regenerated = row.get("regenerated")
@@ -172,20 +184,31 @@ def parse_canonical(row: Mapping[str, Any]) -> list[Turn]:
         raise DataError("must be true or false", field="regenerated")
     regen = _int(row.get("regeneration_index"), "regeneration_index", default=1 if regenerated else 0)
     counters, meta = row.get("counters") or {}, row.get("metadata", row.get("meta")) or {}
-    for name, value in (("counters", counters), ("metadata", meta)):
-        if not isinstance(value, dict):
-            raise DataError("must be an object", field=name)
+    if type(counters) is not dict or type(meta) is not dict:  # (the common row has neither: two fresh {})
+        for name, value in (("counters", counters), ("metadata", meta)):
+            if not isinstance(value, dict):
+                raise DataError("must be an object", field=name)
     if regenerated:
         meta = {**meta, "regenerated": True}
-    return [Turn(
-        conversation_id=_id(row.get("conversation_id"), "conversation_id"),
-        turn_index=_int(row.get("turn_index"), "turn_index"), role=role,
-        content=_text(row["content"], "content"),
-        created_at=parse_timestamp(row.get("created_at"), "created_at"),
-        feedback=normalize_feedback(row.get("feedback")), regeneration_index=regen,
-        message_id=_opt_id(row, "message_id"), meta=meta,
-        counters={str(k): _int(v, f"counters.{k}", default=0) for k, v in counters.items()},
-    )]
+    created_at, feedback = row.get("created_at"), row.get("feedback")
+    # Turn's field order (the serializer's); the checks run in the order they always have (the first error wins).
+    # An absent optional field skips its reader's call (each gives None for None).
+    return {
+        "conversation_id": _id(row.get("conversation_id"), "conversation_id"),
+        "turn_index": _int(row.get("turn_index"), "turn_index"), "role": role,
+        "content": _text(row["content"], "content"),
+        "created_at": None if created_at is None else parse_timestamp(created_at, "created_at"),
+        "feedback": None if feedback is None else normalize_feedback(feedback), "regeneration_index": regen,
+        "message_id": None if row.get("message_id") is None else _opt_id(row, "message_id"),
+        "counters": {str(k): _int(v, f"counters.{k}", default=0) for k, v in counters.items()} if counters else {},
+        "meta": meta,
+    }
+
+
+def parse_canonical(row: Mapping[str, Any]) -> list[Turn]:
+    """One canonical row -> one Turn (none for a system / tool row)."""
+    fields = canonical_fields(row)
+    return [] if fields is None else [Turn(**fields)]
 
 
 def parse_product(row: Mapping[str, Any]) -> list[Turn]:
@@ -301,13 +324,36 @@ def check_format(fmt: str) -> str:
     return fmt
 
 
-def parse_row(row: Any, fmt: str = "auto") -> list[Turn]:
-    """Any supported row -> Turns, with the format detected per row unless ``fmt`` names one."""
+def _invalid_value(exc: ValidationError) -> DataError:
+    """A backstop for a value our adapters let through and Turn refuses; it names the field, never the value."""
+    loc = ".".join(str(p) for p in exc.errors()[0]["loc"]) if exc.errors() else None
+    return DataError("has an invalid value", field=loc or None)
+
+
+def turn_of_fields(fields: dict[str, Any]) -> Turn:
+    """The Turn of `canonical_fields`, with `parse_row`'s errors."""
+    try:
+        return Turn(**fields)
+    except ValidationError as exc:
+        raise _invalid_value(exc) from None
+
+
+def parse_row_fields(row: Any, fmt: str = "auto") -> list[Turn] | dict[str, Any] | None:
+    """`parse_row`, except that a canonical row gives its `canonical_fields` (None for a skipped row) and no Turn."""
     if not isinstance(row, dict):
         raise DataError(f"a row must be a JSON object, got {type(row).__name__}")
     name = detect_format(row) if check_format(fmt) == "auto" else fmt
+    if name == "canonical":
+        return canonical_fields(row)
     try:
         return ADAPTERS[name](row)
     except ValidationError as exc:  # our adapters check types first; this is a backstop without values
-        loc = ".".join(str(p) for p in exc.errors()[0]["loc"]) if exc.errors() else None
-        raise DataError("has an invalid value", field=loc or None) from None
+        raise _invalid_value(exc) from None
+
+
+def parse_row(row: Any, fmt: str = "auto") -> list[Turn]:
+    """Any supported row -> Turns, with the format detected per row unless ``fmt`` names one."""
+    parsed = parse_row_fields(row, fmt)
+    if isinstance(parsed, dict):
+        return [turn_of_fields(parsed)]
+    return [] if parsed is None else parsed

@@ -37,15 +37,15 @@ from uxbench.mining.ingest import (
     batched,
     expand_paths,
     is_parquet,
+    lines_of_row,
     nothing_read,
     row_items,
-    turns_of_row,
 )
 from uxbench.mining.logformat import check_format
 from uxbench.mining.pipeline.engine import LocalEngine, MapLink, commit_batch, deid_shard
 from uxbench.mining.pipeline.stages import DEDUP_SCHEMA
 from uxbench.mining.pipeline.store import StageDir, read_shard
-from uxbench.mining.sessions import BucketWriter, MemoryBuckets, grouped_lines, private_spill_dir, spill_line
+from uxbench.mining.sessions import BucketWriter, MemoryBuckets, grouped_lines, private_spill_dir
 
 Progress = Callable[[str], None]
 BUCKET_BYTES = 32 << 20
@@ -103,8 +103,7 @@ def _spill_rows(source: str, items: Iterable[tuple[int, Any]], fmt: str, skip_in
     try:
         for line, value in items:
             for row in row_items(value):
-                out.extend((turn.conversation_id, spill_line(turn))
-                           for turn in turns_of_row(source, line, row, fmt, skip_invalid, report, tally))
+                out.extend(lines_of_row(source, line, row, fmt, skip_invalid, report, tally))
     except DataError as err:
         error = err
     report.count(tally)

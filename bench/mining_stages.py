@@ -26,10 +26,10 @@ from uxbench.data.readers import decode_jsonl_line, jsonl_lines
 from uxbench.mining.dedup import DedupConfig, permutations, session_text, signature
 from uxbench.mining.deid import deidentify_session
 from uxbench.mining.gate import gate_session
-from uxbench.mining.ingest import IngestReport, RowTally, row_items, turns_of_row
+from uxbench.mining.ingest import IngestReport, RowTally, lines_of_row, row_items
 from uxbench.mining.pipeline.stages import SIGNALS_SCHEMA, _dumps, _signal_counts
 from uxbench.mining.prefilter import PrefilterConfig, drop_reason
-from uxbench.mining.sessions import session_of_lines, spill_line
+from uxbench.mining.sessions import session_of_lines
 from uxbench.mining.signals import SignalConfig, compute_signals
 
 T = TypeVar("T")
@@ -51,9 +51,9 @@ def main() -> None:
     report, tally = IngestReport(), RowTally()
 
     def parse() -> list[tuple[str, bytes]]:
-        return [(turn.conversation_id, spill_line(turn)) for line, raw in lines
-                for row in row_items(decode_jsonl_line(raw))
-                for turn in turns_of_row(str(args.log), line, row, "auto", False, report, tally)]
+        # as the pipeline's workers parse a block (`driver_stages._spill_rows`)
+        return [spilled for line, raw in lines for row in row_items(decode_jsonl_line(raw))
+                for spilled in lines_of_row(str(args.log), line, row, "auto", False, report, tally)]
 
     spilled = step("parse rows into bucket lines", parse)
     groups: dict[str, list[bytes]] = {}

@@ -174,6 +174,10 @@ class _Secrets:
         """The first EDGE_CHARS characters of every form longer than that (a cut form starts with one)."""
         self.byte_heads: tuple[bytes, ...] = ()
         self.byte_tails: tuple[bytes, ...] = ()
+        self.cut: tuple[tuple[str, ...], frozenset[str]] = ((), frozenset())
+        """The forms longer than EDGE_CHARS (in `forms`' order), and every run of EDGE_CHARS characters inside
+        them but their first (where a piece of their end left by a cut may start): `_cut_pieces` looks for a
+        piece only where a text goes on with one of those runs."""
 
     def add(self, forms: Iterable[str]) -> None:
         with self._lock:
@@ -185,10 +189,14 @@ class _Secrets:
             self.byte_heads = tuple(h.encode("utf-8") for h in self.heads)
             tails = {f[-EDGE_CHARS:] for f in self.forms if len(f) > EDGE_CHARS}
             self.byte_tails = tuple(sorted(t.encode("utf-8") for t in tails))
+            long_forms = tuple(f for f in self.forms if len(f) > EDGE_CHARS)
+            inner = {f[i:i + EDGE_CHARS] for f in long_forms for i in range(1, len(f) - EDGE_CHARS + 1)}
+            self.cut = (long_forms, frozenset(inner))
 
     def clear(self) -> None:
         with self._lock:
             self.forms, self.byte_forms, self.heads, self.byte_heads, self.byte_tails = (), (), (), (), ()
+            self.cut = ((), frozenset())
 
 
 _SECRETS = _Secrets()
@@ -278,12 +286,6 @@ _MARKS = ("...", "…")
 _LEAD = " \t\r\n\"'`([{<:=.…"
 
 
-def _after_cut(text: str, start: int) -> bool:
-    """Whether position `start` is where a cut ended: the start of the text, or right after a cut mark."""
-    before = text[:start].rstrip(" \t\r\n")
-    return not before.strip(_LEAD) or before.endswith(_MARKS)
-
-
 def _before_cut(text: str, end: int) -> bool:
     """Whether a text was cut at `end`: nothing but blanks and closing quotes after it, or a cut mark."""
     rest = text[end:].lstrip(" \t\r\n")
@@ -294,32 +296,47 @@ def _cut_pieces(text: str) -> list[tuple[int, int]]:
     """(start, end) of every piece of a secret that a cut left in `text`: a secret's start ending where the text
     ends or a cut mark follows, and a secret's end opening the text or following a cut mark."""
     pieces: list[tuple[int, int]] = []
-    if not _SECRETS.heads:
+    heads = _SECRETS.heads
+    if not heads:
         return pieces
-    for form in _SECRETS.forms:
-        if len(form) <= EDGE_CHARS:
-            continue
-        head = form[:EDGE_CHARS]
-        at = text.find(head)
-        while at != -1:
-            n = EDGE_CHARS
-            while at + n < len(text) and n < len(form) and text[at + n] == form[n]:
-                n += 1
-            if n < len(form) and _before_cut(text, at + n):
-                pieces.append((at, at + n))
-            at = text.find(head, at + 1)
-        for mark in ("", *_MARKS):  # the end of a secret right after a cut mark (or at the text's start)
-            at = text.find(mark) if mark else 0
+    forms, inner = _SECRETS.cut
+    if any(head in text for head in heads):  # most texts hold no secret's start: one search per start
+        for form in forms:
+            head = form[:EDGE_CHARS]
+            at = text.find(head)
             while at != -1:
-                start = at + len(mark)
-                if mark or _after_cut(text, start):
-                    rest = text[start:].lstrip(_LEAD)
-                    skip = len(text) - start - len(rest)
-                    for k in range(len(form) - 1, EDGE_CHARS - 1, -1):
-                        if rest.startswith(form[-k:]):
-                            pieces.append((start + skip, start + skip + k))
-                            break
-                at = text.find(mark, at + 1) if mark else -1
+                n = EDGE_CHARS
+                while at + n < len(text) and n < len(form) and text[at + n] == form[n]:
+                    n += 1
+                if n < len(form) and _before_cut(text, at + n):
+                    pieces.append((at, at + n))
+                at = text.find(head, at + 1)
+    # The end of a secret right after a cut mark (or at the text's start), past leading quotes and blanks: its
+    # last k characters (EDGE_CHARS <= k < its length), the longest that fits. The text's next EDGE_CHARS
+    # characters are then a run of `inner`, which rules out almost every place at once.
+    starts = [0]  # the text's start is a cut edge
+    for mark in _MARKS:
+        at = text.find(mark)
+        while at != -1:
+            starts.append(at + len(mark))
+            at = text.find(mark, at + 1)
+    size = len(text)
+    for pos in starts:
+        while pos < size and text[pos] in _LEAD:
+            pos += 1
+        run = text[pos:pos + EDGE_CHARS]
+        if run not in inner:
+            continue
+        for form in forms:
+            # The suffix form[i:] for i = 1, 2 ... (the longest first) that the text goes on with: it starts
+            # with `run`, so only the places of `run` in the form are tried.
+            last = len(form) - EDGE_CHARS
+            i = form.find(run, 1)
+            while i != -1 and i <= last:
+                if text.startswith(form[i:], pos):
+                    pieces.append((pos, pos + len(form) - i))
+                    break
+                i = form.find(run, i + 1)
     return pieces
 
 

@@ -73,6 +73,25 @@ async def test_rate_limited_then_succeeds() -> None:
     assert stats["cost_usd"] == pytest.approx((1000 * 2.0 + 200 * 10.0) / 1e6)
 
 
+async def test_on_send_per_attempt_and_the_latency_of_the_last() -> None:
+    api = FakeAPI(args={"delay": "0.02"})
+    api.errors = [RateLimitError("429", status=429, retry_after=0.2)]
+    model = Model(api, retry=FAST, limiter=AdaptiveLimiter(8, cooldown_s=0))
+    sent: list[float] = []
+    model.on_send = lambda: sent.append(time.monotonic())
+    out = await model.generate(HELLO)
+    assert len(sent) == 2 and sent[1] - sent[0] >= 0.2  # once per attempt, the second after the backoff
+    assert 0.02 <= out.latency_s < 0.2  # the answered attempt alone: neither the first nor the wait
+
+    class Timed(FakeAPI):
+        async def generate(self, messages: list[Message], config: GenerateConfig) -> ModelOutput:
+            out = await super().generate(messages, config)
+            out.latency_s = 7.0
+            return out
+
+    assert (await Model(Timed(), retry=FAST).generate(HELLO)).latency_s == 7.0  # the provider's own is kept
+
+
 async def test_errors_are_counted_and_raised() -> None:
     api = FakeAPI()
     api.errors = [TransientModelError("500")] * 4

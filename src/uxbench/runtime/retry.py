@@ -97,9 +97,12 @@ else:  # pragma: no cover - exercised on 3.10 only
         return await asyncio.wait_for(aw, timeout_s)
 
 
-async def _attempt(
+async def attempt_once(
     fn: Callable[[], Awaitable[T]], timeout_s: float | None, limiter: AdaptiveLimiter | None
 ) -> T:
+    """One try of `fn()`: in a slot of `limiter`, which learns from how it went; within `timeout_s` (a
+    timeout raises `ModelTimeoutError`). `call_with_retry` is this, then `retry_failed` on a `ModelError`;
+    a hot caller can await the two itself and skip one coroutine per call."""
     in_flight = 0
     if limiter is not None:
         await limiter.acquire()
@@ -151,23 +154,37 @@ async def call_with_retry(
     The final error is the last attempt's `ModelError`, with the attempt count appended to its message
     and set as `err.attempts`.
     """
-    attempts = 1
     # Fast path: most calls succeed at once, and tenacity's machinery is the costliest part of a call.
     try:
-        return await _attempt(fn, policy.timeout_s, limiter)
+        return await attempt_once(fn, policy.timeout_s, limiter)
     except ModelError as err:
-        if not err.retryable or policy.max_attempts == 1:
-            err.attempts = attempts
-            raise
-        first_wait = backoff_wait(policy, 1, err)
-        if on_retry is not None:
-            on_retry(1, err, first_wait)
+        first = err
+    return await retry_failed(fn, policy, first, limiter=limiter, on_retry=on_retry)
+
+
+async def retry_failed(
+    fn: Callable[[], Awaitable[T]],
+    policy: RetryPolicy,
+    error: ModelError,
+    *,
+    limiter: AdaptiveLimiter | None = None,
+    on_retry: OnRetry | None = None,
+) -> T:
+    """`call_with_retry` after its first attempt failed with `error`: raises it when it is not retryable or
+    no attempt is left, else tries again."""
+    attempts = 1
+    if not error.retryable or policy.max_attempts == 1:
+        error.attempts = attempts
+        raise error
+    first_wait = backoff_wait(policy, 1, error)
+    if on_retry is not None:
+        on_retry(1, error, first_wait)
     await asyncio.sleep(first_wait)
 
-    async def attempt() -> T:
+    async def again() -> T:
         nonlocal attempts
         attempts += 1
-        return await _attempt(fn, policy.timeout_s, limiter)
+        return await attempt_once(fn, policy.timeout_s, limiter)
 
     def before_sleep(state: RetryCallState) -> None:
         if on_retry is None or state.outcome is None:
@@ -185,7 +202,7 @@ async def call_with_retry(
         reraise=True,
     )
     try:
-        return await retrying(attempt)
+        return await retrying(again)
     except ModelError as err:
         if attempts > 1:
             err.args = (f"{err} (gave up after {attempts} attempts)", *err.args[1:])

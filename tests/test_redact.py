@@ -200,3 +200,17 @@ def test_a_short_header_secret_ending_in_a_field_name_leaves_the_keys_alone() ->
     clean, body = scrubbed_json(held)
     assert clean.facts[0].label == f"sent {REDACTED}" and clean.facts[0].value == "4111 2222 3333 4444"
     assert b"hdr-3-value" not in body and json.loads(body)["facts"][1] == {"label": "x", "value": "y"}
+
+
+def test_the_shell_working_directory_is_not_a_secret(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`PWD` is named like a password (`db_pwd`), but it is the shell's directory: a run started in a deep
+    directory must not redact that path from every output (nor scan every output for it)."""
+    from uxbench.redact import remember_environment_keys
+
+    monkeypatch.setenv("PWD", "/home/someone/projects/uxbench-runs")
+    monkeypatch.setenv("OLDPWD", "/home/someone/projects/older-place")
+    monkeypatch.setenv("DB_PWD", "s3cr3t-Passw0rd-Value")
+    remember_environment_keys()
+    assert scrub("cd /home/someone/projects/uxbench-runs") == "cd /home/someone/projects/uxbench-runs"
+    assert scrub("back to /home/someone/projects/older-place") == "back to /home/someone/projects/older-place"
+    assert "s3cr3t-Passw0rd-Value" not in scrub("the password is s3cr3t-Passw0rd-Value")

@@ -223,6 +223,10 @@ def remember_basic_auth(user: str, password: str) -> None:
     remember_secret(token)
 
 
+_SHELL_DIRECTORIES = frozenset({"PWD", "OLDPWD"})
+"""The shell's working directories: named like a password ("pwd"), but paths, which outputs may quote."""
+
+
 def remember_environment_keys(names: Iterable[str] = ()) -> None:
     """The keys this process may send, before anything is written: the variables `names` (the roles'
     `api_key_env`) and every credential-named variable of the environment (OPENAI_API_KEY, HF_TOKEN ...) whose
@@ -231,7 +235,8 @@ def remember_environment_keys(names: Iterable[str] = ()) -> None:
     for name in names:
         remember_secret(os.environ.get(name))
     for name, value in os.environ.items():
-        if is_secret_key(name) and len(value) >= 16 and not any(c.isspace() for c in value):
+        if (is_secret_key(name) and name not in _SHELL_DIRECTORIES and len(value) >= 16
+                and not any(c.isspace() for c in value)):
             remember_secret(value)
 
 

@@ -1,5 +1,6 @@
 """Non-ASCII texts' name cues and sign-off phrases are searched in their UTF-8 bytes (offsets mapped back), and
-``"www."`` in their lower case without lowering them: each must agree with the str formulation it replaced."""
+the URL and e-mail marks (``://``, ``www.`` in any case, ``@``) in the same pass as the sign-off phrases: each
+must agree with the str formulation it replaced."""
 
 from __future__ import annotations
 
@@ -60,14 +61,55 @@ def test_only_w_and_dot_lower_to_w_or_dot() -> None:
             assert chr(code) in "Ww." and len(lowered) == 1
 
 
-@given(st.text(alphabet="wW.ＷＷ张 İ\u212aſx", max_size=12))
-def test_has_www_equals_the_lower_case_test(text: str) -> None:
-    assert r._has_www(text) == ("www." in text.lower())
+def _marks(text: str) -> dict[bytes, int]:
+    """The marks `deid_rules._scan` reads off `deid_names.lower_cues`, with the byte offset of each one's first."""
+    found: dict[bytes, int] = {}
+    for which, at, _ in n.lower_cues(text.encode()):
+        if which >= n.PHRASES:
+            found.setdefault(n.MARKS[which - n.PHRASES], at)
+    return found
 
 
-def test_has_www_on_written_cases() -> None:
-    for text in ["", "www.", "WwW.", "ww.", "w.w.w.", "wwww", "张WWW.x", "ＷＷＷ.", "xwww.", "www", "WW W."]:
-        assert r._has_www(text) == ("www." in text.lower()), text
+def _url_mark(text: str) -> bool:
+    marks = _marks(text)
+    return b"://" in marks or b"www." in marks
+
+
+MARKED = ["www.", "WwW.", "://", "@", ":/", "ww.", "w.", "Best regards", "THANKS", "yours", "www", "/", ":"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from([*MARKED, "ＷＷＷ.", "张", " ", "İ", "\u212a", "ſ", "x", "\n", "é"]), max_size=10))
+def test_the_marks_equal_the_substring_tests(parts: list[str]) -> None:
+    text = "".join(parts)
+    assert _url_mark(text) == ("://" in text or "www." in text.lower())
+    assert _marks(text).get(b"@", -1) == text.encode().find(b"@")
+
+
+def test_the_marks_on_written_cases() -> None:
+    for text in ["", "www.", "WwW.", "ww.", "w.w.w.", "wwww", "张WWW.x", "ＷＷＷ.", "xwww.", "www", "WW W.", "a://b",
+                 "best://", "Thanks@x", "yours@www.x", "regards:// www.x", "é@", "@@"]:
+        assert _url_mark(text) == ("://" in text or "www." in text.lower()), text
+        assert _marks(text).get(b"@", -1) == text.encode().find(b"@"), text
+
+
+def test_no_mark_can_overlap_a_sign_off_phrase() -> None:
+    # Two occurrences overlap only if one holds the other, or a suffix of one is a prefix of the other: then
+    # a leftmost-longest search may report one and skip the other. No mark and phrase can, so each is found.
+    phrases = [phrase.encode() for phrase in n._SIGNOFF_LITERALS]
+    assert len(phrases) == n.PHRASES
+    for mark in n.MARKS:
+        for other in [*phrases, *(m for m in n.MARKS if m != mark)]:
+            assert mark not in other and other not in mark
+            assert not any(mark.endswith(other[:k]) or other.endswith(mark[:k]) for k in range(1, len(other) + 1))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([*MARKED, *n._SIGNOFF_LITERALS, "BEST", " ", "\n", "w", "s"]), max_size=10))
+def test_the_phrases_are_found_as_without_the_marks(parts: list[str]) -> None:
+    text = "".join(parts).encode()
+    alone = n._SIGNOFF_STARTS.find_matches_as_indexes(text.lower().decode())
+    assert [hit for hit in n.lower_cues(text) if hit[0] < n.PHRASES] == alone
 
 
 @given(st.text(alphabet="0123456789a٣０𝟘 .:\n", max_size=12))

@@ -51,6 +51,7 @@ LEGACY_SALT_FILE = "deid.salt"
 MIN_SALT_CHARS = 16
 """Shortest de-identification key accepted from the environment (the key file holds 64 random hex digits)."""
 _MIN_INT_DIGITS = 7  # shorter integers cannot be any of the detected types
+_INT_LIMIT: int = 10 ** (_MIN_INT_DIGITS - 1)  # the smallest integer of _MIN_INT_DIGITS digits
 
 
 class PiiChange(BaseModel):
@@ -117,7 +118,11 @@ class _Pseudonyms:
         return self.table[key]
 
     def scrub(self, text: str, turn_index: int | None, field: str, regenerated: bool = False) -> str:
-        spans = self.finder(text)
+        return self.replace(text, self.finder(text), turn_index, field, regenerated)
+
+    def replace(self, text: str, spans: list[PiiSpan], turn_index: int | None, field: str,
+                regenerated: bool) -> str:
+        """``text`` with ``spans`` (found in it, left to right) replaced; ``text`` itself when there are none."""
         if not spans:
             return text
         pieces: list[str] = []
@@ -154,21 +159,47 @@ class _Pseudonyms:
             return value if scrubbed == text else scrubbed  # a phone number stored as an int
         return value
 
-    def turn(self, turn: Turn, regenerated: bool) -> Turn:
-        content = self.scrub(turn.content, turn.turn_index, "content", regenerated)
-        meta = self.scrub_value(turn.meta, turn.turn_index, "meta", regenerated) if turn.meta else turn.meta
-        if content is turn.content and meta == turn.meta:
-            return turn
-        return turn.model_copy(update={"content": content, "meta": meta})
+    def turns(self, turns: list[Turn], regenerated: bool) -> list[Turn]:
+        """The turns de-identified, in order; ``turns`` itself when none changes (most conversations)."""
+        out = turns
+        for position, turn in enumerate(turns):
+            spans = self.finder(turn.content)
+            if not spans and not turn.meta:  # the common case, without a call per turn
+                continue
+            content = self.replace(turn.content, spans, turn.turn_index, "content", regenerated)
+            meta = self.scrub_value(turn.meta, turn.turn_index, "meta", regenerated) if turn.meta else turn.meta
+            if content is turn.content and meta == turn.meta:
+                continue
+            if out is turns:
+                out = list(turns)
+            out[position] = turn.model_copy(update={"content": content, "meta": meta})
+        return out
+
+
+def _inert(value: Any) -> bool:
+    """True when `_Pseudonyms.scrub_value` returns ``value`` itself without scanning anything: no string and no
+    integer of `_MIN_INT_DIGITS` digits, inside plain dicts and lists (every session's meta: counts and lists)."""
+    kind = type(value)
+    if kind is int:
+        number: int = value
+        return -_INT_LIMIT < number < _INT_LIMIT
+    if kind is dict:
+        return all(_inert(item) for item in value.values())
+    if kind is list:
+        return all(_inert(item) for item in value)
+    return kind is bool or kind is float or value is None
 
 
 def deidentify_session(session: Session, salt: bytes | str) -> tuple[Session, ChangeRecord]:
-    """The session with personal data replaced by placeholders, and the record of what was replaced."""
+    """The session with personal data replaced by placeholders, and the record of what was replaced. A session
+    with nothing replaced is returned itself, not copied (no caller changes a session in place)."""
     table = _Pseudonyms(session.conversation_id, _salt_bytes(salt))
-    turns = [table.turn(turn, regenerated=False) for turn in session.turns]
-    regenerated = [table.turn(turn, regenerated=True) for turn in session.regenerated]
-    meta = table.scrub_value(session.meta, None, "session.meta", False)
-    cleaned = session.model_copy(update={"turns": turns, "regenerated": regenerated, "meta": meta})
+    turns = table.turns(session.turns, regenerated=False)
+    regenerated = table.turns(session.regenerated, regenerated=True)
+    meta = session.meta if _inert(session.meta) else table.scrub_value(session.meta, None, "session.meta", False)
+    if turns is session.turns and regenerated is session.regenerated and meta is session.meta:
+        return session, table.record
+    cleaned = session.model_copy(update={"turns": list(turns), "regenerated": list(regenerated), "meta": meta})
     return cleaned, table.record
 
 

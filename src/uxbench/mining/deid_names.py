@@ -242,8 +242,21 @@ _SIGNOFF_STARTS = ahocorasick_rs.AhoCorasick(_SIGNOFF_LITERALS, matchkind=ahocor
 # bytes 3-4x faster than a str (which it copies and maps back to character offsets).
 _STARTS_BYTES = ahocorasick_rs.BytesAhoCorasick([cue.encode() for cue in _START_LITERALS],
                                                 matchkind=ahocorasick_rs.MatchKind.Standard)
-_SIGNOFF_STARTS_BYTES = ahocorasick_rs.BytesAhoCorasick([cue.encode() for cue in _SIGNOFF_LITERALS],
-                                                        matchkind=ahocorasick_rs.MatchKind.LeftmostLongest)
+MARKS = (b"://", b"www.", b"@")
+"""What `deid_rules` needs before its URL and e-mail patterns can match (``www.`` in any case: it reads lower-case
+bytes), found in the same pass as the sign-off phrases: no mark shares a byte with a phrase (only letters and
+spaces), so in a leftmost-longest search neither hides the other (checked by the tests)."""
+LOWER_CUES = ahocorasick_rs.BytesAhoCorasick([*(cue.encode() for cue in _SIGNOFF_LITERALS), *MARKS],
+                                             matchkind=ahocorasick_rs.MatchKind.LeftmostLongest)
+PHRASES = len(_SIGNOFF_LITERALS)
+"""A cue (the first of each hit of `LOWER_CUES`) below this number is a sign-off phrase; ``PHRASES + i`` is
+``MARKS[i]``."""
+
+
+def lower_cues(data: bytes) -> list[tuple[int, int, int]]:
+    """(cue, start, end) of the sign-off phrases and `MARKS` in a text's UTF-8 bytes, read in their ASCII lower
+    case (byte offsets, left to right)."""
+    return LOWER_CUES.find_matches_as_indexes(data.lower())
 
 
 _ZH_CUE_FINDER = _cue_automaton(list(_ZH_CUES))
@@ -288,18 +301,33 @@ def _anchored(pattern: re.Pattern[str], text: str, starts: list[int]) -> list[re
     return found
 
 
-def _english_matches(text: str, raw: bytes | None = None,
-                     lowered: bytes | None = None) -> list[list[re.Match[str]]]:
-    """The matches of each rule of `_EN_RULES`; ``raw`` / ``lowered``: an ASCII text's bytes and their lower
-    case."""
-    found: list[list[re.Match[str]]] = [[] for _ in _EN_RULES]
-    if raw is None and text.isascii():
-        raw = text.encode("ascii")
-    data = text.encode("utf-8") if raw is None else raw
+def _english_matches(text: str, data: bytes,
+                     cues: list[tuple[int, int, int]] | None) -> list[list[re.Match[str]]] | None:
+    """The matches of each rule of `_EN_RULES`, None when no rule has one (most texts); ``data``: the text's
+    UTF-8 bytes; ``cues``: `lower_cues` of them, when the caller has them."""
+    ascii_text = len(data) == len(text)  # (UTF-8 spends one byte a character on ASCII only)
     hits = _STARTS_BYTES.find_matches_as_indexes(data, overlapping=True)
-    if hits and raw is None:  # byte offsets to character offsets
+    if hits and not ascii_text:  # byte offsets to character offsets
         chars = _char_offsets(data, [at for _, at, _ in hits])
         hits = [(which, chars[at], end) for which, at, end in hits]
+    signoffs: list[re.Match[str]] | None = None
+    if ascii_text or not any(char in text for char in _LOWER_TO_ASCII):
+        # the bytes' ASCII lower case: the sign-off phrases (ASCII) are where they are in text.lower()
+        if cues is None:
+            cues = lower_cues(data)
+        phrases = [at for which, at, _ in cues if which < PHRASES] if cues else []
+        if phrases and not ascii_text:
+            chars = _char_offsets(data, phrases)
+            phrases = [chars[at] for at in phrases]
+    else:
+        lowered_text = text.lower()
+        if len(lowered_text) != len(text):  # lower() moved the offsets
+            signoffs, phrases = list(EN_SIGNOFF.finditer(text)), []
+        else:
+            phrases = [at for _, at, _ in _SIGNOFF_STARTS.find_matches_as_indexes(lowered_text)]
+    if not hits and not phrases and not signoffs:
+        return None
+    found: list[list[re.Match[str]]] = [[] for _ in _EN_RULES]
     if hits:
         starts: list[list[int]] = [[] for _ in _EN_RULES]
         for which, at, _ in hits:
@@ -308,23 +336,10 @@ def _english_matches(text: str, raw: bytes | None = None,
         for rule, where in enumerate(starts):
             if where:
                 found[rule] = _anchored(_EN_RULES[rule], text, where)
-    if raw is not None:  # ASCII: lower case keeps the offsets
-        phrases = _SIGNOFF_STARTS_BYTES.find_matches_as_indexes(raw.lower() if lowered is None else lowered)
-    elif not any(char in text for char in _LOWER_TO_ASCII):
-        # the bytes' ASCII lower case: the sign-off phrases (ASCII) are where they are in text.lower()
-        phrases = _SIGNOFF_STARTS_BYTES.find_matches_as_indexes(data.lower())
-        if phrases:
-            chars = _char_offsets(data, [at for _, at, _ in phrases])
-            phrases = [(which, chars[at], end) for which, at, end in phrases]
-    else:
-        lowered_text = text.lower()
-        if len(lowered_text) != len(text):  # lower() moved the offsets
-            found[_SIGNOFF_RULE] = list(EN_SIGNOFF.finditer(text))
-            return found
-        phrases = _SIGNOFF_STARTS.find_matches_as_indexes(lowered_text)
-    if phrases:
-        found[_SIGNOFF_RULE] = _anchored(EN_SIGNOFF_AT, text,
-                                         [at for _, at, _ in phrases if _signoff_may_start(text, at)])
+    if signoffs is not None:
+        found[_SIGNOFF_RULE] = signoffs
+    elif phrases:
+        found[_SIGNOFF_RULE] = _anchored(EN_SIGNOFF_AT, text, [at for at in phrases if _signoff_may_start(text, at)])
     return found
 
 
@@ -333,11 +348,13 @@ def _span(m: re.Match[str], group: str) -> PiiSpan:
     return PiiSpan("NAME", m.start(group), m.end(group), "".join(name.lower().split()))
 
 
-def find_names(text: str, raw: bytes | None = None, lowered: bytes | None = None) -> list[PiiSpan]:
+def find_names(text: str, data: bytes | None = None, cues: list[tuple[int, int, int]] | None = None) -> list[PiiSpan]:
     """Name spans (type NAME, normalised to lower case without spaces) by the rules above; may overlap.
-    ``raw`` / ``lowered``: for an ASCII text only, its bytes and their lower case, when the caller has them."""
+    ``data`` / ``cues``: the text's UTF-8 bytes and `lower_cues` of them, when the caller has them."""
     spans: list[PiiSpan] = []
-    if not text.isascii() and _ZH_CUE_BYTES.find_matches_as_indexes(text.encode("utf-8")):  # a cue
+    if data is None:
+        data = text.encode("utf-8")
+    if len(data) != len(text) and _ZH_CUE_BYTES.find_matches_as_indexes(data):  # not ASCII, and a cue
         for pattern in (ZH_INTRO, ZH_SURNAME, ZH_ADDRESS, ZH_FIELD, ZH_SIGNATURE, ZH_LETTER_CLOSE):
             if pattern is ZH_LETTER_CLOSE and not any(cue in text for cue in _ZH_LETTER_CUES):
                 continue
@@ -350,7 +367,9 @@ def find_names(text: str, raw: bytes | None = None, lowered: bytes | None = None
                     continue
                 group = "signed" if pattern is ZH_LETTER_CLOSE and m.group("signed") else "name"
                 spans.append(PiiSpan("NAME", m.start(group), m.end(group), m.group(group)))
-    english = _english_matches(text, raw, lowered)
+    english = _english_matches(text, data, cues)
+    if english is None:
+        return spans
     for rule, pattern in enumerate(_EN_RULES[:-1]):  # all but EN_I_AM
         for m in english[rule]:
             group = "inline" if pattern is EN_SIGNOFF and m.group("inline") else "name"

@@ -48,7 +48,7 @@ from datetime import date
 from functools import lru_cache
 from urllib.parse import parse_qsl, urlsplit
 
-from uxbench.mining.deid_names import find_names
+from uxbench.mining.deid_names import LOWER_CUES, MARKS, PHRASES, find_names
 from uxbench.mining.deid_placeholders import is_placeholder, placeholder_userinfo, placeholder_value
 from uxbench.mining.deid_types import PII_TYPES, PiiSpan
 
@@ -180,15 +180,10 @@ _EN_ADDRESS_SHAPE = re.compile(rb"0[Aa]? +A")  # EN_ADDRESS opens \d{1,6}[A-Za-z
 # run reaches back from it to a character outside [0-9A-Za-z:.] (or the start), read here on the reversed text.
 _IPV6_ZIPPED_REVERSED = re.compile(r"::[0-9A-Fa-f:]*(?![0-9A-Za-z:.])")
 _IPV6_FULL = re.compile(r":[0-9A-Fa-f]{1,4}(?::[0-9A-Fa-f]{1,4}){5}:")  # the inner 7 colons of 8 groups
+_IPV6_SHAPE = re.compile(rb"::|:[0Aa]{1,4}(?::[0Aa]{1,4}){5}:")  # both tests at once, in one pass (any letter)
 _EMAIL_AT = re.compile(r"@(?<=[A-Za-z0-9._%+-]@)[A-Za-z0-9]")  # EMAIL: local-part character, @, domain
 _HAO_AFTER_DIGIT = re.compile(r"号(?<=\d号)")  # CN_STREET: \d{1,5}(?:-\d{1,5})?号
-_WWW = re.compile(r"[Ww][Ww][Ww]\.")  # (not [Ww]{3}: a pattern opening with a class is scanned for it)
-
-
-def _has_www(text: str) -> bool:
-    """``"www." in text.lower()`` without lowering the text (3x faster): only W and w lower to "w", only "." to
-    ".", and no character to several holding either (checked over every code point by the tests)."""
-    return ("w." in text or "W." in text) and _WWW.search(text) is not None
+_AT_MARK = PHRASES + MARKS.index(b"@")  # the e-mail mark among `deid_names.LOWER_CUES`' cues
 _ESTATE_MARK = re.compile(r"[\dA-Za-z](?:号楼|栋|幢|座)")  # CN_ESTATE: (?:\d{1,4}|[A-Za-z])(?:号楼|栋|幢|座)
 
 
@@ -199,10 +194,11 @@ def _has_digit(text: str) -> bool:
     return _DIGIT.search(text) is not None
 
 
-def _shape(text: str) -> bytes:
+def _shape(text: str, data: bytes | None = None) -> bytes:
+    """The text's shape (see above); ``data``: its UTF-8 bytes, when the caller has them."""
     if not text.isascii() and _NON_ASCII_DIGIT.search(text):
-        text = _DIGIT.sub("0", text)  # the byte table knows only 0-9 as digits
-    return text.encode("utf-8", "surrogatepass").translate(_SHAPE)
+        return _DIGIT.sub("0", text).encode("utf-8", "surrogatepass").translate(_SHAPE)  # the table knows 0-9 only
+    return (text.encode("utf-8", "surrogatepass") if data is None else data).translate(_SHAPE)
 
 
 def luhn_valid(digits: str) -> bool:
@@ -325,7 +321,7 @@ def _card_spans(text: str, joined: bytes) -> list[PiiSpan]:
 
 def _ip_spans(text: str, shape: bytes, digits_in_text: int) -> list[PiiSpan]:
     spans = []
-    if digits_in_text >= 4 and b"0.0" in shape and _IPV4_SHAPE.search(shape):  # four octets of 1+ digits
+    if digits_in_text >= 4 and _IPV4_SHAPE.search(shape):  # four octets of 1+ digits
         for match in IPV4.finditer(text):
             value = match.group()
             if value.startswith(("127.", "255.")) or value == "0.0.0.0":
@@ -333,7 +329,8 @@ def _ip_spans(text: str, shape: bytes, digits_in_text: int) -> list[PiiSpan]:
             if _VERSION_BEFORE.search(text[max(0, match.start() - 10):match.start()]):
                 continue
             spans.append(PiiSpan("IP", match.start(), match.end(), value))
-    if ("::" in text and _IPV6_ZIPPED_REVERSED.search(text[::-1])) or _IPV6_FULL.search(text):
+    if _IPV6_SHAPE.search(shape) and (
+            ("::" in text and _IPV6_ZIPPED_REVERSED.search(text[::-1])) or _IPV6_FULL.search(text)):
         for match in IPV6.finditer(text):
             value = match.group()
             try:
@@ -408,33 +405,41 @@ def _find_pii(text: str) -> tuple[PiiSpan, ...]:
 
 def _scan(text: str) -> list[PiiSpan]:
     found: list[PiiSpan] = []
-    # An ASCII text (most) is read as bytes, its byte offsets being its character offsets: the shape, the
-    # lower case and the name cues' automaton then share one encoding.
+    # A text is read as its UTF-8 bytes; an ASCII one's (most) byte offsets are its character offsets. The
+    # shape, the lower case and the name cues' automata then share one encoding.
     raw = text.encode("ascii") if text.isascii() else None
-    lowered = None if raw is None else raw.lower()
-    # the URL pattern needs ://, or www. in any case: only "W" and "w" lower-case to "w", only "." to "."
-    if "://" in text or (b"www." in lowered if lowered is not None else _has_www(text)):
-        for match in _urls(text, lowered):
-            value = match.group().rstrip(_URL_TRAIL)
-            if url_is_personal(value):
-                found.append(PiiSpan("URL", match.start(), match.start() + len(value), value))
-    at = text.find("@")
-    if at >= 0 and _EMAIL_AT.search(text, at):
-        # a match holds one @, at most 64 characters after its start: none starts before the first @ - 64
-        found += [PiiSpan("EMAIL", m.start(), m.end(), m.group().lower())
-                  for m in EMAIL.finditer(text, max(0, at - 64))]
+    data = text.encode("utf-8") if raw is None else raw
+    lowered = data.lower()  # only ASCII letters change: a non-ASCII text's bytes keep their characters' places
+    # One pass over the lower-case bytes finds the sign-off phrases (for `find_names`) and the marks the URL and
+    # e-mail patterns need: "://", or "www." in any case (only "W" and "w" lower-case to "w"), and "@".
+    cues = LOWER_CUES.find_matches_as_indexes(lowered)
+    marks = [(which, at) for which, at, _ in cues if which >= PHRASES] if cues else None
+    if marks:
+        if any(which != _AT_MARK for which, _ in marks):
+            for match in _urls(text, lowered if raw is not None else None):
+                value = match.group().rstrip(_URL_TRAIL)
+                if url_is_personal(value):
+                    found.append(PiiSpan("URL", match.start(), match.start() + len(value), value))
+        at = next((at for which, at in marks if which == _AT_MARK), -1)  # the first "@", as a byte offset
+        if at >= 0 and raw is None:
+            at = text.find("@")  # as a character offset
+        if at >= 0 and _EMAIL_AT.search(text, at):
+            # a match holds one @, at most 64 characters after its start: none starts before the first @ - 64
+            found += [PiiSpan("EMAIL", m.start(), m.end(), m.group().lower())
+                      for m in EMAIL.finditer(text, max(0, at - 64))]
     # (ten memchr scans find whether an ASCII text has a digit faster than its shape is made and counted)
-    shape = (raw.translate(_SHAPE) if raw is not None else _shape(text)) if _has_digit(text) else b""
+    shape = (raw.translate(_SHAPE) if raw is not None else _shape(text, data)) if _has_digit(text) else b""
     digits = shape.count(b"0")  # every other detector needs a digit
-    if digits:
+    if digits >= 8:  # an ID, a card or a phone keeps 8 digits or more
         # ``joined`` serves the tests for 8 or more digits in a row (phones and cards)
-        joined = shape.translate(None, _SEPARATORS) if digits >= 8 else b""
+        joined = shape.translate(None, _SEPARATORS)
         if digits >= 17 and b"0" * 17 in shape:  # [1-9]\d{16}[\dXx]
             found += [PiiSpan("ID", m.start(), m.end(), m.group().upper())
                       for m in CN_ID.finditer(text) if cn_id_valid(m.group())]
-        found += (_card_spans(text, joined) + _phone_spans(text, shape, joined, digits)
-                  + _ip_spans(text, shape, digits) + _address_spans(text, shape))
-    found += find_names(text, raw, lowered)
+        found += _card_spans(text, joined) + _phone_spans(text, shape, joined, digits)
+    if digits:
+        found += _ip_spans(text, shape, digits) + _address_spans(text, shape)
+    found += find_names(text, data, cues)
     if not found:
         return found
     found = [span for span in found if not is_placeholder(text, span)]

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pydantic import TypeAdapter
 
-from uxbench.mining.dedup import DedupConfig, Permutations, session_text, signature
+from uxbench.mining.dedup import DedupConfig, Permutations, session_text, signatures
 from uxbench.mining.deid import deidentify_session
 from uxbench.mining.gate import gate_session
 from uxbench.mining.prefilter import PrefilterConfig, drop_reason
@@ -255,9 +255,12 @@ def signals_map(table: pa.Table, config: SignalConfig, dedup: DedupConfig,
         offsets.append(len(turn_rows))
         rows.append({
             "batch": row["batch"], "conversation_id": row["conversation_id"], "signals": text,
-            "dedup_minhash": signature(session_text(session, dedup.text), dedup, perms),  # for 05-dedup
             "counts": _dumps(_signal_counts(session, signals)),
         })
+    # for 05-dedup: the batch's MinHash signatures at once
+    minhashes = signatures([session_text(session, dedup.text) for session in sessions], dedup, perms)
+    for row, minhash in zip(rows, minhashes, strict=True):
+        row["dedup_minhash"] = minhash
     # the turn rows go to Arrow as one array of tuples cut into lists, not as dicts nested in the rows: half the CPU
     nested = pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), pa.array(turn_rows, type=TURN_ROW))
     out = _table(_SIGNALS_BUT_ROWS, rows)

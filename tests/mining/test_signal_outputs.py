@@ -86,3 +86,25 @@ def test_the_stage_table_is_unchanged() -> None:
     assert out.equals(_old_signals_table(sessions))
     empty = signals_map(table.slice(0, 0), SignalConfig(), DedupConfig())
     assert empty.schema == SIGNALS_SCHEMA and empty.num_rows == 0
+
+
+def test_batch_counts_equal_per_session_counts() -> None:
+    from uxbench.mining.pipeline.stages import _batch_signal_counts, _signal_counts
+
+    sessions = [
+        _chat("a", "how do I sort a list in python?", "use sorted()", "that's wrong", "use list.sort()", "thanks!",
+              "ok"),
+        _chat("d", "only a question"),
+        _chat("b", "hello", "hi", "no, that's wrong", "sorry", "still wrong", "sorry again", times=False),
+    ]
+    found = [compute_signals(s) for s in sessions]
+    assert any(ts.recovery is not None for f in found for ts in f)
+    rows: list[tuple[Any, ...]] = []
+    offsets = [0]
+    for replies in found:
+        rows += signal_outputs(replies, {})[1]
+        offsets.append(len(rows))
+    flat = pa.array(rows, type=TURN_ROW)
+    assert _batch_signal_counts(sessions, offsets, flat) == [
+        _signal_counts(s, f) for s, f in zip(sessions, found, strict=True)]
+    assert _batch_signal_counts([], [0], pa.array([], type=TURN_ROW)) == []

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from operator import itemgetter
 from typing import Any, Literal
 
+import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
 from uxbench.mining.signals.config import SIGNAL_NAMES
@@ -166,3 +169,63 @@ _LISTS = ("dissatisfied_by", "satisfied_by", "recovery")
 _SCALAR_FIELDS = tuple(n for n in TurnSignals.model_fields if n not in SIGNAL_NAMES and n not in _LISTS)
 assert set(SIGNAL_NAMES) <= set(TurnSignals.model_fields) and set(_LISTS) <= set(TurnSignals.model_fields)
 
+
+
+ROW_NAMES = ("conversation_id", "turn_index", "created_at", "prev_user_turn", "next_user_turn",
+             *(column for columns in _ROW_COLUMNS for column in columns),
+             "similarity", "gap_s", "seconds_per_unit", "followup_label", "dissatisfied_score", "dissatisfied",
+             "dissatisfied_by", "satisfied", "satisfied_by", "recovery_outcome", "recovery_turns", "recovery_actions")
+"""The columns of `signal_outputs`' row tuples: `TurnSignals.row`'s, with the reply's ``created_at`` third."""
+_JSON_KEYS = tuple(sorted(TurnSignals.model_fields))
+_JSON_TEMPLATE = dict.fromkeys(_JSON_KEYS)
+"""`json_dict`'s keys, sorted: a copy filled in place keeps this order, so the JSON needs no sorting."""
+_PLAIN_KEYS = tuple(n for n in _JSON_KEYS if n not in SIGNAL_NAMES and n != "recovery")
+_PLAIN = itemgetter(*_PLAIN_KEYS)
+_SIGNALS = itemgetter(*SIGNAL_NAMES)
+_HEAD = itemgetter("conversation_id", "turn_index")
+_NEIGHBOURS = itemgetter("prev_user_turn", "next_user_turn")
+_TAIL = itemgetter("similarity", "gap_s", "seconds_per_unit", "followup_label", "dissatisfied_score", "dissatisfied")
+_VALUE = itemgetter("fired", "evidence", "score")
+_VALUES: dict[int, tuple[SignalValue, orjson.Fragment, Any, Any, Any]] = {}
+"""By id: a `SignalValue`, its JSON (keys sorted) and its fired, evidence and score, kept with the value itself (so
+its id is not reused while it is here). The detectors share equal values: the pool's 676 k are 16 k objects."""
+_MAX_VALUES = 1 << 16
+
+
+def _value_entry(value: SignalValue) -> tuple[SignalValue, orjson.Fragment, Any, Any, Any]:
+    if len(_VALUES) >= _MAX_VALUES:
+        _VALUES.clear()
+    fields = value.__dict__
+    entry = _VALUES[id(value)] = (value, orjson.Fragment(orjson.dumps(fields, option=orjson.OPT_SORT_KEYS)),
+                                  *_VALUE(fields))
+    return entry
+
+
+def signal_outputs(signals: Sequence[TurnSignals],
+                   times: Mapping[int, str | None]) -> tuple[str, list[tuple[Any, ...]]]:
+    """What the signal stage stores of a conversation's replies, in one pass: the JSON text of their `json_dict`
+    (``orjson.dumps([...], option=OPT_SORT_KEYS)``, the same bytes; tested), and each reply's row as a tuple of
+    the `ROW_NAMES` columns (`row`'s values, ``created_at`` from ``times`` by turn_index). Each shared
+    `SignalValue` is dumped and read once (`_VALUES`), not 14 times per reply into two dicts."""
+    dicts: list[dict[str, Any]] = []
+    rows: list[tuple[Any, ...]] = []
+    known = _VALUES.get
+    for ts in signals:
+        fields = ts.__dict__
+        entries = [known(id(value)) or _value_entry(value) for value in _SIGNALS(fields)]
+        out = _JSON_TEMPLATE.copy()  # keys already sorted: filled in place, in order
+        out.update(zip(_PLAIN_KEYS, _PLAIN(fields), strict=True))
+        out.update(zip(SIGNAL_NAMES, [entry[1] for entry in entries], strict=True))
+        recovery = fields["recovery"]
+        if recovery is not None:
+            out["recovery"] = orjson.Fragment(orjson.dumps(recovery.model_dump(mode="json"),
+                                                           option=orjson.OPT_SORT_KEYS))
+        dicts.append(out)
+        head = _HEAD(fields)
+        rows.append((
+            *head, times.get(head[1]), *_NEIGHBOURS(fields), *[x for entry in entries for x in entry[2:]],
+            *_TAIL(fields), ",".join(fields["dissatisfied_by"]), fields["satisfied"], ",".join(fields["satisfied_by"]),
+            *((None, None, None) if recovery is None else
+              (recovery.outcome, ",".join(map(str, recovery.turns)), ",".join(recovery.actions))),
+        ))
+    return orjson.dumps(dicts).decode("utf-8"), rows

@@ -23,14 +23,15 @@ from typing import Any, TypeVar
 import pyarrow as pa
 
 from uxbench.data.readers import decode_jsonl_line, jsonl_lines
-from uxbench.mining.dedup import DedupConfig, permutations, session_text, signature
+from uxbench.mining.dedup import DedupConfig, permutations, session_text, signatures
 from uxbench.mining.deid import deidentify_session
 from uxbench.mining.gate import gate_session
 from uxbench.mining.ingest import IngestReport, RowTally, lines_of_row, row_items
-from uxbench.mining.pipeline.stages import SIGNALS_SCHEMA, _dumps, _signal_counts
+from uxbench.mining.pipeline.stages import TURN_ROW, _batch_signal_counts
 from uxbench.mining.prefilter import PrefilterConfig, drop_reason
 from uxbench.mining.sessions import session_of_lines
 from uxbench.mining.signals import SignalConfig, compute_signals
+from uxbench.mining.signals.results import signal_outputs
 
 T = TypeVar("T")
 
@@ -67,14 +68,24 @@ def main() -> None:
     step("prefilter", lambda: [drop_reason(s, prefilter) for s in clean])
     config = SignalConfig()
     signals = step("signal rules (compute_signals)", lambda: [compute_signals(s, config) for s in clean])
-    step("signals JSON", lambda: [_dumps([ts.json_dict() for ts in found]) for found in signals])
-    rows = step("turn rows", lambda: [[ts.row() for ts in found] for found in signals])
-    step("signal counts", lambda: [_signal_counts(s, found) for s, found in zip(clean, signals, strict=True)])
-    step("turn rows to Arrow", lambda: pa.Table.from_pylist(
-        [{"turn_rows": r} for r in rows], schema=pa.schema([SIGNALS_SCHEMA.field("turn_rows")])))
+    # as `stages.signals_map` stores them: a reply's JSON and its turn row in one pass, the rows to Arrow as tuples
+    def outputs() -> tuple[list[tuple[Any, ...]], list[int]]:
+        turn_rows: list[tuple[Any, ...]] = []
+        offsets = [0]
+        for s, found in zip(clean, signals, strict=True):
+            times = {t.turn_index: t.created_at.isoformat() if t.created_at else None
+                     for t in s.turns if t.role == "assistant"}
+            turn_rows += signal_outputs(found, times)[1]
+            offsets.append(len(turn_rows))
+        return turn_rows, offsets
+
+    turn_rows, offsets = step("signals JSON and turn rows", outputs)
+    flat = step("turn rows to Arrow", lambda: pa.array(turn_rows, type=TURN_ROW))
+    step("signal counts", lambda: _batch_signal_counts(clean, offsets, flat))
     dedup = DedupConfig()
     perms = permutations(dedup)
-    step("MinHash signatures", lambda: [signature(session_text(s, dedup.text), dedup, perms) for s in clean])
+    step("MinHash signatures", lambda: [sig for start in range(0, len(clean), 1000) for sig in signatures(
+        [session_text(s, dedup.text) for s in clean[start:start + 1000]], dedup, perms)])  # a batch at a time
     total = round(sum(seconds.values()), 1)
     result: dict[str, Any] = {"log": str(args.log), "turns": tally.turns, "conversations": len(sessions),
                               "cpu_s": seconds, "total_cpu_s": total}

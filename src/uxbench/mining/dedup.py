@@ -107,15 +107,7 @@ def shingle_hashes(text: str, config: DedupConfig | None = None, distinct: bool 
     for k in range(1, n):  # uint64 arithmetic wraps: the polynomial mod 2^64
         hashes *= _POLY
         hashes += points[k : k + width]
-    s1, m1, s2, m2, s3 = _MIX  # splitmix64's finaliser, then the high 32 bits
-    shifted = np.empty_like(hashes)
-    for shift, multiplier in ((s1, m1), (s2, m2)):
-        np.right_shift(hashes, shift, out=shifted)
-        hashes ^= shifted
-        hashes *= multiplier
-    np.right_shift(hashes, s3, out=shifted)
-    hashes ^= shifted
-    hashes >>= np.uint64(32)
+    _mix64_hi32(hashes)
     return np.unique(hashes) if distinct else hashes
 
 
